@@ -1,0 +1,159 @@
+//! The records the store keeps and the changes it takes.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A playbook, named by its org and its own id.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PlaybookRef {
+    pub org: String,
+    pub playbook: String,
+}
+
+impl PlaybookRef {
+    pub fn new(org: impl Into<String>, playbook: impl Into<String>) -> Self {
+        Self { org: org.into(), playbook: playbook.into() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Org {
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Playbook {
+    pub org: String,
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A definition, named by its type and name within a playbook.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DefinitionKey {
+    pub def_type: String,
+    pub name: String,
+}
+
+impl DefinitionKey {
+    pub fn new(def_type: impl Into<String>, name: impl Into<String>) -> Self {
+        Self { def_type: def_type.into(), name: name.into() }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DefinitionStatus {
+    Active,
+    Retired,
+}
+
+impl DefinitionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Retired => "retired",
+        }
+    }
+}
+
+/// A version of a definition as saved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewDefinitionVersion {
+    pub key: DefinitionKey,
+    pub source: String,
+    /// `None` keeps the overview of the version before (an update that leaves it out).
+    pub overview: Option<String>,
+    pub diagram: String,
+    pub description: Option<String>,
+    /// What the type's checker derived from the source (warnings, schemas, triggers, ...):
+    /// opaque to the store.
+    pub derived: Value,
+}
+
+/// A saved version of a definition, with the definition's status.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DefinitionVersion {
+    pub key: DefinitionKey,
+    pub version: i64,
+    pub status: DefinitionStatus,
+    pub source: String,
+    pub overview: Option<String>,
+    pub diagram: String,
+    pub description: Option<String>,
+    pub derived: Value,
+    /// When version 1 was saved.
+    pub created_at: DateTime<Utc>,
+    /// When this version was saved, or the definition retired.
+    pub updated_at: DateTime<Utc>,
+    /// The `seq` of the event that saved this version.
+    pub saved_seq: i64,
+}
+
+/// An event to append. The store gives it its `seq` and the database's time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewEvent {
+    pub id: String,
+    pub event_type: String,
+    pub source: String,
+    pub subject: Option<String>,
+    /// The CloudEvents `time` the sender gave; `None` takes the database's time of recording.
+    pub time: Option<DateTime<Utc>>,
+    pub datacontenttype: Option<String>,
+    pub data: Option<Value>,
+    /// Every other attribute (CloudEvents extensions such as `caller`, `depth`).
+    pub extensions: Map<String, Value>,
+    pub run_id: Option<String>,
+    pub run_seq: Option<i64>,
+}
+
+impl NewEvent {
+    /// An event with only the required attributes.
+    pub fn new(id: impl Into<String>, event_type: impl Into<String>, source: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            event_type: event_type.into(),
+            source: source.into(),
+            subject: None,
+            time: None,
+            datacontenttype: None,
+            data: None,
+            extensions: Map::new(),
+            run_id: None,
+            run_seq: None,
+        }
+    }
+}
+
+/// An event as recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Playbook-wide order, from 1, without gaps visible to a reader that follows it.
+    pub seq: i64,
+    pub id: String,
+    pub event_type: String,
+    pub source: String,
+    pub subject: Option<String>,
+    pub time: DateTime<Utc>,
+    pub datacontenttype: Option<String>,
+    pub data: Option<Value>,
+    pub extensions: Map<String, Value>,
+    pub run_id: Option<String>,
+    pub run_seq: Option<i64>,
+    /// The database's time when it was appended.
+    pub recorded_at: DateTime<Utc>,
+}
+
+/// Which events `list_events` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventFilter {
+    pub run_id: Option<String>,
+    pub event_type: Option<String>,
+    /// Only events with a greater `seq`.
+    pub after_seq: Option<i64>,
+    pub limit: u32,
+}
