@@ -1,0 +1,6 @@
+//! The engines: definitions of every type (parse and check), and later the runs of each type.
+//!
+//! Architecture invariant: nothing here does I/O, reads a clock or knows about HTTP. Saving a
+//! definition is `check(source) -> Checked | issues`; the service stores what passed.
+
+pub mod definitions;

@@ -1,0 +1,149 @@
+//! The bodies the operations take and give: the stable surface of HTTP, MCP and the CLI.
+//!
+//! Each type derives `JsonSchema`, and the OpenAPI description (and later the MCP tool
+//! schemas) are generated from these same types, so the documents cannot drift from the code.
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// `POST /v1/orgs`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateOrg {
+    /// `^[a-z0-9][a-z0-9-]{0,62}$`
+    pub id: String,
+    /// 1 to 200 characters.
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct OrgOut {
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct OrgList {
+    pub orgs: Vec<OrgOut>,
+}
+
+/// `POST /v1/orgs/{org}/playbooks`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreatePlaybook {
+    /// `^[a-z0-9][a-z0-9-]{0,62}$`
+    pub id: String,
+    /// 1 to 200 characters.
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct PlaybookOut {
+    pub org: String,
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct PlaybookList {
+    pub playbooks: Vec<PlaybookOut>,
+}
+
+/// `create_definition`: saves version 1 of a new definition.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateDefinition {
+    /// reasoning, workflow, interaction, computation, recall or prediction.
+    #[serde(rename = "type")]
+    pub def_type: String,
+    /// `^[a-z][a-z0-9-]{0,63}$`
+    pub name: String,
+    /// The document: Markdown with YAML front matter, or a workflow's YAML.
+    pub source: String,
+    /// Markdown for the person who runs the business: 1 character to 16,384 bytes.
+    #[serde(default)]
+    pub overview: Option<String>,
+    /// Mermaid whose first line starts with flowchart, graph or stateDiagram, at most 8,192
+    /// bytes, or the word none. Required on every save.
+    pub diagram: String,
+}
+
+/// `update_definition`: saves the next version; an update that changes nothing makes none.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateDefinition {
+    pub source: String,
+    /// Left out: the overview saved before is kept.
+    #[serde(default)]
+    pub overview: Option<String>,
+    pub diagram: String,
+}
+
+/// A trigger of a workflow, as `get_definition` shows it.
+pub type TriggerOut = Value;
+
+/// A definition as `get_definition` returns it.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct DefinitionOut {
+    #[serde(rename = "type")]
+    pub def_type: String,
+    pub name: String,
+    pub version: i64,
+    /// active or retired.
+    pub status: String,
+    pub description: Option<String>,
+    pub source: String,
+    /// Left out by `list_definitions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overview: Option<String>,
+    pub diagram: String,
+    pub warnings: Vec<String>,
+    pub input_schema: Option<Value>,
+    pub output_schema: Option<Value>,
+    pub triggers: Vec<TriggerOut>,
+    /// For an active workflow with triggers: the id of the event that saved its current version.
+    pub triggers_since: Option<String>,
+    /// The active definitions of the playbook that use this one, as `type/name`.
+    pub used_by: Vec<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct DefinitionList {
+    pub definitions: Vec<DefinitionOut>,
+}
+
+/// A CloudEvents 1.0 event in JSON, as `publish_event` takes it: `type` is required, `id`
+/// (a new one when left out), `source` (`/callers/<caller>` when left out), `subject`, `time`,
+/// `datacontenttype`, `data` and extension attributes are optional.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct EventIn(pub Map<String, Value>);
+
+/// An event as the playbook recorded it: the CloudEvents attributes, with `seq` (its order in
+/// the playbook), `run_id` where it belongs to a run, and in a listing `data_bytes` instead of
+/// `data` when the data is larger than 2 KiB.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(transparent)]
+pub struct EventOut(pub Map<String, Value>);
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct EventList {
+    pub events: Vec<EventOut>,
+    /// Pass as `after` for the next page; null when this page is the last.
+    pub next: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct Health {
+    pub status: String,
+    pub store: String,
+    pub version: String,
+}

@@ -1,0 +1,174 @@
+//! `auto.toml`: the server's configuration (supplement §4). Every key is optional.
+//!
+//! The sections later features read (providers, gateways, models, tool servers) are kept as
+//! TOML tables until those features parse them; unknown top-level keys are refused, so a typo
+//! is reported at start rather than silently ignored.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::auth::{KeyEntry, Role};
+
+/// The address the server listens on unless told otherwise.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8040";
+/// The store the server opens unless told otherwise: a SQLite file in the working directory.
+pub const DEFAULT_DATABASE: &str = "sqlite://auto.db";
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub listen: Option<String>,
+    pub database: Option<String>,
+    #[serde(default)]
+    pub providers: toml::Table,
+    #[serde(default)]
+    pub gateways: toml::Table,
+    #[serde(default)]
+    pub models: toml::Table,
+    #[serde(default)]
+    pub tool_servers: Vec<toml::Table>,
+    #[serde(default)]
+    pub keys: Vec<KeyConfig>,
+    #[serde(default)]
+    pub limits: toml::Table,
+}
+
+/// One `[[keys]]` entry: a caller, its org and role, and the SHA-256 of its key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyConfig {
+    pub caller: String,
+    pub org: String,
+    pub role: Role,
+    pub hash: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the configuration {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the configuration {path} is not valid: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Reads a configuration file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.into(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|message| ConfigError::Parse {
+            path: path.into(),
+            message,
+        })
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The keys as the auth layer takes them, each hash checked.
+    pub fn key_entries(&self) -> Result<Vec<KeyEntry>, ConfigError> {
+        self.keys
+            .iter()
+            .map(|key| {
+                KeyEntry::new(&key.caller, &key.org, key.role, &key.hash)
+                    .map_err(ConfigError::Invalid)
+            })
+            .collect()
+    }
+}
+
+/// Checks that a server with no keys listens on loopback only: without keys every request is
+/// the caller `local`, an admin of every org, which only the machine itself may be.
+pub fn check_listen(listen: SocketAddr, keys_configured: bool) -> Result<(), ConfigError> {
+    if keys_configured || listen.ip().is_loopback() {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid(format!(
+        "refusing to listen on {listen}: no [[keys]] are configured, so every request would act \
+         as an admin of every org; listen on a loopback address (such as {DEFAULT_LISTEN}) or \
+         configure keys (`auto key new` prints one)"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_file_is_a_configuration() {
+        let config = Config::parse("").unwrap();
+        assert!(config.listen.is_none());
+        assert!(config.keys.is_empty());
+    }
+
+    #[test]
+    fn the_supplement_example_parses() {
+        let text = r#"
+listen = "127.0.0.1:8040"
+database = "sqlite://auto.db"
+
+[providers.anthropic]
+api_key = { env = "ANTHROPIC_API_KEY" }
+base_url = "https://api.anthropic.com"
+
+[gateways.my-gateway]
+base_url = "http://127.0.0.1:4000/v1"
+api_key = { env = "MY_GATEWAY_KEY" }
+allowed_provider_options = ["user"]
+cost_header = "x-response-cost"
+
+[models]
+allowed = ["anthropic/*", "openai/gpt-5*", "my-gateway/*"]
+aliases = { "anthropic/claude-sonnet-4-5" = "bedrock-anthropic/anthropic.claude-sonnet-4-5" }
+catalog = "models.toml"
+
+[[tool_servers]]
+name = "graph"
+url = "http://127.0.0.1:9000/mcp"
+orgs = ["acme"]
+allowed = ["search", "query"]
+record_content = true
+request_id = "meta.requestId"
+timeout = "30s"
+headers = { Authorization = { env = "GRAPH_TOKEN" } }
+
+[[keys]]
+caller = "ci-bot"
+org = "acme"
+role = "runner"
+hash = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+[limits]
+reasoning_max_input_tokens = 2000000
+workflow_max_duration = "P30D"
+workflow_max_open_calls = 1000
+"#;
+        let config = Config::parse(text).unwrap();
+        assert_eq!(config.keys.len(), 1);
+        assert_eq!(config.key_entries().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let err = Config::parse("lissten = \"x\"").unwrap_err();
+        assert!(err.contains("unknown field `lissten`"), "{err}");
+    }
+
+    #[test]
+    fn no_keys_means_loopback_only() {
+        assert!(check_listen("127.0.0.1:8040".parse().unwrap(), false).is_ok());
+        assert!(check_listen("[::1]:8040".parse().unwrap(), false).is_ok());
+        assert!(check_listen("0.0.0.0:8040".parse().unwrap(), false).is_err());
+        assert!(check_listen("0.0.0.0:8040".parse().unwrap(), true).is_ok());
+    }
+}

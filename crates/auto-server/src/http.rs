@@ -1,0 +1,483 @@
+//! HTTP: the routes of supplement §2 over the service. Thin: parse, call the operation, render.
+//!
+//! Every error path answers a problem document: malformed JSON, a wrong content type, an
+//! oversized body, an unknown route or method, a panic. Never a bare 500 or an HTML page.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use auto_store::PlaybookRef;
+use axum::extract::{FromRequest, MatchedPath, Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::api::*;
+use crate::auth::{Caller, Keys};
+use crate::events::EventQuery;
+use crate::metrics::Metrics;
+use crate::problem::{Problem, ProblemIssue};
+use crate::service::Service;
+
+/// The largest request body: a definition's source (512 KiB) with its overview and diagram,
+/// escaped in JSON, fits well within it.
+pub const BODY_BYTES_MAX: usize = 2 * 1024 * 1024;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub service: Service,
+    pub keys: Arc<Keys>,
+    pub metrics: Arc<Metrics>,
+}
+
+type Answer<T> = Result<T, Problem>;
+
+/// The router of the whole API.
+pub fn router(state: AppState) -> Router {
+    let pb = "/v1/orgs/{org}/playbooks/{pb}";
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .route("/v1/openapi.json", get(openapi))
+        .route("/v1/orgs", post(create_org).get(list_orgs))
+        .route("/v1/orgs/{org}", get(get_org))
+        .route(
+            "/v1/orgs/{org}/playbooks",
+            post(create_playbook).get(list_playbooks),
+        )
+        .route(pb, get(get_playbook))
+        .route(
+            &format!("{pb}/definitions"),
+            post(create_definition).get(list_definitions),
+        )
+        .route(
+            &format!("{pb}/definitions/{{type}}/{{name}}"),
+            get(get_definition)
+                .put(update_definition)
+                .delete(retire_definition),
+        )
+        .route(
+            &format!("{pb}/events"),
+            post(publish_event).get(list_events),
+        )
+        .route(&format!("{pb}/events/{{event_id}}"), get(get_event))
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), observe))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
+        .with_state(state)
+}
+
+/// Counts and times each request, and logs it.
+async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".into());
+    let uri_path = request.uri().path().to_owned();
+    let response = ensure_problem(next.run(request).await, &uri_path).await;
+    let status = response.status().as_u16();
+    let elapsed = started.elapsed();
+    state
+        .metrics
+        .observe_request(method.as_str(), &route, status, elapsed);
+    tracing::info!(%method, %route, status, elapsed_ms = elapsed.as_millis() as u64, "request");
+    response
+}
+
+/// Turns an error response that is not a problem document (a rejection of an extractor this
+/// module does not wrap) into one, so no error path answers bare text.
+async fn ensure_problem(response: Response, uri_path: &str) -> Response {
+    let status = response.status();
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
+    if status.as_u16() < 400 || is_problem {
+        return response;
+    }
+    let body = axum::body::to_bytes(response.into_body(), 4096)
+        .await
+        .unwrap_or_default();
+    let said = String::from_utf8_lossy(&body).trim().to_owned();
+    let problem = match status {
+        StatusCode::NOT_FOUND => Problem::not_found(format!("Nothing is at {uri_path}. {said}")),
+        StatusCode::PAYLOAD_TOO_LARGE => too_large(),
+        s if s.is_client_error() => Problem::invalid_input("The request is not valid", said),
+        _ => Problem::internal(&said),
+    };
+    problem.into_response()
+}
+
+fn panicked(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    Problem::internal(&"a handler panicked").into_response()
+}
+
+async fn unknown_route(request: Request) -> Problem {
+    Problem::not_found(format!(
+        "There is no route {} {}: the API lives under /v1 (see /v1/openapi.json).",
+        request.method(),
+        request.uri().path()
+    ))
+}
+
+async fn method_not_allowed(request: Request) -> Problem {
+    Problem::not_found(format!(
+        "The route {} does not take {}: see /v1/openapi.json for its methods.",
+        request.uri().path(),
+        request.method()
+    ))
+}
+
+/// The caller of a request, from its bearer key.
+struct Authed(Caller);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Authed
+where
+    AppState: axum::extract::FromRef<S>,
+{
+    type Rejection = Problem;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let state = <AppState as axum::extract::FromRef<S>>::from_ref(state);
+        let authorization = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        state.keys.authenticate(authorization).map(Authed)
+    }
+}
+
+/// A JSON body: `application/json`, at most [`BODY_BYTES_MAX`], an object, decoded into `T`
+/// with every unknown or mistyped field reported at its pointer.
+pub struct Body<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
+    type Rejection = Problem;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        check_content_type(request.headers())?;
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| {
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    too_large()
+                } else {
+                    Problem::invalid_input("The request body cannot be read", rejection.body_text())
+                }
+            })?;
+        decode(&bytes).map(Body)
+    }
+}
+
+fn too_large() -> Problem {
+    Problem::invalid_input(
+        "The request body is too large",
+        format!("The body is larger than {BODY_BYTES_MAX} bytes."),
+    )
+    .with_kind("too_large")
+}
+
+fn check_content_type(headers: &HeaderMap) -> Result<(), Problem> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+    {
+        return Ok(());
+    }
+    let shown = if content_type.is_empty() {
+        "no content type".to_owned()
+    } else {
+        content_type.to_owned()
+    };
+    Err(Problem::invalid_input(
+        "The request body is not JSON",
+        format!("The body has {shown}: send it as Content-Type: application/json."),
+    )
+    .with_kind("unsupported_media_type"))
+}
+
+/// Decodes a JSON object into `T`, with problems at pointers.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
+    if bytes.len() > BODY_BYTES_MAX {
+        return Err(too_large());
+    }
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        Problem::invalid_input(
+            "The request body is not valid JSON",
+            format!("The body is not valid JSON: {e}."),
+        )
+        .with_kind("malformed_json")
+    })?;
+    if !value.is_object() {
+        return Err(Problem::invalid_request(vec![ProblemIssue::field(
+            "",
+            "The body must be a JSON object.",
+        )]));
+    }
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|error| {
+        let path = error.path().to_string();
+        let pointer = if path == "." {
+            String::new()
+        } else {
+            format!("/{}", path.replace('.', "/"))
+        };
+        let message = describe_serde_error(&error.into_inner().to_string());
+        Problem::invalid_request(vec![ProblemIssue::field(pointer, message)])
+    })
+}
+
+/// Rewrites serde's words ("missing field `diagram`") as a sentence for a person.
+fn describe_serde_error(text: &str) -> String {
+    if let Some(rest) = text.strip_prefix("missing field `") {
+        let field = rest.trim_end_matches('`');
+        return format!("The field {field} is required.");
+    }
+    if let Some(rest) = text.strip_prefix("unknown field `") {
+        let field = rest.split('`').next().unwrap_or(rest);
+        let expected = rest
+            .split("expected ")
+            .nth(1)
+            .map(|e| format!(" (expected {e})"))
+            .unwrap_or_default();
+        return format!("The field {field} is not known{expected}.");
+    }
+    if let Some(rest) = text.strip_prefix("invalid type: ") {
+        return format!("Invalid type: {rest}.");
+    }
+    format!("{text}.")
+}
+
+fn pb_ref(org: String, pb: String) -> PlaybookRef {
+    PlaybookRef::new(org, pb)
+}
+
+async fn healthz(State(state): State<AppState>) -> Response {
+    match state.service.store.now().await {
+        Ok(_) => Json(Health {
+            status: "ok".into(),
+            store: state.service.store.kind().into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        })
+        .into_response(),
+        Err(e) => Problem::new(
+            crate::problem::Reason::Unavailable,
+            "The store is unavailable",
+            "The server cannot reach its store.",
+        )
+        .with_kind("store_unavailable")
+        .tap_log(&e)
+        .into_response(),
+    }
+}
+
+trait TapLog {
+    fn tap_log(self, cause: &dyn std::fmt::Display) -> Self;
+}
+
+impl TapLog for Problem {
+    fn tap_log(self, cause: &dyn std::fmt::Display) -> Self {
+        tracing::error!(%cause, "health check failed");
+        self
+    }
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+async fn openapi() -> Json<Value> {
+    Json(crate::openapi::document())
+}
+
+async fn create_org(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Body(body): Body<CreateOrg>,
+) -> Answer<(StatusCode, Json<OrgOut>)> {
+    Ok((
+        StatusCode::CREATED,
+        Json(s.service.create_org(&c, body).await?),
+    ))
+}
+
+async fn list_orgs(State(s): State<AppState>, Authed(c): Authed) -> Answer<Json<OrgList>> {
+    Ok(Json(s.service.list_orgs(&c).await?))
+}
+
+async fn get_org(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path(org): Path<String>,
+) -> Answer<Json<OrgOut>> {
+    Ok(Json(s.service.get_org(&c, &org).await?))
+}
+
+async fn create_playbook(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path(org): Path<String>,
+    Body(body): Body<CreatePlaybook>,
+) -> Answer<(StatusCode, Json<PlaybookOut>)> {
+    Ok((
+        StatusCode::CREATED,
+        Json(s.service.create_playbook(&c, &org, body).await?),
+    ))
+}
+
+async fn list_playbooks(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path(org): Path<String>,
+) -> Answer<Json<PlaybookList>> {
+    Ok(Json(s.service.list_playbooks(&c, &org).await?))
+}
+
+async fn get_playbook(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb)): Path<(String, String)>,
+) -> Answer<Json<PlaybookOut>> {
+    Ok(Json(s.service.get_playbook(&c, &pb_ref(org, pb)).await?))
+}
+
+async fn create_definition(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb)): Path<(String, String)>,
+    Body(body): Body<CreateDefinition>,
+) -> Answer<(StatusCode, Json<DefinitionOut>)> {
+    let out = s
+        .service
+        .create_definition(&c, &pb_ref(org, pb), body)
+        .await?;
+    Ok((StatusCode::CREATED, Json(out)))
+}
+
+#[derive(serde::Deserialize)]
+struct TypeQuery {
+    #[serde(rename = "type")]
+    def_type: Option<String>,
+}
+
+async fn list_definitions(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb)): Path<(String, String)>,
+    query: Result<Query<TypeQuery>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Json<DefinitionList>> {
+    let Query(query) = query.map_err(query_problem)?;
+    Ok(Json(
+        s.service
+            .list_definitions(&c, &pb_ref(org, pb), query.def_type.as_deref())
+            .await?,
+    ))
+}
+
+fn query_problem(rejection: axum::extract::rejection::QueryRejection) -> Problem {
+    Problem::invalid_request(vec![ProblemIssue::field(
+        "/query",
+        format!("The query is not valid: {}.", rejection.body_text()),
+    )])
+}
+
+async fn get_definition(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb, def_type, name)): Path<(String, String, String, String)>,
+) -> Answer<Json<DefinitionOut>> {
+    Ok(Json(
+        s.service
+            .get_definition(&c, &pb_ref(org, pb), &def_type, &name)
+            .await?,
+    ))
+}
+
+async fn update_definition(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb, def_type, name)): Path<(String, String, String, String)>,
+    Body(body): Body<UpdateDefinition>,
+) -> Answer<Json<DefinitionOut>> {
+    Ok(Json(
+        s.service
+            .update_definition(&c, &pb_ref(org, pb), &def_type, &name, body)
+            .await?,
+    ))
+}
+
+async fn retire_definition(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb, def_type, name)): Path<(String, String, String, String)>,
+) -> Answer<Json<DefinitionOut>> {
+    Ok(Json(
+        s.service
+            .retire_definition(&c, &pb_ref(org, pb), &def_type, &name)
+            .await?,
+    ))
+}
+
+async fn publish_event(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb)): Path<(String, String)>,
+    Body(body): Body<EventIn>,
+) -> Answer<(StatusCode, Json<EventOut>)> {
+    Ok((
+        StatusCode::CREATED,
+        Json(s.service.publish_event(&c, &pb_ref(org, pb), body).await?),
+    ))
+}
+
+async fn list_events(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb)): Path<(String, String)>,
+    query: Result<Query<EventQuery>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Json<EventList>> {
+    let Query(query) = query.map_err(query_problem)?;
+    Ok(Json(
+        s.service
+            .list_playbook_events(&c, &pb_ref(org, pb), query)
+            .await?,
+    ))
+}
+
+async fn get_event(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb, event_id)): Path<(String, String, String)>,
+) -> Answer<Json<EventOut>> {
+    Ok(Json(
+        s.service.get_event(&c, &pb_ref(org, pb), &event_id).await?,
+    ))
+}

@@ -1,0 +1,93 @@
+//! The server: the service layer of operations, and HTTP, auth, configuration and metrics
+//! around it.
+//!
+//! `Options -> start -> Handle`: the binary and the tests start a server the same way.
+
+pub mod api;
+pub mod auth;
+pub mod config;
+pub mod events;
+pub mod http;
+pub mod metrics;
+pub mod openapi;
+pub mod problem;
+pub mod service;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use auto_engine::definitions::Checkers;
+use auto_store::Store;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::auth::Keys;
+use crate::http::AppState;
+use crate::metrics::Metrics;
+use crate::service::Service;
+
+/// What a server is started with.
+pub struct Options {
+    pub listen: SocketAddr,
+    pub store: Arc<dyn Store>,
+    pub keys: Keys,
+    pub checkers: Checkers,
+}
+
+/// A running server.
+pub struct Handle {
+    pub addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Handle {
+    /// The base URL, such as `http://127.0.0.1:8040`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops taking requests, lets those under way finish, and waits.
+    pub async fn stop(mut self) -> std::io::Result<()> {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        self.task
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+
+    /// Waits until the server stops on its own (it does not, unless it fails).
+    pub async fn wait(self) -> std::io::Result<()> {
+        self.task
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+/// Binds and starts serving. Config checks (keys and loopback) are the caller's.
+pub async fn start(options: Options) -> std::io::Result<Handle> {
+    let listener = TcpListener::bind(options.listen).await?;
+    let addr = listener.local_addr()?;
+    let state = AppState {
+        service: Service::new(options.store, options.checkers),
+        keys: Arc::new(options.keys),
+        metrics: Arc::new(Metrics::new()),
+    };
+    let app = http::router(state);
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    tracing::info!(%addr, "auto is listening");
+    Ok(Handle {
+        addr,
+        shutdown: Some(shutdown),
+        task,
+    })
+}

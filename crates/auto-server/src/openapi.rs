@@ -1,0 +1,287 @@
+//! `GET /v1/openapi.json`: the OpenAPI 3.1 description, generated from the operation table and
+//! the body types' JSON Schemas (schemars), the same types the handlers decode and encode.
+//!
+//! The table is written here rather than derived from handler attributes (utoipa) because the
+//! same table also names each operation's MCP tool, its read-only hint and its description for
+//! a model; one table serves HTTP, MCP and the CLI, and schemars is what the MCP SDK takes.
+
+use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
+use serde_json::{Map, Value, json};
+
+use crate::api::*;
+use crate::problem::Problem;
+
+type SchemaFn = fn(&mut SchemaGenerator) -> schemars::Schema;
+
+fn schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> schemars::Schema {
+    generator.subschema_for::<T>()
+}
+
+/// One operation of the API.
+pub struct Operation {
+    /// The operation's name, also its MCP tool name where it has one.
+    pub name: &'static str,
+    pub method: &'static str,
+    pub path: &'static str,
+    pub summary: &'static str,
+    pub read_only: bool,
+    pub request: Option<SchemaFn>,
+    pub response: SchemaFn,
+    pub success: u16,
+    /// Query parameters, each `(name, description)`.
+    pub query: &'static [(&'static str, &'static str)],
+}
+
+const PB: &str = "/v1/orgs/{org}/playbooks/{pb}";
+
+macro_rules! pb_path {
+    ($rest:literal) => {
+        concat!("/v1/orgs/{org}/playbooks/{pb}", $rest)
+    };
+}
+
+/// Every operation the server has.
+pub const OPERATIONS: &[Operation] = &[
+    Operation {
+        name: "create_org",
+        method: "post",
+        path: "/v1/orgs",
+        summary: "Create an org.",
+        read_only: false,
+        request: Some(schema::<CreateOrg>),
+        response: schema::<OrgOut>,
+        success: 201,
+        query: &[],
+    },
+    Operation {
+        name: "list_orgs",
+        method: "get",
+        path: "/v1/orgs",
+        summary: "List the orgs the caller can reach.",
+        read_only: true,
+        request: None,
+        response: schema::<OrgList>,
+        success: 200,
+        query: &[],
+    },
+    Operation {
+        name: "get_org",
+        method: "get",
+        path: "/v1/orgs/{org}",
+        summary: "Read an org.",
+        read_only: true,
+        request: None,
+        response: schema::<OrgOut>,
+        success: 200,
+        query: &[],
+    },
+    Operation {
+        name: "create_playbook",
+        method: "post",
+        path: "/v1/orgs/{org}/playbooks",
+        summary: "Create a playbook in an org.",
+        read_only: false,
+        request: Some(schema::<CreatePlaybook>),
+        response: schema::<PlaybookOut>,
+        success: 201,
+        query: &[],
+    },
+    Operation {
+        name: "list_playbooks",
+        method: "get",
+        path: "/v1/orgs/{org}/playbooks",
+        summary: "List an org's playbooks.",
+        read_only: true,
+        request: None,
+        response: schema::<PlaybookList>,
+        success: 200,
+        query: &[],
+    },
+    Operation {
+        name: "get_playbook",
+        method: "get",
+        path: PB,
+        summary: "Read a playbook.",
+        read_only: true,
+        request: None,
+        response: schema::<PlaybookOut>,
+        success: 200,
+        query: &[],
+    },
+    Operation {
+        name: "create_definition",
+        method: "post",
+        path: pb_path!("/definitions"),
+        summary: "Check a definition's document and save it as version 1.",
+        read_only: false,
+        request: Some(schema::<CreateDefinition>),
+        response: schema::<DefinitionOut>,
+        success: 201,
+        query: &[],
+    },
+    Operation {
+        name: "list_definitions",
+        method: "get",
+        path: pb_path!("/definitions"),
+        summary: "List the playbook's definitions, without their overviews.",
+        read_only: true,
+        request: None,
+        response: schema::<DefinitionList>,
+        success: 200,
+        query: &[("type", "Only definitions of this type.")],
+    },
+    Operation {
+        name: "get_definition",
+        method: "get",
+        path: pb_path!("/definitions/{type}/{name}"),
+        summary: "Read a definition's latest version, with its overview.",
+        read_only: true,
+        request: None,
+        response: schema::<DefinitionOut>,
+        success: 200,
+        query: &[],
+    },
+    Operation {
+        name: "update_definition",
+        method: "put",
+        path: pb_path!("/definitions/{type}/{name}"),
+        summary: "Check a changed document and save it as the next version; an update that changes nothing makes none.",
+        read_only: false,
+        request: Some(schema::<UpdateDefinition>),
+        response: schema::<DefinitionOut>,
+        success: 200,
+        query: &[],
+    },
+    Operation {
+        name: "retire_definition",
+        method: "delete",
+        path: pb_path!("/definitions/{type}/{name}"),
+        summary: "Retire a definition: it runs no more and takes no updates; its versions stay.",
+        read_only: false,
+        request: None,
+        response: schema::<DefinitionOut>,
+        success: 200,
+        query: &[],
+    },
+    Operation {
+        name: "publish_event",
+        method: "post",
+        path: pb_path!("/events"),
+        summary: "Publish a CloudEvents event to the playbook.",
+        read_only: false,
+        request: Some(schema::<EventIn>),
+        response: schema::<EventOut>,
+        success: 201,
+        query: &[],
+    },
+    Operation {
+        name: "list_playbook_events",
+        method: "get",
+        path: pb_path!("/events"),
+        summary: "List the playbook's events in order, a page at a time.",
+        read_only: true,
+        request: None,
+        response: schema::<EventList>,
+        success: 200,
+        query: &[
+            ("run_id", "Only the events of this run."),
+            ("type", "Only events of this type."),
+            ("after", "The next of the page before."),
+            (
+                "limit",
+                "At most this many events, 1 to 1,000; 100 by default.",
+            ),
+        ],
+    },
+    Operation {
+        name: "get_event",
+        method: "get",
+        path: pb_path!("/events/{event_id}"),
+        summary: "Read one event in full.",
+        read_only: true,
+        request: None,
+        response: schema::<EventOut>,
+        success: 200,
+        query: &[],
+    },
+];
+
+fn path_parameters(path: &str) -> Vec<Value> {
+    path.split('/')
+        .filter_map(|segment| segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+        .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+        .collect()
+}
+
+fn operation_object(op: &Operation, generator: &mut SchemaGenerator) -> Value {
+    let mut parameters = path_parameters(op.path);
+    parameters.extend(op.query.iter().map(|(name, description)| {
+        json!({"name": name, "in": "query", "required": false, "description": description, "schema": {"type": "string"}})
+    }));
+    let problem = json!({"description": "A rejection, as a problem document.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}});
+    let mut object = json!({
+        "operationId": op.name,
+        "summary": op.summary,
+        "parameters": parameters,
+        "responses": {
+            op.success.to_string(): {"description": "Success.", "content": {"application/json": {"schema": (op.response)(generator)}}},
+            "default": problem,
+        },
+        "x-read-only": op.read_only,
+    });
+    if let Some(request) = op.request {
+        object["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": request(generator)}}});
+    }
+    object
+}
+
+/// The OpenAPI 3.1 document.
+pub fn document() -> Value {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.definitions_path = "/components/schemas/".into();
+    let mut generator = settings.into_generator();
+    let mut paths = Map::new();
+    for op in OPERATIONS {
+        let entry = paths.entry(op.path).or_insert_with(|| json!({}));
+        entry[op.method] = operation_object(op, &mut generator);
+    }
+    generator.subschema_for::<Problem>();
+    let schemas = generator.take_definitions(true);
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "auto", "version": env!("CARGO_PKG_VERSION"), "description": "A durable runtime for AI playbooks."},
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_is_described_with_its_schemas() {
+        let doc = document();
+        let create = &doc["paths"][pb_path!("/definitions")]["post"];
+        assert_eq!(create["operationId"], "create_definition");
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        for name in [
+            "CreateDefinition",
+            "DefinitionOut",
+            "Problem",
+            "ProblemIssue",
+        ] {
+            assert!(
+                schemas.contains_key(name),
+                "{name} missing from {:?}",
+                schemas.keys()
+            );
+        }
+        let required = &schemas["CreateDefinition"]["required"];
+        assert!(required.as_array().unwrap().contains(&json!("diagram")));
+    }
+}

@@ -1,0 +1,188 @@
+//! Problem documents (RFC 9457): every rejection the API gives, in the supplement's shape.
+//!
+//! `reason` fixes the status: `invalid_input` 422, `forbidden` 403, `not_found` 404,
+//! `conflict` 409, `unavailable` 503, `cancelled` 409, `unanswered` 410. A fault inside the
+//! server is `failed` 500 with a detail that says nothing of the internals (they go to the log).
+
+use auto_doc::Issue;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The base of every problem type: `https://on.auto/problems/<reason or kind>`.
+pub const PROBLEM_TYPE_BASE: &str = "https://on.auto/problems/";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    InvalidInput,
+    Forbidden,
+    NotFound,
+    Conflict,
+    Unavailable,
+    Cancelled,
+    Unanswered,
+    /// The server broke down; never a rejection the caller caused.
+    Failed,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidInput => "invalid_input",
+            Self::Forbidden => "forbidden",
+            Self::NotFound => "not_found",
+            Self::Conflict => "conflict",
+            Self::Unavailable => "unavailable",
+            Self::Cancelled => "cancelled",
+            Self::Unanswered => "unanswered",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn status(self) -> u16 {
+        match self {
+            Self::InvalidInput => 422,
+            Self::Forbidden => 403,
+            Self::NotFound => 404,
+            Self::Conflict | Self::Cancelled => 409,
+            Self::Unavailable => 503,
+            Self::Unanswered => 410,
+            Self::Failed => 500,
+        }
+    }
+}
+
+/// One problem of a rejected input: where (a pointer into the request, and for a document its
+/// line and the pointer inside it) and what, in the pages' words.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProblemIssue {
+    /// Where in the request body: `/source`, `/name`, `/input/day`.
+    pub pointer: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    /// Where inside the document, for an issue of `/source`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub message: String,
+}
+
+impl ProblemIssue {
+    pub fn field(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            pointer: pointer.into(),
+            line: None,
+            column: None,
+            path: None,
+            message: message.into(),
+        }
+    }
+
+    /// An issue of a document sent under `pointer` (such as `/source`).
+    pub fn in_document(pointer: &str, issue: &Issue) -> Self {
+        Self {
+            pointer: pointer.into(),
+            line: Some(issue.line),
+            column: issue.column,
+            path: (!issue.path.is_empty()).then(|| issue.path.clone()),
+            message: issue.message(),
+        }
+    }
+}
+
+/// A rejection, as a problem document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Problem {
+    #[serde(rename = "type")]
+    pub problem_type: String,
+    pub title: String,
+    pub status: u16,
+    pub reason: Reason,
+    pub kind: Option<String>,
+    pub because: Option<String>,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<ProblemIssue>,
+}
+
+impl Problem {
+    pub fn new(reason: Reason, title: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            problem_type: format!("{PROBLEM_TYPE_BASE}{}", reason.as_str()),
+            title: title.into(),
+            status: reason.status(),
+            reason,
+            kind: None,
+            because: None,
+            detail: detail.into(),
+            run_id: None,
+            issues: Vec::new(),
+        }
+    }
+
+    /// Sets the kind; the problem type then names the kind, as the pages' types do.
+    pub fn with_kind(mut self, kind: impl Into<String>) -> Self {
+        let kind = kind.into();
+        self.problem_type = format!("{PROBLEM_TYPE_BASE}{kind}");
+        self.kind = Some(kind);
+        self
+    }
+
+    pub fn with_issues(mut self, issues: Vec<ProblemIssue>) -> Self {
+        self.issues = issues;
+        self
+    }
+
+    pub fn invalid_input(title: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(Reason::InvalidInput, title, detail)
+    }
+
+    /// A request body or query with problems at fields.
+    pub fn invalid_request(issues: Vec<ProblemIssue>) -> Self {
+        let detail = issues
+            .iter()
+            .map(|i| i.message.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Self::invalid_input("The request is not valid", detail).with_issues(issues)
+    }
+
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        Self::new(Reason::NotFound, "Not found", detail)
+    }
+
+    pub fn conflict(title: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(Reason::Conflict, title, detail)
+    }
+
+    pub fn forbidden(detail: impl Into<String>) -> Self {
+        Self::new(Reason::Forbidden, "Forbidden", detail)
+    }
+
+    /// A fault inside the server. The cause goes to the log, never to the caller.
+    pub fn internal(cause: &dyn std::fmt::Display) -> Self {
+        tracing::error!(%cause, "request failed inside the server");
+        Self::new(
+            Reason::Failed,
+            "The server could not complete the request",
+            "The server broke down while handling the request; it is logged. Try again later.",
+        )
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, axum::Json(&self)).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        response
+    }
+}

@@ -1,0 +1,680 @@
+//! The operations, typed: each checks its caller and its input, calls the store and returns
+//! its output or a problem document. HTTP, MCP and the CLI are thin layers over these.
+
+use std::sync::Arc;
+
+use auto_engine::definitions::{
+    CheckError, Checked, Checkers, DefinitionType, check_diagram, check_name, check_overview,
+};
+use auto_store::{
+    DefinitionKey, DefinitionStatus, DefinitionVersion, Event, NewDefinitionVersion, NewEvent,
+    PlaybookRef, Store, StoreError,
+};
+use serde_json::{Value, json};
+
+use crate::api::*;
+use crate::auth::{Caller, Permission};
+use crate::events;
+use crate::problem::{Problem, ProblemIssue};
+
+/// "`{org}` and `{pb}` are ids (`^[a-z0-9][a-z0-9-]{0,62}$`)" (supplement §2).
+pub const ID_CHARS_MAX: usize = 63;
+/// The most characters of an org's or a playbook's title.
+pub const TITLE_CHARS_MAX: usize = 200;
+
+/// The service: the store, the checkers, and nothing that knows HTTP.
+#[derive(Clone)]
+pub struct Service {
+    pub store: Arc<dyn Store>,
+    pub checkers: Checkers,
+}
+
+/// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
+pub fn store_problem(error: StoreError) -> Problem {
+    match error {
+        StoreError::Conflict(detail) => Problem::conflict("The change conflicts", detail),
+        StoreError::NotFound(detail) => Problem::not_found(detail),
+        other => Problem::internal(&other),
+    }
+}
+
+pub fn check_id(what: &str, id: &str) -> Result<(), String> {
+    let mut chars = id.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if first_ok && rest_ok && id.len() <= ID_CHARS_MAX {
+        Ok(())
+    } else {
+        Err(format!(
+            "{id:?} is not {what} id: a lowercase letter or digit, then up to 62 lowercase \
+             letters, digits and hyphens."
+        ))
+    }
+}
+
+fn check_title(title: &Option<String>) -> Result<(), String> {
+    match title {
+        Some(title) if title.trim().is_empty() => Err("The title is empty.".into()),
+        Some(title) if title.chars().count() > TITLE_CHARS_MAX => Err(format!(
+            "The title is longer than {TITLE_CHARS_MAX} characters."
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn field_problems(checks: Vec<(&str, Result<(), String>)>) -> Result<(), Problem> {
+    let issues: Vec<ProblemIssue> = checks
+        .into_iter()
+        .filter_map(|(pointer, result)| result.err().map(|m| ProblemIssue::field(pointer, m)))
+        .collect();
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(Problem::invalid_request(issues))
+    }
+}
+
+fn parse_type(text: &str) -> Result<DefinitionType, Problem> {
+    text.parse::<DefinitionType>()
+        .map_err(|m| Problem::invalid_request(vec![ProblemIssue::field("/type", m)]))
+}
+
+impl Service {
+    pub fn new(store: Arc<dyn Store>, checkers: Checkers) -> Self {
+        Self { store, checkers }
+    }
+
+    // Orgs and playbooks.
+
+    pub async fn create_org(&self, caller: &Caller, body: CreateOrg) -> Result<OrgOut, Problem> {
+        field_problems(vec![
+            ("/id", check_id("an org", &body.id)),
+            ("/title", check_title(&body.title)),
+        ])?;
+        caller.require(&body.id, Permission::Administer)?;
+        let org = self
+            .store
+            .create_org(&body.id, body.title.as_deref())
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(_) => Problem::conflict(
+                    "The org exists",
+                    format!("An org with the id {} exists already.", body.id),
+                ),
+                other => store_problem(other),
+            })?;
+        Ok(OrgOut {
+            id: org.id,
+            title: org.title,
+            created_at: org.created_at,
+        })
+    }
+
+    pub async fn list_orgs(&self, caller: &Caller) -> Result<OrgList, Problem> {
+        let orgs = self.store.list_orgs().await.map_err(store_problem)?;
+        let orgs = orgs
+            .into_iter()
+            .filter(|org| caller.org.as_ref().is_none_or(|own| own == &org.id))
+            .map(|org| OrgOut {
+                id: org.id,
+                title: org.title,
+                created_at: org.created_at,
+            })
+            .collect();
+        Ok(OrgList { orgs })
+    }
+
+    pub async fn get_org(&self, caller: &Caller, org: &str) -> Result<OrgOut, Problem> {
+        caller.require(org, Permission::Read)?;
+        let found = self.store.get_org(org).await.map_err(store_problem)?;
+        let org = found.ok_or_else(|| org_not_found(org))?;
+        Ok(OrgOut {
+            id: org.id,
+            title: org.title,
+            created_at: org.created_at,
+        })
+    }
+
+    pub async fn create_playbook(
+        &self,
+        caller: &Caller,
+        org: &str,
+        body: CreatePlaybook,
+    ) -> Result<PlaybookOut, Problem> {
+        caller.require(org, Permission::Administer)?;
+        self.require_org(org).await?;
+        field_problems(vec![
+            ("/id", check_id("a playbook", &body.id)),
+            ("/title", check_title(&body.title)),
+        ])?;
+        let playbook = self
+            .store
+            .create_playbook(org, &body.id, body.title.as_deref())
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(_) => Problem::conflict(
+                    "The playbook exists",
+                    format!("The org {org} has a playbook {} already.", body.id),
+                ),
+                other => store_problem(other),
+            })?;
+        Ok(playbook_out(playbook))
+    }
+
+    pub async fn list_playbooks(
+        &self,
+        caller: &Caller,
+        org: &str,
+    ) -> Result<PlaybookList, Problem> {
+        caller.require(org, Permission::Read)?;
+        self.require_org(org).await?;
+        let playbooks = self
+            .store
+            .list_playbooks(org)
+            .await
+            .map_err(store_problem)?;
+        Ok(PlaybookList {
+            playbooks: playbooks.into_iter().map(playbook_out).collect(),
+        })
+    }
+
+    pub async fn get_playbook(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+    ) -> Result<PlaybookOut, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await.map(playbook_out)
+    }
+
+    async fn require_org(&self, org: &str) -> Result<(), Problem> {
+        match self.store.get_org(org).await.map_err(store_problem)? {
+            Some(_) => Ok(()),
+            None => Err(org_not_found(org)),
+        }
+    }
+
+    /// The playbook, or `not_found` naming what is missing (the org or the playbook).
+    pub async fn require_playbook(
+        &self,
+        pb: &PlaybookRef,
+    ) -> Result<auto_store::Playbook, Problem> {
+        if let Some(playbook) = self.store.get_playbook(pb).await.map_err(store_problem)? {
+            return Ok(playbook);
+        }
+        self.require_org(&pb.org).await?;
+        Err(Problem::not_found(format!(
+            "The org {} has no playbook {}.",
+            pb.org, pb.playbook
+        )))
+    }
+
+    // Definitions.
+
+    pub async fn create_definition(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        body: CreateDefinition,
+    ) -> Result<DefinitionOut, Problem> {
+        caller.require(&pb.org, Permission::Define)?;
+        self.require_playbook(pb).await?;
+        let def_type = parse_type(&body.def_type)?;
+        let mut checks = vec![
+            ("/name", check_name(&body.name)),
+            ("/diagram", check_diagram(&body.diagram)),
+        ];
+        if let Some(overview) = &body.overview {
+            checks.push(("/overview", check_overview(overview)));
+        }
+        field_problems(checks)?;
+        let checked = self.check_source(def_type, &body.name, &body.source)?;
+        let key = DefinitionKey::new(def_type.as_str(), &body.name);
+        if let Some(existing) = self
+            .store
+            .get_definition(pb, &key)
+            .await
+            .map_err(store_problem)?
+        {
+            return Err(exists_problem(def_type, &existing));
+        }
+        let event_id = uuid::Uuid::now_v7().to_string();
+        let new = new_version(
+            key,
+            &body.source,
+            body.overview,
+            body.diagram,
+            &checked,
+            &event_id,
+        );
+        let event = definition_event(
+            &event_id,
+            "definition_created",
+            caller,
+            def_type,
+            &body.name,
+            1,
+        );
+        let (saved, _) =
+            self.store
+                .create_definition(pb, new, event)
+                .await
+                .map_err(|e| match e {
+                    StoreError::Conflict(_) => Problem::conflict(
+                        "The definition exists",
+                        format!("The {} {} exists already.", def_type.noun(), body.name),
+                    ),
+                    other => store_problem(other),
+                })?;
+        self.definition_out(pb, saved, true).await
+    }
+
+    pub async fn update_definition(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        type_text: &str,
+        name: &str,
+        body: UpdateDefinition,
+    ) -> Result<DefinitionOut, Problem> {
+        caller.require(&pb.org, Permission::Define)?;
+        self.require_playbook(pb).await?;
+        let (def_type, current) = self.find_definition(pb, type_text, name).await?;
+        if current.status == DefinitionStatus::Retired {
+            return Err(retired_problem(def_type, name, "updated"));
+        }
+        let mut checks = vec![("/diagram", check_diagram(&body.diagram))];
+        if let Some(overview) = &body.overview {
+            checks.push(("/overview", check_overview(overview)));
+        }
+        field_problems(checks)?;
+        let checked = self.check_source(def_type, name, &body.source)?;
+        let unchanged = current.source == body.source
+            && current.diagram == body.diagram
+            && body
+                .overview
+                .as_ref()
+                .is_none_or(|o| current.overview.as_ref() == Some(o));
+        if unchanged {
+            return self.definition_out(pb, current, true).await;
+        }
+        let event_id = uuid::Uuid::now_v7().to_string();
+        let version = current.version + 1;
+        let new = new_version(
+            current.key.clone(),
+            &body.source,
+            body.overview,
+            body.diagram,
+            &checked,
+            &event_id,
+        );
+        let event = definition_event(
+            &event_id,
+            "definition_updated",
+            caller,
+            def_type,
+            name,
+            version,
+        );
+        let (saved, _) = self
+            .store
+            .update_definition(pb, current.version, new, event)
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(_) => Problem::conflict(
+                    "The definition changed",
+                    format!(
+                        "The {} {name} changed while this update was checked: read it again \
+                         and update the latest version.",
+                        def_type.noun()
+                    ),
+                ),
+                other => store_problem(other),
+            })?;
+        self.definition_out(pb, saved, true).await
+    }
+
+    pub async fn get_definition(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        type_text: &str,
+        name: &str,
+    ) -> Result<DefinitionOut, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        let (_, current) = self.find_definition(pb, type_text, name).await?;
+        self.definition_out(pb, current, true).await
+    }
+
+    pub async fn list_definitions(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        type_text: Option<&str>,
+    ) -> Result<DefinitionList, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        let def_type = match type_text {
+            Some(text) => Some(text.parse::<DefinitionType>().map_err(|m| {
+                Problem::invalid_request(vec![ProblemIssue::field("/query/type", m)])
+            })?),
+            None => None,
+        };
+        let all = self
+            .store
+            .list_definitions(pb, None)
+            .await
+            .map_err(store_problem)?;
+        let definitions = all
+            .iter()
+            .filter(|d| def_type.is_none_or(|t| d.key.def_type == t.as_str()))
+            .map(|d| to_out(d.clone(), used_by(&all, &d.key), false))
+            .collect();
+        Ok(DefinitionList { definitions })
+    }
+
+    pub async fn retire_definition(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        type_text: &str,
+        name: &str,
+    ) -> Result<DefinitionOut, Problem> {
+        caller.require(&pb.org, Permission::Define)?;
+        self.require_playbook(pb).await?;
+        let (def_type, current) = self.find_definition(pb, type_text, name).await?;
+        if current.status == DefinitionStatus::Retired {
+            return Err(retired_problem(def_type, name, "retired again"));
+        }
+        let event_id = uuid::Uuid::now_v7().to_string();
+        let event = definition_event(
+            &event_id,
+            "definition_retired",
+            caller,
+            def_type,
+            name,
+            current.version,
+        );
+        let (saved, _) = self
+            .store
+            .retire_definition(pb, &current.key, event)
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(_) => retired_problem(def_type, name, "retired again"),
+                other => store_problem(other),
+            })?;
+        self.definition_out(pb, saved, true).await
+    }
+
+    /// Checks a source with its type's checker, as `auto check` does.
+    pub fn check_source(
+        &self,
+        def_type: DefinitionType,
+        name: &str,
+        source: &str,
+    ) -> Result<Checked, Problem> {
+        self.checkers
+            .check(def_type, source)
+            .map_err(|error| match error {
+                CheckError::NotSupported(t) => Problem::invalid_request(vec![ProblemIssue::field(
+                    "/type",
+                    format!(
+                        "A {} cannot be saved yet: this runtime has no checker for the type {t}.",
+                        t.noun()
+                    ),
+                )]),
+                CheckError::Issues(issues) => {
+                    let issues: Vec<ProblemIssue> = issues
+                        .iter()
+                        .map(|i| ProblemIssue::in_document("/source", i))
+                        .collect();
+                    let detail = issues
+                        .iter()
+                        .map(|i| i.message.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    Problem::invalid_input(
+                        format!(
+                            "The {} {name} was not saved: its document has problems",
+                            def_type.noun()
+                        ),
+                        detail,
+                    )
+                    .with_issues(issues)
+                }
+            })
+    }
+
+    async fn find_definition(
+        &self,
+        pb: &PlaybookRef,
+        type_text: &str,
+        name: &str,
+    ) -> Result<(DefinitionType, DefinitionVersion), Problem> {
+        let not_found = || {
+            Problem::not_found(format!(
+                "The playbook {} has no {type_text} definition {name}.",
+                pb.playbook
+            ))
+        };
+        let def_type = type_text
+            .parse::<DefinitionType>()
+            .map_err(|_| not_found())?;
+        let key = DefinitionKey::new(def_type.as_str(), name);
+        let found = self
+            .store
+            .get_definition(pb, &key)
+            .await
+            .map_err(store_problem)?;
+        found.map(|d| (def_type, d)).ok_or_else(not_found)
+    }
+
+    async fn definition_out(
+        &self,
+        pb: &PlaybookRef,
+        version: DefinitionVersion,
+        with_overview: bool,
+    ) -> Result<DefinitionOut, Problem> {
+        let all = self
+            .store
+            .list_definitions(pb, None)
+            .await
+            .map_err(store_problem)?;
+        let users = used_by(&all, &version.key);
+        Ok(to_out(version, users, with_overview))
+    }
+
+    // Events.
+
+    pub async fn publish_event(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        body: EventIn,
+    ) -> Result<EventOut, Problem> {
+        caller.require(&pb.org, Permission::Run)?;
+        self.require_playbook(pb).await?;
+        let new = events::published(caller, body.0)?;
+        let id = new.id.clone();
+        let mut appended = self
+            .store
+            .append_events(pb, vec![new])
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(_) => Problem::conflict(
+                    "The event id is taken",
+                    format!("The playbook has an event with the id {id} already."),
+                ),
+                other => store_problem(other),
+            })?;
+        let event = appended
+            .pop()
+            .ok_or_else(|| Problem::internal(&"append returned no event"))?;
+        Ok(events::event_out(&event, true))
+    }
+
+    pub async fn list_playbook_events(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        query: events::EventQuery,
+    ) -> Result<EventList, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        let filter = query.into_filter()?;
+        let limit = filter.limit as usize;
+        let found = self
+            .store
+            .list_events(pb, &filter)
+            .await
+            .map_err(store_problem)?;
+        let next = (found.len() == limit)
+            .then(|| found.last().map(|e| e.seq.to_string()))
+            .flatten();
+        let events = found.iter().map(|e| events::event_out(e, false)).collect();
+        Ok(EventList { events, next })
+    }
+
+    pub async fn get_event(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        id: &str,
+    ) -> Result<EventOut, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        let found: Option<Event> = self.store.get_event(pb, id).await.map_err(store_problem)?;
+        let event = found.ok_or_else(|| {
+            Problem::not_found(format!("The playbook {} has no event {id}.", pb.playbook))
+        })?;
+        Ok(events::event_out(&event, true))
+    }
+}
+
+fn org_not_found(org: &str) -> Problem {
+    Problem::not_found(format!("There is no org {org}."))
+}
+
+fn playbook_out(playbook: auto_store::Playbook) -> PlaybookOut {
+    PlaybookOut {
+        org: playbook.org,
+        id: playbook.id,
+        title: playbook.title,
+        created_at: playbook.created_at,
+    }
+}
+
+fn exists_problem(def_type: DefinitionType, existing: &DefinitionVersion) -> Problem {
+    let state = match existing.status {
+        DefinitionStatus::Active => "exists already; update it instead",
+        DefinitionStatus::Retired => "was retired; its name cannot be used again",
+    };
+    Problem::conflict(
+        "The definition exists",
+        format!("The {} {} {state}.", def_type.noun(), existing.key.name),
+    )
+}
+
+fn retired_problem(def_type: DefinitionType, name: &str, what: &str) -> Problem {
+    Problem::conflict(
+        "The definition is retired",
+        format!(
+            "The {} {name} is retired and cannot be {what}.",
+            def_type.noun()
+        ),
+    )
+}
+
+fn new_version(
+    key: DefinitionKey,
+    source: &str,
+    overview: Option<String>,
+    diagram: String,
+    checked: &Checked,
+    event_id: &str,
+) -> NewDefinitionVersion {
+    let overview = checked.generated_overview.clone().or(overview);
+    NewDefinitionVersion {
+        key,
+        source: source.into(),
+        overview,
+        diagram,
+        description: checked.description.clone(),
+        derived: json!({ "checked": checked, "saved_event": event_id }),
+    }
+}
+
+fn definition_event(
+    id: &str,
+    event_type: &str,
+    caller: &Caller,
+    def_type: DefinitionType,
+    name: &str,
+    version: i64,
+) -> NewEvent {
+    let mut event = NewEvent::new(id, event_type, format!("/definitions/{def_type}/{name}"));
+    event.subject = Some(format!("{def_type}/{name}"));
+    event.data = Some(json!({ "type": def_type.as_str(), "name": name, "version": version }));
+    event
+        .extensions
+        .insert("caller".into(), Value::String(caller.id.clone()));
+    event
+        .extensions
+        .insert("definitionversion".into(), json!(version));
+    event
+}
+
+fn checked_of(version: &DefinitionVersion) -> Checked {
+    version
+        .derived
+        .get("checked")
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+        .unwrap_or_default()
+}
+
+fn used_by(all: &[DefinitionVersion], key: &DefinitionKey) -> Vec<String> {
+    let target = format!("{}/{}", key.def_type, key.name);
+    all.iter()
+        .filter(|d| d.status == DefinitionStatus::Active && checked_of(d).uses.contains(&target))
+        .map(|d| format!("{}/{}", d.key.def_type, d.key.name))
+        .collect()
+}
+
+fn to_out(version: DefinitionVersion, used_by: Vec<String>, with_overview: bool) -> DefinitionOut {
+    let checked = checked_of(&version);
+    let active = version.status == DefinitionStatus::Active;
+    let triggers_since = (active && !checked.triggers.is_empty())
+        .then(|| {
+            version
+                .derived
+                .get("saved_event")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+        .flatten();
+    DefinitionOut {
+        def_type: version.key.def_type,
+        name: version.key.name,
+        version: version.version,
+        status: version.status.as_str().into(),
+        description: version.description,
+        source: version.source,
+        overview: if with_overview {
+            version.overview
+        } else {
+            None
+        },
+        diagram: version.diagram,
+        warnings: checked.warnings,
+        input_schema: checked.input_schema,
+        output_schema: checked.output_schema,
+        triggers: checked.triggers,
+        triggers_since,
+        used_by,
+        created_at: version.created_at,
+        updated_at: version.updated_at,
+    }
+}

@@ -1,0 +1,101 @@
+//! Bearer keys and roles: a key reaches its own org only, and its role bounds what it does.
+
+mod common;
+
+use auto_server::auth::{KeyEntry, Role, new_key};
+use common::TestServer;
+use serde_json::json;
+
+#[tokio::test]
+async fn keys_roles_and_orgs() {
+    let (admin_key, admin_hash) = new_key();
+    let (viewer_key, viewer_hash) = new_key();
+    let (runner_key, runner_hash) = new_key();
+    let (other_key, other_hash) = new_key();
+    let server = TestServer::start_with_keys(vec![
+        KeyEntry::new("boss", "acme", Role::Admin, &admin_hash).unwrap(),
+        KeyEntry::new("reader", "acme", Role::Viewer, &viewer_hash).unwrap(),
+        KeyEntry::new("bot", "acme", Role::Runner, &runner_hash).unwrap(),
+        KeyEntry::new("stranger", "globex", Role::Admin, &other_hash).unwrap(),
+    ])
+    .await;
+
+    // No key, or a wrong one.
+    server
+        .get("/v1/orgs")
+        .await
+        .assert_problem(403, "forbidden");
+    server
+        .with_key("auto_wrong")
+        .get("/v1/orgs")
+        .await
+        .assert_problem(403, "forbidden");
+
+    let admin = server.with_key(&admin_key);
+    assert_eq!(
+        admin.post("/v1/orgs", json!({"id": "acme"})).await.status,
+        201
+    );
+    admin
+        .post("/v1/orgs", json!({"id": "globex"}))
+        .await
+        .assert_problem(403, "forbidden");
+    assert_eq!(
+        admin
+            .post("/v1/orgs/acme/playbooks", json!({"id": "main"}))
+            .await
+            .status,
+        201
+    );
+
+    let stranger = server.with_key(&other_key);
+    assert_eq!(
+        stranger
+            .post("/v1/orgs", json!({"id": "globex"}))
+            .await
+            .status,
+        201
+    );
+    stranger
+        .get("/v1/orgs/acme/playbooks")
+        .await
+        .assert_problem(403, "forbidden");
+    stranger
+        .get("/v1/orgs/acme/playbooks/main/events")
+        .await
+        .assert_problem(403, "forbidden");
+    let orgs = stranger.get("/v1/orgs").await;
+    assert_eq!(
+        orgs.body["orgs"].as_array().unwrap().len(),
+        1,
+        "a key sees its own org only"
+    );
+
+    let pb = "/v1/orgs/acme/playbooks/main";
+    let viewer = server.with_key(&viewer_key);
+    assert_eq!(viewer.get(&format!("{pb}/events")).await.status, 200);
+    viewer
+        .post(&format!("{pb}/events"), json!({"type": "a"}))
+        .await
+        .assert_problem(403, "forbidden");
+    viewer
+        .post("/v1/orgs/acme/playbooks", json!({"id": "x"}))
+        .await
+        .assert_problem(403, "forbidden");
+
+    let runner = server.with_key(&runner_key);
+    let published = runner
+        .post(&format!("{pb}/events"), json!({"type": "a"}))
+        .await;
+    assert_eq!(published.status, 201);
+    assert_eq!(published.body["caller"], "bot");
+    let def = json!({"type": "computation", "name": "x", "source": "x", "diagram": "none"});
+    runner
+        .post(&format!("{pb}/definitions"), def.clone())
+        .await
+        .assert_problem(403, "forbidden");
+    assert_eq!(
+        admin.post(&format!("{pb}/definitions"), def).await.status,
+        201
+    );
+}

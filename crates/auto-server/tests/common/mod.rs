@@ -1,0 +1,224 @@
+//! Starts a real server on a loopback port with a fresh store, and talks to it over HTTP.
+
+#![allow(
+    dead_code,
+    reason = "each test file uses a different part of the harness"
+)]
+
+use std::sync::Arc;
+
+use auto_doc::Issue;
+use auto_engine::definitions::{Checked, Checkers, DefinitionChecker, DefinitionType};
+use auto_server::auth::{KeyEntry, Keys};
+use auto_server::{Handle, Options};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+/// A checker for the service's own tests: accepts any source except lines starting with
+/// `bad`, each an issue at its line. The real checkers have their own suites; this one lets
+/// the definitions API be tested apart from any document format.
+pub struct LineChecker;
+
+impl DefinitionChecker for LineChecker {
+    fn check(&self, source: &str) -> Result<Checked, Vec<Issue>> {
+        let issues: Vec<Issue> = source
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| line.starts_with("bad"))
+            .map(|(i, _)| Issue::at_line(i as u32 + 1, "/line", "This line is bad."))
+            .collect();
+        if issues.is_empty() {
+            let description = source.lines().next().map(String::from);
+            Ok(Checked {
+                description,
+                ..Checked::default()
+            })
+        } else {
+            Err(issues)
+        }
+    }
+}
+
+pub struct TestServer {
+    pub handle: Option<Handle>,
+    pub url: String,
+    pub http: reqwest::Client,
+    pub key: Option<String>,
+    _dir: tempfile::TempDir,
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub content_type: String,
+    pub body: Value,
+}
+
+impl TestServer {
+    pub async fn start() -> Self {
+        Self::start_with_keys(Vec::new()).await
+    }
+
+    pub async fn start_with_keys(keys: Vec<KeyEntry>) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = match std::env::var("AUTO_TEST_STORE").as_deref() {
+            Ok("postgres") => {
+                let url = std::env::var("AUTO_TEST_POSTGRES")
+                    .expect("AUTO_TEST_POSTGRES for the postgres store");
+                auto_store::open_postgres_isolated(&url)
+                    .await
+                    .expect("an isolated PostgreSQL store")
+            }
+            _ => {
+                let url = format!("sqlite://{}", dir.path().join("auto.db").display());
+                auto_store::open(&url).await.expect("a SQLite store")
+            }
+        };
+        let checkers =
+            Checkers::standard().with(DefinitionType::Computation, Arc::new(LineChecker));
+        let handle = auto_server::start(Options {
+            listen: "127.0.0.1:0".parse().expect("an address"),
+            store,
+            keys: Keys::new(keys),
+            checkers,
+        })
+        .await
+        .expect("the server starts");
+        let url = handle.url();
+        Self {
+            handle: Some(handle),
+            url,
+            http: reqwest::Client::new(),
+            key: None,
+            _dir: dir,
+        }
+    }
+
+    pub fn with_key(&self, key: &str) -> Self {
+        // Shares the running server; only the key differs.
+        Self {
+            handle: None,
+            url: self.url.clone(),
+            http: self.http.clone(),
+            key: Some(key.into()),
+            _dir: tempfile::tempdir().expect("a temporary directory"),
+        }
+    }
+
+    pub async fn raw(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: Option<&str>,
+        body: Vec<u8>,
+    ) -> Reply {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.url))
+            .body(body);
+        if let Some(content_type) = content_type {
+            request = request.header("content-type", content_type);
+        }
+        if let Some(key) = &self.key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.expect("the server answers");
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let text = response.text().await.expect("a body");
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Reply {
+            status,
+            content_type,
+            body,
+        }
+    }
+
+    pub async fn send(&self, method: Method, path: &str, body: Option<Value>) -> Reply {
+        match body {
+            Some(body) => {
+                let bytes = serde_json::to_vec(&body).expect("JSON");
+                self.raw(method, path, Some("application/json"), bytes)
+                    .await
+            }
+            None => self.raw(method, path, None, Vec::new()).await,
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        self.send(Method::GET, path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Reply {
+        self.send(Method::POST, path, Some(body)).await
+    }
+
+    pub async fn put(&self, path: &str, body: Value) -> Reply {
+        self.send(Method::PUT, path, Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Reply {
+        self.send(Method::DELETE, path, None).await
+    }
+
+    /// Creates the org `acme` and its playbook `main`; returns the playbook's path.
+    pub async fn playbook(&self) -> String {
+        assert_eq!(
+            self.post("/v1/orgs", json!({"id": "acme"})).await.status,
+            201
+        );
+        let reply = self
+            .post(
+                "/v1/orgs/acme/playbooks",
+                json!({"id": "main", "title": "Main"}),
+            )
+            .await;
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+        "/v1/orgs/acme/playbooks/main".into()
+    }
+
+    /// Every event of the playbook, in order.
+    pub async fn all_events(&self, pb: &str) -> Vec<Value> {
+        let reply = self.get(&format!("{pb}/events?limit=1000")).await;
+        assert_eq!(reply.status, 200, "{:?}", reply.body);
+        reply.body["events"].as_array().expect("events").clone()
+    }
+}
+
+impl Reply {
+    /// Asserts a problem document with this status and reason.
+    pub fn assert_problem(&self, status: u16, reason: &str) -> &Value {
+        assert_eq!(self.status.as_u16(), status, "{:#}", self.body);
+        assert_eq!(
+            self.content_type, "application/problem+json",
+            "{:#}",
+            self.body
+        );
+        assert_eq!(self.body["status"], json!(status), "{:#}", self.body);
+        assert_eq!(self.body["reason"], json!(reason), "{:#}", self.body);
+        assert!(self.body["title"].as_str().is_some_and(|t| !t.is_empty()));
+        assert!(
+            self.body["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("https://on.auto/problems/"))
+        );
+        &self.body
+    }
+
+    /// The messages of a problem's issues.
+    pub fn issue_messages(&self) -> Vec<String> {
+        self.body["issues"]
+            .as_array()
+            .map(|issues| {
+                issues
+                    .iter()
+                    .map(|i| i["message"].as_str().unwrap_or("").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}

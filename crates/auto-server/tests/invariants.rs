@@ -1,0 +1,61 @@
+//! The architecture invariants that a test can check, read from the crates' manifests.
+
+use std::path::Path;
+
+/// Crates that do no I/O and read no clock.
+const PURE_CRATES: &[&str] = &[
+    "auto-doc",
+    "auto-schema",
+    "auto-template",
+    "auto-script",
+    "auto-engine",
+];
+/// Crates that bring I/O: an async runtime, a database, an HTTP stack.
+const IO_CRATES: &[&str] = &[
+    "tokio",
+    "sqlx",
+    "axum",
+    "reqwest",
+    "hyper",
+    "auto-store",
+    "auto-server",
+];
+
+fn dependencies(manifest: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(manifest).expect("a manifest");
+    let value: toml::Table = toml::from_str(&text).expect("valid TOML");
+    value
+        .get("dependencies")
+        .and_then(|d| d.as_table())
+        .map(|d| d.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn pure_crates_depend_on_no_io() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for name in PURE_CRATES {
+        let manifest = crates.join(name).join("Cargo.toml");
+        if !manifest.exists() {
+            continue;
+        }
+        let found: Vec<String> = dependencies(&manifest)
+            .into_iter()
+            .filter(|d| IO_CRATES.contains(&d.as_str()))
+            .collect();
+        assert!(
+            found.is_empty(),
+            "{name} must do no I/O but depends on {found:?}"
+        );
+    }
+}
+
+#[test]
+fn the_store_knows_no_definition_format() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../auto-store/Cargo.toml");
+    let found: Vec<String> = dependencies(&manifest)
+        .into_iter()
+        .filter(|d| d.starts_with("auto-") || d == "jsonschema" || d == "saphyr-parser")
+        .collect();
+    assert!(found.is_empty(), "auto-store depends on {found:?}");
+}

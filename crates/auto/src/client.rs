@@ -1,0 +1,565 @@
+//! The client commands: each calls one operation over HTTP and prints its answer, for people
+//! by default and as the API's JSON with `--json`. A problem document prints its detail and
+//! issues, and the command exits 1.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Subcommand;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::{PlaybookArgs, Remote};
+
+#[derive(Subcommand)]
+pub enum OrgCommand {
+    /// Create an org.
+    Create {
+        id: String,
+        #[arg(long)]
+        title: Option<String>,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// List the orgs the key reaches.
+    List {
+        #[command(flatten)]
+        remote: Remote,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum PlaybookCommand {
+    /// Create a playbook in an org.
+    Create {
+        id: String,
+        #[arg(long, env = "AUTO_ORG")]
+        org: String,
+        #[arg(long)]
+        title: Option<String>,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// List an org's playbooks.
+    List {
+        #[arg(long, env = "AUTO_ORG")]
+        org: String,
+        #[command(flatten)]
+        remote: Remote,
+    },
+}
+
+/// The document, overview and diagram of a save.
+#[derive(clap::Args)]
+pub struct SaveArgs {
+    /// The document.
+    #[arg(long)]
+    file: PathBuf,
+    /// A Markdown file with the overview.
+    #[arg(long)]
+    overview: Option<PathBuf>,
+    /// A Mermaid file with the diagram; leave out for the word none.
+    #[arg(long)]
+    diagram: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum DefCommand {
+    /// Check and save a new definition.
+    Create {
+        #[arg(value_name = "TYPE")]
+        def_type: String,
+        name: String,
+        #[command(flatten)]
+        save: SaveArgs,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Check and save the next version of a definition.
+    Update {
+        #[arg(value_name = "TYPE")]
+        def_type: String,
+        name: String,
+        #[command(flatten)]
+        save: SaveArgs,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Show a definition's latest version.
+    Get {
+        #[arg(value_name = "TYPE")]
+        def_type: String,
+        name: String,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// List the playbook's definitions.
+    List {
+        #[arg(long = "type")]
+        def_type: Option<String>,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Retire a definition.
+    Retire {
+        #[arg(value_name = "TYPE")]
+        def_type: String,
+        name: String,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum EventsCommand {
+    /// Publish an event: its type, and its data as JSON.
+    Publish {
+        #[arg(value_name = "TYPE")]
+        event_type: String,
+        /// The data, as JSON.
+        #[arg(long)]
+        data: Option<String>,
+        #[arg(long)]
+        source: Option<String>,
+        #[arg(long)]
+        subject: Option<String>,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// List the playbook's events in order.
+    List {
+        #[arg(long)]
+        run_id: Option<String>,
+        #[arg(long = "type")]
+        event_type: Option<String>,
+        #[arg(long)]
+        after: Option<String>,
+        #[arg(long)]
+        limit: Option<u32>,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Show one event in full.
+    Get {
+        id: String,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+}
+
+struct Client {
+    remote: Remote,
+    http: reqwest::Client,
+}
+
+impl Client {
+    fn new(remote: Remote) -> Self {
+        Self {
+            remote,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// Calls the API; `Ok(Err(problem))` is a rejection the server answered.
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Result<Value, Value>> {
+        let url = format!("{}{path}", self.remote.url.trim_end_matches('/'));
+        let mut request = self.http.request(method, &url);
+        if let Some(key) = &self.remote.key {
+            request = request.bearer_auth(key);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("cannot reach {url}; is `auto serve` running?"))?;
+        let ok = response.status().is_success();
+        let text = response.text().await.context("cannot read the answer")?;
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Ok(if ok { Ok(value) } else { Err(value) })
+    }
+
+    /// Calls and prints; the exit code says whether it succeeded.
+    async fn print(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        human: fn(&Value),
+    ) -> Result<ExitCode> {
+        match self.call(method, path, body).await? {
+            Ok(value) => {
+                if self.remote.json {
+                    println!("{}", serde_json::to_string_pretty(&value)?)
+                } else {
+                    human(&value)
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(problem) => {
+                if self.remote.json {
+                    println!("{}", serde_json::to_string_pretty(&problem)?);
+                } else {
+                    print_problem(&problem);
+                }
+                Ok(ExitCode::FAILURE)
+            }
+        }
+    }
+}
+
+fn print_problem(problem: &Value) {
+    let title = problem["title"]
+        .as_str()
+        .unwrap_or("The server refused the request");
+    eprintln!("error: {title}");
+    let issues = problem["issues"].as_array().cloned().unwrap_or_default();
+    if issues.is_empty()
+        && let Some(detail) = problem["detail"].as_str()
+    {
+        eprintln!("  {detail}");
+    }
+    for issue in issues {
+        eprintln!(
+            "  {}: {}",
+            issue["pointer"].as_str().unwrap_or(""),
+            issue["message"].as_str().unwrap_or("")
+        );
+    }
+}
+
+fn pb_path(at: &PlaybookArgs) -> String {
+    format!("/v1/orgs/{}/playbooks/{}", at.org, at.playbook)
+}
+
+fn read(path: &PathBuf) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn save_body(save: &SaveArgs) -> Result<Value> {
+    let mut body = json!({
+        "source": read(&save.file)?,
+        "diagram": match &save.diagram { Some(p) => read(p)?, None => "none".into() },
+    });
+    if let Some(path) = &save.overview {
+        body["overview"] = Value::String(read(path)?);
+    }
+    Ok(body)
+}
+
+fn query(pairs: &[(&str, Option<String>)]) -> String {
+    let parts: Vec<String> = pairs
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", encode(v))))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn print_org(v: &Value) {
+    println!(
+        "{}\t{}",
+        v["id"].as_str().unwrap_or(""),
+        v["title"].as_str().unwrap_or("")
+    );
+}
+
+fn print_orgs(v: &Value) {
+    v["orgs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .for_each(print_org);
+}
+
+fn print_playbook(v: &Value) {
+    println!(
+        "{}/{}\t{}",
+        v["org"].as_str().unwrap_or(""),
+        v["id"].as_str().unwrap_or(""),
+        v["title"].as_str().unwrap_or("")
+    );
+}
+
+fn print_playbooks(v: &Value) {
+    v["playbooks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .for_each(print_playbook);
+}
+
+fn print_definition_line(v: &Value) {
+    println!(
+        "{}/{}\tv{}\t{}\t{}",
+        v["type"].as_str().unwrap_or(""),
+        v["name"].as_str().unwrap_or(""),
+        v["version"],
+        v["status"].as_str().unwrap_or(""),
+        v["description"].as_str().unwrap_or("")
+    );
+}
+
+fn print_definition(v: &Value) {
+    print_definition_line(v);
+    for warning in v["warnings"].as_array().into_iter().flatten() {
+        println!("warning: {}", warning.as_str().unwrap_or(""));
+    }
+    if let Some(overview) = v["overview"].as_str() {
+        println!("\n{overview}");
+    }
+}
+
+fn print_definitions(v: &Value) {
+    v["definitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .for_each(print_definition_line);
+}
+
+fn print_event_line(v: &Value) {
+    let data = if v.get("data").is_some() {
+        v["data"].to_string()
+    } else {
+        format!("({} bytes)", v["data_bytes"])
+    };
+    println!(
+        "{}\t{}\t{}\t{}\t{}",
+        v["seq"],
+        v["time"].as_str().unwrap_or(""),
+        v["type"].as_str().unwrap_or(""),
+        v["source"].as_str().unwrap_or(""),
+        data
+    );
+}
+
+fn print_events(v: &Value) {
+    v["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .for_each(print_event_line);
+    if let Some(next) = v["next"].as_str() {
+        eprintln!("more: --after {next}");
+    }
+}
+
+fn print_event(v: &Value) {
+    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+}
+
+pub async fn org(command: OrgCommand) -> Result<ExitCode> {
+    match command {
+        OrgCommand::Create { id, title, remote } => {
+            Client::new(remote)
+                .print(
+                    Method::POST,
+                    "/v1/orgs",
+                    Some(json!({"id": id, "title": title})),
+                    print_org,
+                )
+                .await
+        }
+        OrgCommand::List { remote } => {
+            Client::new(remote)
+                .print(Method::GET, "/v1/orgs", None, print_orgs)
+                .await
+        }
+    }
+}
+
+pub async fn playbook(command: PlaybookCommand) -> Result<ExitCode> {
+    match command {
+        PlaybookCommand::Create {
+            id,
+            org,
+            title,
+            remote,
+        } => {
+            let path = format!("/v1/orgs/{org}/playbooks");
+            Client::new(remote)
+                .print(
+                    Method::POST,
+                    &path,
+                    Some(json!({"id": id, "title": title})),
+                    print_playbook,
+                )
+                .await
+        }
+        PlaybookCommand::List { org, remote } => {
+            Client::new(remote)
+                .print(
+                    Method::GET,
+                    &format!("/v1/orgs/{org}/playbooks"),
+                    None,
+                    print_playbooks,
+                )
+                .await
+        }
+    }
+}
+
+pub async fn def(command: DefCommand) -> Result<ExitCode> {
+    match command {
+        DefCommand::Create {
+            def_type,
+            name,
+            save,
+            at,
+            remote,
+        } => {
+            let mut body = save_body(&save)?;
+            body["type"] = json!(def_type);
+            body["name"] = json!(name);
+            let path = format!("{}/definitions", pb_path(&at));
+            Client::new(remote)
+                .print(Method::POST, &path, Some(body), print_definition)
+                .await
+        }
+        DefCommand::Update {
+            def_type,
+            name,
+            save,
+            at,
+            remote,
+        } => {
+            let path = format!("{}/definitions/{def_type}/{name}", pb_path(&at));
+            Client::new(remote)
+                .print(
+                    Method::PUT,
+                    &path,
+                    Some(save_body(&save)?),
+                    print_definition,
+                )
+                .await
+        }
+        DefCommand::Get {
+            def_type,
+            name,
+            at,
+            remote,
+        } => {
+            let path = format!("{}/definitions/{def_type}/{name}", pb_path(&at));
+            Client::new(remote)
+                .print(Method::GET, &path, None, print_definition)
+                .await
+        }
+        DefCommand::List {
+            def_type,
+            at,
+            remote,
+        } => {
+            let path = format!(
+                "{}/definitions{}",
+                pb_path(&at),
+                query(&[("type", def_type)])
+            );
+            Client::new(remote)
+                .print(Method::GET, &path, None, print_definitions)
+                .await
+        }
+        DefCommand::Retire {
+            def_type,
+            name,
+            at,
+            remote,
+        } => {
+            let path = format!("{}/definitions/{def_type}/{name}", pb_path(&at));
+            Client::new(remote)
+                .print(Method::DELETE, &path, None, print_definition)
+                .await
+        }
+    }
+}
+
+pub async fn events(command: EventsCommand) -> Result<ExitCode> {
+    match command {
+        EventsCommand::Publish {
+            event_type,
+            data,
+            source,
+            subject,
+            at,
+            remote,
+        } => {
+            let mut body = json!({"type": event_type});
+            if let Some(data) = data {
+                body["data"] = serde_json::from_str(&data).context("--data is not JSON")?;
+            }
+            if let Some(source) = source {
+                body["source"] = json!(source);
+            }
+            if let Some(subject) = subject {
+                body["subject"] = json!(subject);
+            }
+            let path = format!("{}/events", pb_path(&at));
+            Client::new(remote)
+                .print(Method::POST, &path, Some(body), print_event_line)
+                .await
+        }
+        EventsCommand::List {
+            run_id,
+            event_type,
+            after,
+            limit,
+            at,
+            remote,
+        } => {
+            let q = query(&[
+                ("run_id", run_id),
+                ("type", event_type),
+                ("after", after),
+                ("limit", limit.map(|l| l.to_string())),
+            ]);
+            let path = format!("{}/events{q}", pb_path(&at));
+            Client::new(remote)
+                .print(Method::GET, &path, None, print_events)
+                .await
+        }
+        EventsCommand::Get { id, at, remote } => {
+            let path = format!("{}/events/{}", pb_path(&at), encode(&id));
+            Client::new(remote)
+                .print(Method::GET, &path, None, print_event)
+                .await
+        }
+    }
+}

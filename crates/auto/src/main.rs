@@ -1,0 +1,116 @@
+//! `auto`: serve the runtime, check documents offline, and manage a playbook from the shell.
+//!
+//! Data goes to stdout, everything else to stderr. `--json` prints the API's JSON as it came.
+
+mod check;
+mod client;
+mod serve;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "auto", version, about = "A durable runtime for AI playbooks.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start the server.
+    Serve(serve::ServeArgs),
+    /// Check definition documents offline with the server's own checkers; exit 1 on any issue.
+    Check(check::CheckArgs),
+    /// Manage orgs.
+    #[command(subcommand)]
+    Org(client::OrgCommand),
+    /// Manage playbooks.
+    #[command(subcommand)]
+    Playbook(client::PlaybookCommand),
+    /// Create, update, read, list and retire definitions.
+    #[command(subcommand)]
+    Def(client::DefCommand),
+    /// Publish, list and read the playbook's events.
+    #[command(subcommand)]
+    Events(client::EventsCommand),
+    /// Keys for callers.
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+#[derive(Subcommand)]
+enum KeyCommand {
+    /// Print a new key, and the hash to paste into a [[keys]] entry of auto.toml.
+    New,
+}
+
+/// Where a client command reaches the server.
+#[derive(Args, Clone, Debug)]
+pub struct Remote {
+    /// The server's base URL.
+    #[arg(
+        long,
+        env = "AUTO_URL",
+        default_value = "http://127.0.0.1:8040",
+        global = true
+    )]
+    pub url: String,
+    /// A bearer key; none for a server without keys.
+    #[arg(long, env = "AUTO_KEY", hide_env_values = true, global = true)]
+    pub key: Option<String>,
+    /// Print the API's JSON instead of text for people.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The playbook a command acts on.
+#[derive(Args, Clone, Debug)]
+pub struct PlaybookArgs {
+    #[arg(long, env = "AUTO_ORG")]
+    pub org: String,
+    #[arg(long, env = "AUTO_PLAYBOOK")]
+    pub playbook: String,
+}
+
+/// A file argument.
+pub type FilePath = PathBuf;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve::run(args).await,
+            Command::Check(args) => check::run(args),
+            Command::Org(command) => client::org(command).await,
+            Command::Playbook(command) => client::playbook(command).await,
+            Command::Def(command) => client::def(command).await,
+            Command::Events(command) => client::events(command).await,
+            Command::Key(KeyCommand::New) => {
+                let (key, hash) = auto_server::auth::new_key();
+                println!("key:  {key}");
+                println!("hash: {hash}");
+                eprintln!(
+                    "Give the key to its caller; paste the hash into a [[keys]] entry of auto.toml."
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! `auto serve`: read the configuration, open the store, check the keys against the address,
+//! start the server and stop it cleanly on SIGTERM or ctrl-c.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use auto_server::config::{self, Config};
+use clap::Args;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// The configuration file.
+    #[arg(long, env = "AUTO_CONFIG")]
+    config: Option<PathBuf>,
+    /// The address to listen on.
+    #[arg(long, env = "AUTO_LISTEN")]
+    listen: Option<String>,
+    /// The store: sqlite://FILE (one server) or postgres://... (several servers).
+    #[arg(long, env = "AUTO_DATABASE")]
+    database: Option<String>,
+    /// Log as JSON lines instead of text.
+    #[arg(long)]
+    log_json: bool,
+}
+
+fn init_logs(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+pub async fn run(args: ServeArgs) -> Result<ExitCode> {
+    init_logs(args.log_json);
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let listen_text = args
+        .listen
+        .or(config.listen.clone())
+        .unwrap_or_else(|| config::DEFAULT_LISTEN.into());
+    let listen: SocketAddr = listen_text.parse().with_context(|| {
+        format!("--listen {listen_text:?} is not an address such as 127.0.0.1:8040")
+    })?;
+    let database = args
+        .database
+        .or(config.database.clone())
+        .unwrap_or_else(|| config::DEFAULT_DATABASE.into());
+    let keys = auto_server::auth::Keys::new(config.key_entries()?);
+    config::check_listen(listen, !keys.is_empty())?;
+    let store = match auto_store::open(&database).await {
+        Ok(store) => store,
+        Err(error) => bail!("cannot open the store {database}: {error}"),
+    };
+    let handle = auto_server::start(auto_server::Options {
+        listen,
+        store,
+        keys,
+        checkers: auto_engine::definitions::Checkers::standard(),
+    })
+    .await
+    .with_context(|| format!("cannot listen on {listen}"))?;
+    eprintln!(
+        "auto is serving {} on {} (store: {database})",
+        handle.url(),
+        listen
+    );
+    shutdown_signal().await;
+    eprintln!("auto is stopping");
+    handle.stop().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

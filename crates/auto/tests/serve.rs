@@ -1,0 +1,121 @@
+//! `auto serve` as a process: it starts on a SQLite file, a second server on the same file is
+//! refused, SIGTERM stops it cleanly, and `auto check` and `auto key new` behave.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const AUTO: &str = env!("CARGO_BIN_EXE_auto");
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
+    listener.local_addr().expect("an address").port()
+}
+
+fn serve(dir: &std::path::Path, port: u16) -> Child {
+    Command::new(AUTO)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--database", "sqlite://auto.db"])
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("auto serve starts")
+}
+
+fn wait_healthy(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the server did not listen on {port} within 30 s");
+}
+
+fn wait_exit(mut child: Child, within: Duration) -> Output {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if child.try_wait().expect("a status").is_some() {
+            return child.wait_with_output().expect("its output");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    panic!("the process did not exit within {within:?}");
+}
+
+#[test]
+fn a_second_server_on_the_same_file_is_refused_and_sigterm_stops_cleanly() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let first_port = free_port();
+    let first = serve(dir.path(), first_port);
+    wait_healthy(first_port);
+    assert!(dir.path().join("auto.db").exists(), "the store is created on first start");
+
+    let second = serve(dir.path(), free_port());
+    let output = wait_exit(second, Duration::from_secs(30));
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("locked"), "{stderr}");
+
+    let status = Command::new("kill").args(["-TERM", &first.id().to_string()]).status().expect("kill runs");
+    assert!(status.success());
+    let output = wait_exit(first, Duration::from_secs(30));
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("auto is stopping"));
+
+    // Once it stopped, the file is free again.
+    let port = free_port();
+    let again = serve(dir.path(), port);
+    wait_healthy(port);
+    Command::new("kill").args(["-TERM", &again.id().to_string()]).status().expect("kill runs");
+    assert!(wait_exit(again, Duration::from_secs(30)).status.success());
+}
+
+#[test]
+fn no_keys_means_loopback_only() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let child = Command::new(AUTO)
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .current_dir(dir.path())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("auto serve starts");
+    let output = wait_exit(child, Duration::from_secs(30));
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("refusing to listen on 0.0.0.0:0"));
+}
+
+#[test]
+fn a_bad_configuration_is_refused_at_start() {
+    let dir = tempfile::tempdir().expect("a directory");
+    std::fs::write(dir.path().join("auto.toml"), "lissten = \"x\"\n").expect("written");
+    let output = Command::new(AUTO)
+        .args(["serve", "--config", "auto.toml"])
+        .current_dir(dir.path())
+        .output()
+        .expect("auto runs");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown field `lissten`"));
+}
+
+#[test]
+fn key_new_prints_a_key_and_its_hash() {
+    let output = Command::new(AUTO).args(["key", "new"]).output().expect("auto runs");
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("key:  auto_"), "{stdout}");
+    assert!(stdout.contains("hash: sha256:"), "{stdout}");
+}
+
+#[test]
+fn check_needs_a_type_it_can_tell() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "x").expect("written");
+    let output = Command::new(AUTO).arg("check").arg(&file).output().expect("auto runs");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot tell the type"));
+}
