@@ -4,7 +4,16 @@
 //! an [`Issue`] with its line, optional column, JSON pointer and message, collected in
 //! [`Issues`], which sorts them in line order, reports a duplicate once and cuts the list at
 //! [`ISSUES_SHOWN_MAX`] with a count line, as both format pages require.
+//!
+//! - [`read_yaml`] reads a YAML document strictly into a [`Located`] value: JSON with the line
+//!   and column of every value's key and value, by JSON pointer.
+//! - [`split_front_matter`] cuts a Markdown source into its front matter and body, and
+//!   [`read_markdown`] does both steps for a reasoning function's source.
+//! - [`texts`] holds the words of every issue reported here.
 
 mod issue;
+pub mod pointer;
+mod position;
 
 pub use issue::{ISSUES_SHOWN_MAX, Issue, Issues};
+pub use position::{IssueForm, Located, Place, Position, Positions};
