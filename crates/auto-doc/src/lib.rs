@@ -14,6 +14,12 @@
 mod issue;
 pub mod pointer;
 mod position;
+pub mod texts;
+mod yaml;
 
 pub use issue::{ISSUES_SHOWN_MAX, Issue, Issues};
 pub use position::{IssueForm, Located, Place, Position, Positions};
+pub use yaml::{
+    FRONT_MATTER_NESTING_MAX, NESTING_DEPTH_CEILING, WORKFLOW_NESTING_MAX, YamlConfig, YamlRead,
+    read_yaml,
+};
