@@ -11,12 +11,14 @@
 //!   [`read_markdown`] does both steps for a reasoning function's source.
 //! - [`texts`] holds the words of every issue reported here.
 
+mod front_matter;
 mod issue;
 pub mod pointer;
 mod position;
 pub mod texts;
 mod yaml;
 
+pub use front_matter::{FrontMatter, MarkdownRead, read_markdown, split_front_matter};
 pub use issue::{ISSUES_SHOWN_MAX, Issue, Issues};
 pub use position::{IssueForm, Located, Place, Position, Positions};
 pub use yaml::{
