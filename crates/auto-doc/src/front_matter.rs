@@ -8,7 +8,7 @@
 //! document, so text after it is refused as a second document.
 
 use crate::issue::Issue;
-use crate::position::IssueForm;
+use crate::position::Position;
 use crate::texts;
 use crate::yaml::{YamlConfig, read_yaml};
 use crate::{Located, YamlRead};
@@ -94,14 +94,14 @@ pub fn read_markdown<'s>(source: &'s str, config: &YamlConfig) -> MarkdownRead<'
         Err(issue) => {
             let config = YamlConfig {
                 line_offset: 0,
-                form: IssueForm::Line,
                 ..*config
             };
+            let first = Position { line: 1, column: 1 };
             MarkdownRead {
                 front_matter: read_yaml("", &config).document,
                 body: source,
                 body_first_line: 1,
-                issues: vec![issue],
+                issues: vec![config.form.issue(first, "", issue.text)],
                 complete: false,
             }
         }
@@ -154,5 +154,73 @@ impl<'s> Iterator for Lines<'s> {
             start,
             end: start + length,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_at_the_closing_line_and_counts_lines() {
+        let split = split_front_matter("---\na: 1\nb: 2\n---\nBody\nmore\n").unwrap();
+        assert_eq!(split.yaml, "a: 1\nb: 2\n");
+        assert_eq!(split.yaml_line_offset, 1);
+        assert_eq!(split.body, "Body\nmore\n");
+        assert_eq!(split.body_first_line, 5);
+    }
+
+    #[test]
+    fn keeps_crlf_inside_and_takes_trailing_blanks() {
+        let split = split_front_matter("--- \r\na: 1\r\n---\t\r\nBody\r\n").unwrap();
+        assert_eq!(split.yaml, "a: 1\r\n");
+        assert_eq!(split.body, "Body\r\n");
+        assert_eq!(split.body_first_line, 4);
+    }
+
+    #[test]
+    fn a_source_that_ends_at_the_closing_line_has_an_empty_body() {
+        let split = split_front_matter("---\n---").unwrap();
+        assert_eq!((split.yaml, split.body, split.body_first_line), ("", "", 3));
+    }
+
+    #[test]
+    fn refuses_what_is_not_front_matter() {
+        let refused = |source| split_front_matter(source).unwrap_err().message();
+        let missing = format!("Line 1: {}", texts::FRONT_MATTER_MISSING);
+        let unclosed = format!("Line 1: {}", texts::FRONT_MATTER_UNCLOSED);
+        assert_eq!(refused(""), missing);
+        assert_eq!(refused("----\n---\n"), missing);
+        assert_eq!(refused("--- # note\n---\n"), missing);
+        assert_eq!(refused(" ---\n---\n"), missing);
+        assert_eq!(refused("---"), unclosed);
+        assert_eq!(refused("---\na: 1\n...\n"), unclosed);
+        assert_eq!(refused("---\na: 1\n ---\n"), unclosed);
+    }
+
+    #[test]
+    fn reads_the_front_matter_at_its_lines() {
+        let source = "---\nmodel: a/b\nseed: .nan\n---\nHi\n";
+        let read = read_markdown(source, &YamlConfig::front_matter());
+        let messages: Vec<_> = read.issues.iter().map(Issue::message).collect();
+        assert_eq!(messages, ["Line 3, /seed: Numbers must be finite."]);
+        assert_eq!(read.front_matter.issue_at("/model", "Bad.").line, 2);
+        assert_eq!((read.body, read.body_first_line), ("Hi\n", 5));
+    }
+
+    #[test]
+    fn a_missing_front_matter_takes_the_configured_form() {
+        let form = crate::IssueForm::LineAndColumn;
+        let read = read_markdown(
+            "Hi",
+            &YamlConfig {
+                form,
+                ..YamlConfig::front_matter()
+            },
+        );
+        let expected = format!("Line 1, column 1: {}", texts::FRONT_MATTER_MISSING);
+        assert_eq!(read.issues[0].message(), expected);
+        assert_eq!(read.front_matter.value(), &serde_json::Value::Null);
+        assert!(!read.complete);
     }
 }

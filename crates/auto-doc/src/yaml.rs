@@ -492,3 +492,6 @@ impl Properties {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
