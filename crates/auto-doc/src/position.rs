@@ -21,8 +21,9 @@ pub struct Place {
     /// The key that names the value in its mapping; `None` for an item of a list and the root.
     pub key: Option<Position>,
     /// The value's first character: its anchor or tag when it has one, its opening quote or
-    /// bracket, or the first key of a block mapping and the first item of a block list. A
-    /// literal or folded block scalar starts on the line after its `|` or `>`.
+    /// bracket; for a block mapping its first key, for a block list its first `-` (or, for a
+    /// list not indented under its key, its first item). A literal or folded block scalar
+    /// starts on the line after its `|` or `>`.
     pub value: Position,
 }
 

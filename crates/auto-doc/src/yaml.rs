@@ -42,6 +42,9 @@ const PARSER_FLOW_DEPTH_MAX: usize = 255;
 /// The words the parser uses when flow collections nest past [`PARSER_FLOW_DEPTH_MAX`].
 const PARSER_FLOW_DEPTH_WORDS: &str = "recursion limit exceeded";
 
+/// The words the parser uses for an alias whose anchor was not defined before it.
+const PARSER_UNKNOWN_ANCHOR_WORDS: &str = "while parsing node, found unknown anchor";
+
 /// How a text is read and how its issues are reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct YamlConfig {
@@ -326,12 +329,15 @@ impl<'c> Builder<'c> {
 
     fn on_syntax_error(&mut self, error: &ScanError) {
         let words = error.info();
-        let text = if words != PARSER_FLOW_DEPTH_WORDS {
-            texts::invalid_yaml(words)
-        } else if self.depth_max < PARSER_FLOW_DEPTH_MAX {
-            texts::too_deep(self.depth_max)
-        } else {
-            texts::FLOW_TOO_DEEP.to_owned()
+        let text = match words {
+            PARSER_FLOW_DEPTH_WORDS if self.depth_max < PARSER_FLOW_DEPTH_MAX => {
+                texts::too_deep(self.depth_max)
+            }
+            PARSER_FLOW_DEPTH_WORDS => texts::FLOW_TOO_DEEP.to_owned(),
+            // An alias of an anchor not yet seen is an alias all the same (often a plain value
+            // that starts with `*`): say so rather than speak of anchors the author never wrote.
+            PARSER_UNKNOWN_ANCHOR_WORDS => texts::ALIAS.to_owned(),
+            _ => texts::invalid_yaml(words),
         };
         let at = self.position(*error.marker());
         self.report(at, "", &text);
