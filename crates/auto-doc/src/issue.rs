@@ -32,12 +32,22 @@ pub struct Issue {
 impl Issue {
     /// An issue with a line and a pointer, rendered in the reasoning page's form.
     pub fn at_line(line: u32, path: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { line, column: None, path: path.into(), text: text.into() }
+        Self {
+            line,
+            column: None,
+            path: path.into(),
+            text: text.into(),
+        }
     }
 
     /// An issue with a line, a column and a pointer, rendered in the workflow page's form.
     pub fn at(line: u32, column: u32, path: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { line, column: Some(column), path: path.into(), text: text.into() }
+        Self {
+            line,
+            column: Some(column),
+            path: path.into(),
+            text: text.into(),
+        }
     }
 
     /// The full message, as the pages show it.
@@ -50,7 +60,11 @@ impl fmt::Display for Issue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.column, self.path.is_empty()) {
             (Some(column), false) => {
-                write!(f, "Line {}, column {column}: at {}: {}", self.line, self.path, self.text)
+                write!(
+                    f,
+                    "Line {}, column {column}: at {}: {}",
+                    self.line, self.path, self.text
+                )
             }
             (Some(column), true) => write!(f, "Line {}, column {column}: {}", self.line, self.text),
             (None, false) => write!(f, "Line {}, {}: {}", self.line, self.path, self.text),
@@ -111,7 +125,11 @@ impl Issues {
             let hidden = sorted.len() - ISSUES_SHOWN_MAX;
             let first_hidden_line = sorted[ISSUES_SHOWN_MAX].line;
             sorted.truncate(ISSUES_SHOWN_MAX);
-            let noun = if hidden == 1 { "issue is" } else { "issues are" };
+            let noun = if hidden == 1 {
+                "issue is"
+            } else {
+                "issues are"
+            };
             sorted.push(Issue::at_line(
                 first_hidden_line,
                 "",
@@ -124,7 +142,9 @@ impl Issues {
 
 impl FromIterator<Issue> for Issues {
     fn from_iter<T: IntoIterator<Item = Issue>>(iter: T) -> Self {
-        Self { found: iter.into_iter().collect() }
+        Self {
+            found: iter.into_iter().collect(),
+        }
     }
 }
 
@@ -135,13 +155,19 @@ mod tests {
     #[test]
     fn renders_the_reasoning_form() {
         let issue = Issue::at_line(4, "/config/temperature", "Expected number.");
-        assert_eq!(issue.message(), "Line 4, /config/temperature: Expected number.");
+        assert_eq!(
+            issue.message(),
+            "Line 4, /config/temperature: Expected number."
+        );
     }
 
     #[test]
     fn renders_the_workflow_form() {
         let issue = Issue::at(7, 12, "/do/1/loop/for", "It needs in");
-        assert_eq!(issue.message(), "Line 7, column 12: at /do/1/loop/for: It needs in");
+        assert_eq!(
+            issue.message(),
+            "Line 7, column 12: at /do/1/loop/for: It needs in"
+        );
         let issue = Issue::at(8, 23, "/do/1/read/set/n", "Cannot find name '$nope'.");
         assert_eq!(
             issue.message(),
@@ -160,7 +186,10 @@ mod tests {
         assert_eq!(shown.len(), ISSUES_SHOWN_MAX + 1);
         assert_eq!(shown[0].line, 1);
         assert_eq!(shown[19].line, 20);
-        assert_eq!(shown[20].message(), "Line 21: 10 more issues are not shown.");
+        assert_eq!(
+            shown[20].message(),
+            "Line 21: 10 more issues are not shown."
+        );
     }
 
     #[test]
