@@ -108,6 +108,9 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() && n.as_f64().is_some_and(|f| f.fract() != 0.0) => {
+            "a number with a fraction"
+        }
         Value::Number(_) => "a number",
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
