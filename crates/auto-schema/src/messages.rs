@@ -34,6 +34,8 @@ pub(crate) enum Fault {
     MaxProperties(u64),
     Format(String),
     AnyOf,
+    /// An `anyOf` or a `oneOf` none of whose forms matched, each form described.
+    Forms(Vec<String>),
     OneOfNone,
     OneOfMany,
     Not,
@@ -89,6 +91,47 @@ fn expected_types(kind: &TypeKind) -> Vec<&'static str> {
         TypeKind::Single(single) => vec![json_type_noun(*single)],
         TypeKind::Multiple(set) => set.iter().map(json_type_noun).collect(),
     }
+}
+
+/// Words for one form of an `anyOf` or `oneOf`, when it is simple enough to say: a type, a
+/// type with a format, a const or an enum.
+pub(crate) fn form_noun(form: &Value) -> Option<String> {
+    let map = form.as_object()?;
+    let known = ["type", "format", "const", "enum", "description", "title"];
+    if !map.keys().all(|k| known.contains(&k.as_str())) {
+        return None;
+    }
+    if let Some(value) = map.get("const") {
+        return Some(format!("exactly {value}"));
+    }
+    if let Some(Value::Array(values)) = map.get("enum") {
+        return Some(format!("one of {}", enum_list(values)));
+    }
+    let nouns: Vec<String> = match map.get("type")? {
+        Value::String(name) => vec![type_word(name)?.to_owned()],
+        Value::Array(names) => names
+            .iter()
+            .map(|n| n.as_str().and_then(type_word).map(str::to_owned))
+            .collect::<Option<_>>()?,
+        _ => return None,
+    };
+    match map.get("format").and_then(Value::as_str) {
+        Some(format) => Some(format!("{} in the format {format}", either(&nouns))),
+        None => Some(either(&nouns)),
+    }
+}
+
+fn type_word(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "null" => "null",
+        "boolean" => "a boolean",
+        "integer" => "a whole number",
+        "number" => "a number",
+        "string" => "a string",
+        "array" => "a list",
+        "object" => "an object",
+        _ => return None,
+    })
 }
 
 fn json_type_noun(kind: JsonType) -> &'static str {
@@ -170,6 +213,7 @@ impl Fault {
             Fault::UniqueItems => "every item to be different".to_owned(),
             Fault::MinProperties(n) => format!("at least {}", plural(*n, "property", "properties")),
             Fault::MaxProperties(n) => format!("at most {}", plural(*n, "property", "properties")),
+            Fault::Forms(forms) => either(forms),
             Fault::AnyOf => "a value that matches at least one of the allowed forms".to_owned(),
             Fault::OneOfNone => {
                 "a value that matches exactly one of the allowed forms; it matches none".to_owned()

@@ -13,7 +13,7 @@ use crate::check::{SchemaProblem, SchemaRole, check_schema};
 use crate::draft::Draft;
 use crate::formats::{is_date, is_date_time, is_email, is_time, is_uri, is_uuid};
 use crate::limits::{ANSWER_DEPTH_MAX, VALIDATION_ISSUES_SHOWN_MAX};
-use crate::messages::{Fault, fault_of};
+use crate::messages::{Fault, fault_of, form_noun};
 use crate::pointer::{first_too_deep, push, unescape};
 use crate::walk::schema_nodes;
 
@@ -182,9 +182,13 @@ impl CompiledSchema {
     }
 
     fn issues_of(&self, error: &ValidationError<'_>, instance: &Value) -> Vec<ValidationIssue> {
-        let fault = fault_of(error);
         let base = error.instance_path().as_str();
         let node = schema_at_keyword(&self.schema, error.evaluation_path().as_str());
+        let fault = match fault_of(error) {
+            Fault::AnyOf => forms(node.schema, "anyOf").unwrap_or(Fault::AnyOf),
+            Fault::OneOfNone => forms(node.schema, "oneOf").unwrap_or(Fault::OneOfNone),
+            fault => fault,
+        };
         let names: Vec<String> = match error.kind() {
             ValidationErrorKind::Required { property } => {
                 vec![
@@ -210,6 +214,15 @@ impl CompiledSchema {
             })
             .collect()
     }
+}
+
+/// The forms of an `anyOf` or `oneOf`, when each is simple enough to describe.
+fn forms(holder: Option<&Value>, keyword: &str) -> Option<Fault> {
+    let list = holder?.get(keyword)?.as_array()?;
+    list.iter()
+        .map(form_noun)
+        .collect::<Option<Vec<String>>>()
+        .map(Fault::Forms)
 }
 
 /// The options every compiled schema shares: the draft, format assertion on, and our own
