@@ -82,13 +82,20 @@ pub fn check_schema(schema: &Value, role: SchemaRole) -> SchemaReport {
         problems.push(problem("/$schema", refused_draft_text(&found)));
         Draft::Draft202012
     });
-    check_size(schema, &mut problems);
     if let Some(at) = first_too_deep(schema, SCHEMA_DEPTH_MAX) {
+        // The other checks (the meta-schema's above all) recurse on the schema's depth, so a
+        // schema past the limit is refused for its depth alone.
         problems.push(problem(
             &at,
             format!("A schema may nest at most {SCHEMA_DEPTH_MAX} levels of objects and lists"),
         ));
+        return SchemaReport {
+            problems,
+            warnings: Vec::new(),
+            draft,
+        };
     }
+    check_size(schema, &mut problems);
     if role == SchemaRole::Input {
         check_input_root(schema, &mut problems);
     }
