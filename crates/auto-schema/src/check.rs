@@ -77,6 +77,24 @@ const TYPE_NAMES: &[&str] = &[
 
 /// Checks a schema as create_definition does. Pure; never panics; reports every problem.
 pub fn check_schema(schema: &Value, role: SchemaRole) -> SchemaReport {
+    let (problems, draft) = schema_problems(schema, role);
+    // A schema past the depth limit is refused for that alone (see `schema_problems`).
+    let too_deep = first_too_deep(schema, SCHEMA_DEPTH_MAX).is_some();
+    let mut warnings = if too_deep {
+        Vec::new()
+    } else {
+        schema_warnings(schema, &schema_nodes(schema), role)
+    };
+    warnings.truncate(WARNINGS_MAX);
+    SchemaReport {
+        problems,
+        warnings,
+        draft,
+    }
+}
+
+/// The refusals alone, and the draft: what compiling a schema needs.
+pub(crate) fn schema_problems(schema: &Value, role: SchemaRole) -> (Vec<SchemaProblem>, Draft) {
     let mut problems = Vec::new();
     let draft = choose_draft(schema).unwrap_or_else(|found| {
         problems.push(problem("/$schema", refused_draft_text(&found)));
@@ -89,11 +107,7 @@ pub fn check_schema(schema: &Value, role: SchemaRole) -> SchemaReport {
             &at,
             format!("A schema may nest at most {SCHEMA_DEPTH_MAX} levels of objects and lists"),
         ));
-        return SchemaReport {
-            problems,
-            warnings: Vec::new(),
-            draft,
-        };
+        return (problems, draft);
     }
     check_size(schema, &mut problems);
     if role == SchemaRole::Input {
@@ -109,13 +123,7 @@ pub fn check_schema(schema: &Value, role: SchemaRole) -> SchemaReport {
         )));
     }
     meta_problems(schema, draft, &mut problems);
-    let mut warnings = schema_warnings(schema, &nodes, role);
-    warnings.truncate(WARNINGS_MAX);
-    SchemaReport {
-        problems: dedupe(problems),
-        warnings,
-        draft,
-    }
+    (dedupe(problems), draft)
 }
 
 fn problem(pointer: &str, text: impl Into<String>) -> SchemaProblem {

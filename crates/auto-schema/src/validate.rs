@@ -9,7 +9,7 @@ use jsonschema::error::ValidationErrorKind;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::check::{SchemaProblem, SchemaRole, check_schema};
+use crate::check::{SchemaProblem, SchemaRole, schema_problems};
 use crate::draft::Draft;
 use crate::formats::{is_date, is_date_time, is_email, is_time, is_uri, is_uuid};
 use crate::limits::{ANSWER_DEPTH_MAX, VALIDATION_ISSUES_SHOWN_MAX};
@@ -124,17 +124,15 @@ fn capped(messages: impl Iterator<Item = String>) -> Vec<String> {
 }
 
 impl CompiledSchema {
-    /// Checks the schema as [`check_schema`] does (an output schema's rules, which every
+    /// Checks the schema as [`check_schema`](crate::check_schema) does (an output schema's rules, which every
     /// schema follows) and builds its validator. No `$ref` leaves the document.
     pub fn compile(schema: &Value) -> Result<Self, CompileError> {
-        let report = check_schema(schema, SchemaRole::Output);
-        if !report.problems.is_empty() {
-            return Err(CompileError {
-                problems: report.problems,
-            });
+        let (problems, draft) = schema_problems(schema, SchemaRole::Output);
+        if !problems.is_empty() {
+            return Err(CompileError { problems });
         }
-        let prepared = prepare(schema, report.draft);
-        let validator = options(report.draft)
+        let prepared = prepare(schema, draft);
+        let validator = options(draft)
             .build(&prepared)
             .map_err(|error| CompileError {
                 problems: vec![SchemaProblem {
@@ -145,7 +143,7 @@ impl CompiledSchema {
         Ok(Self {
             validator,
             schema: prepared,
-            draft: report.draft,
+            draft,
         })
     }
 
