@@ -1,0 +1,421 @@
+//! Provider warnings: the parts of a schema that a provider rejects or does not enforce, and
+//! the keywords the runtime does not know. A schema with warnings is still saved.
+//!
+//! Sources, read when this was written (re-check them when a provider changes):
+//! - the reasoning page, "Answers that are JSON" and "Tools" (the rules and the text's form);
+//! - OpenAI, Structured Outputs, "Supported schemas" (platform.openai.com/docs/guides/
+//!   structured-outputs): root an object and not `anyOf`; `additionalProperties: false` and
+//!   every property in `required`; supported: `anyOf`, `$ref`/`$defs`, strings' `pattern` and
+//!   `format` (date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid), numbers'
+//!   bounds and `multipleOf`, arrays' `minItems`/`maxItems`; not supported: `allOf`, `not`,
+//!   `if`/`then`/`else`, `dependent*`, and keywords outside that list; Azure OpenAI documents
+//!   the same subset;
+//! - Anthropic, "Structured outputs", JSON Schema limitations (platform.claude.com/docs/en/
+//!   build-with-claude/structured-outputs): no recursive schemas, no numeric bounds or
+//!   `multipleOf`, no `minLength`/`maxLength`, no array bounds beyond `minItems` 0 or 1; the
+//!   SDKs strip them, as our adapter does, so they are not enforced while the model writes;
+//! - Google, Gemini API "Structured output", JSON Schema support (ai.google.dev/gemini-api/
+//!   docs/structured-output): `responseJsonSchema` takes `type`, `title`, `description`,
+//!   `enum`, `format`, `minimum`, `maximum`, `items`, `prefixItems`, `minItems`, `maxItems`,
+//!   `properties`, `required`, `additionalProperties`, `anyOf`, `$ref`, `$defs`, and ignores
+//!   other keywords; "very large or deeply nested schemas may be rejected";
+//! - the project's NOTES.md, "Providers" (wire facts of each structured-output API).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::check::SchemaRole;
+use crate::cycles::recursive_loops;
+use crate::limits::{GOOGLE_SCHEMA_BYTES_WARN, GOOGLE_SCHEMA_DEPTH_WARN, WARNINGS_MAX};
+use crate::pointer::{depth, push};
+use crate::walk::{SchemaNode, schema_nodes};
+
+/// The providers that serve Anthropic models, as the page's warning names them.
+pub const ANTHROPIC_PROVIDERS: &[&str] = &[
+    "anthropic",
+    "bedrock",
+    "bedrock-anthropic",
+    "vertex-anthropic",
+];
+
+/// The providers of OpenAI's strict structured outputs.
+pub const OPENAI_PROVIDERS: &[&str] = &["openai", "azure"];
+
+/// The providers of Google's Gemini models.
+pub const GOOGLE_PROVIDERS: &[&str] = &["google", "vertex"];
+
+/// One part of a schema a provider rejects or does not enforce, or a keyword the runtime does
+/// not know, at a JSON pointer from the schema root.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct SchemaWarning {
+    pub pointer: String,
+    pub text: String,
+}
+
+/// Bounds Anthropic models do not receive ("numeric, length and count bounds").
+const ANTHROPIC_BOUNDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+];
+
+/// Keywords outside OpenAI's supported list that our subset still allows.
+const OPENAI_UNSUPPORTED: &[&str] = &[
+    "allOf",
+    "not",
+    "oneOf",
+    "minLength",
+    "maxLength",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+];
+
+/// The formats OpenAI's strict structured outputs accept.
+const OPENAI_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// Keywords our subset allows that Gemini's `responseJsonSchema` ignores.
+const GOOGLE_IGNORED: &[&str] = &[
+    "allOf",
+    "not",
+    "oneOf",
+    "const",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+];
+
+/// Keywords the runtime knows: it checks them, or they only annotate.
+const KNOWN: &[&str] = &[
+    "type",
+    "enum",
+    "const",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "items",
+    "prefixItems",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "properties",
+    "additionalProperties",
+    "propertyNames",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "format",
+    "$ref",
+    "$defs",
+    "definitions",
+    "$schema",
+    "$id",
+    "$comment",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// Keywords the save-time check refuses; they get a problem, not a warning.
+const REFUSED: &[&str] = &[
+    "pattern",
+    "patternProperties",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "minContains",
+    "maxContains",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "additionalItems",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+];
+
+fn providers(list: &[&str]) -> String {
+    list.join(", ")
+}
+
+fn warning(pointer: &str, text: String) -> SchemaWarning {
+    SchemaWarning {
+        pointer: pointer.to_owned(),
+        text,
+    }
+}
+
+/// "<keyword> is not enforced while <Family> models write the answer; an answer outside it
+/// fails as output_invalid (<providers>)", the page's form.
+fn not_enforced(keyword: &str, family: &str, list: &[&str]) -> String {
+    format!(
+        "{keyword} is not enforced while {family} models write the answer; an answer outside it fails as output_invalid ({})",
+        providers(list)
+    )
+}
+
+fn openai_rejects(what: &str) -> String {
+    format!(
+        "{what} is not supported by OpenAI and Azure strict structured outputs, which reject the schema; the run ends as conflict, unworkable ({})",
+        providers(OPENAI_PROVIDERS)
+    )
+}
+
+/// Every warning of a schema, in document order, each once.
+pub(crate) fn schema_warnings(
+    schema: &Value,
+    nodes: &[SchemaNode<'_>],
+    role: SchemaRole,
+) -> Vec<SchemaWarning> {
+    let mut out = Vec::new();
+    if role == SchemaRole::Output {
+        out.extend(openai_root(schema));
+        out.extend(google_size(schema));
+    }
+    for node in nodes {
+        out.extend(unknown_keywords(node, role));
+        if role == SchemaRole::Output {
+            out.extend(keyword_gaps(node));
+            out.extend(openai_object(node));
+        }
+    }
+    if role == SchemaRole::Output {
+        for (at, _) in recursive_loops(nodes) {
+            out.push(warning(&at, format!(
+                "$ref makes the schema recursive, which Anthropic models do not accept; the run ends as conflict, unworkable ({})",
+                providers(ANTHROPIC_PROVIDERS)
+            )));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|w| seen.insert(w.clone()));
+    out
+}
+
+fn unknown_keywords(node: &SchemaNode<'_>, role: SchemaRole) -> Vec<SchemaWarning> {
+    let Value::Object(map) = node.value else {
+        return Vec::new();
+    };
+    let consequence = match role {
+        SchemaRole::Output => "it is sent to the provider but not checked",
+        SchemaRole::Input => "it is not checked",
+    };
+    map.keys()
+        .filter(|k| !KNOWN.contains(&k.as_str()) && !REFUSED.contains(&k.as_str()))
+        .map(|k| {
+            warning(
+                &push(&node.pointer, k),
+                format!("{k} is not a keyword the runtime knows; {consequence}"),
+            )
+        })
+        .collect()
+}
+
+/// Keywords one provider family rejects or does not enforce.
+fn keyword_gaps(node: &SchemaNode<'_>) -> Vec<SchemaWarning> {
+    let Value::Object(map) = node.value else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (key, value) in map {
+        let at = push(&node.pointer, key);
+        let keyword = key.as_str();
+        if is_anthropic_bound(keyword, value) {
+            out.push(warning(
+                &at,
+                not_enforced(keyword, "Anthropic", ANTHROPIC_PROVIDERS),
+            ));
+        }
+        if keyword == "oneOf" {
+            out.push(warning(&at, format!(
+                "oneOf is received as anyOf by Anthropic models; an answer that matches more than one fails as output_invalid ({})",
+                providers(ANTHROPIC_PROVIDERS)
+            )));
+        }
+        if OPENAI_UNSUPPORTED.contains(&keyword) {
+            out.push(warning(&at, openai_rejects(keyword)));
+        }
+        if let Some(format) = value
+            .as_str()
+            .filter(|f| keyword == "format" && !OPENAI_FORMATS.contains(f))
+        {
+            out.push(warning(&at, openai_rejects(&format!("format {format}"))));
+        }
+        if GOOGLE_IGNORED.contains(&keyword) {
+            out.push(warning(
+                &at,
+                not_enforced(keyword, "Google", GOOGLE_PROVIDERS),
+            ));
+        }
+    }
+    out
+}
+
+/// Anthropic accepts `minItems` of 0 or 1; every other bound is stripped.
+fn is_anthropic_bound(keyword: &str, value: &Value) -> bool {
+    ANTHROPIC_BOUNDS.contains(&keyword)
+        && !(keyword == "minItems" && value.as_u64().is_some_and(|n| n <= 1))
+}
+
+fn openai_root(schema: &Value) -> Option<SchemaWarning> {
+    let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
+    (!is_object).then(|| {
+        warning("", format!(
+            "OpenAI and Azure strict structured outputs accept only \"type\": \"object\" at the root; the run ends as conflict, unworkable ({})",
+            providers(OPENAI_PROVIDERS)
+        ))
+    })
+}
+
+/// Every object needs `additionalProperties: false` and every property in `required`.
+fn openai_object(node: &SchemaNode<'_>) -> Vec<SchemaWarning> {
+    let Value::Object(map) = node.value else {
+        return Vec::new();
+    };
+    let is_object = match map.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => map.contains_key("properties"),
+    };
+    if !is_object {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if map.get("additionalProperties") != Some(&Value::Bool(false)) {
+        out.push(warning(&node.pointer, format!(
+            "an object without \"additionalProperties\": false is rejected by OpenAI and Azure strict structured outputs; the run ends as conflict, unworkable ({})",
+            providers(OPENAI_PROVIDERS)
+        )));
+    }
+    let required: Vec<&str> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let properties = map.get("properties").and_then(Value::as_object);
+    for name in properties.into_iter().flat_map(|p| p.keys()) {
+        if !required.contains(&name.as_str()) {
+            let at = push(&push(&node.pointer, "properties"), name);
+            out.push(warning(&at, format!(
+                "{name} is not in required, and OpenAI and Azure strict structured outputs reject an optional property: list it in required and make it nullable, such as \"type\": [\"string\", \"null\"] ({})",
+                providers(OPENAI_PROVIDERS)
+            )));
+        }
+    }
+    out
+}
+
+/// "Keep schemas small: Google notes that very large or deeply nested schemas may be
+/// rejected."
+fn google_size(schema: &Value) -> Vec<SchemaWarning> {
+    let mut out = Vec::new();
+    // Invariant: serializing a `Value` cannot fail (its keys are strings).
+    let bytes = serde_json::to_vec(schema).map(|v| v.len()).unwrap_or(0);
+    if bytes > GOOGLE_SCHEMA_BYTES_WARN {
+        out.push(warning("", format!(
+            "Google notes that very large schemas may be rejected; this one is {bytes} bytes as JSON ({})",
+            providers(GOOGLE_PROVIDERS)
+        )));
+    }
+    let levels = depth(schema);
+    if levels > GOOGLE_SCHEMA_DEPTH_WARN {
+        out.push(warning("", format!(
+            "Google notes that deeply nested schemas may be rejected; this one nests {levels} levels ({})",
+            providers(GOOGLE_PROVIDERS)
+        )));
+    }
+    out
+}
+
+/// The parts of a tool's input schema that are not portable, as the run's warnings name
+/// them: `graph__search inputSchema#/properties/query/maxLength: ...`. Tools are not sent
+/// as strict structured outputs, so only what a provider ignores or refuses is named: the
+/// bounds Anthropic models do not receive, what Gemini ignores, the keywords outside JSON
+/// Schema's vocabulary, and recursion. At most [`WARNINGS_MAX`].
+pub fn tool_schema_warnings(tool_name: &str, schema: &Value) -> Vec<String> {
+    let nodes = schema_nodes(schema);
+    let mut out = Vec::new();
+    for node in &nodes {
+        let Value::Object(map) = node.value else {
+            continue;
+        };
+        for (key, value) in map {
+            let families = tool_gap_families(key, value);
+            if families.is_empty() {
+                continue;
+            }
+            let (names, list): (Vec<&str>, Vec<&[&str]>) = families.into_iter().unzip();
+            let list: Vec<&str> = list.concat();
+            out.push(format!(
+                "{tool_name} inputSchema#{}: {key} may be ignored while {} models write the arguments ({})",
+                push(&node.pointer, key),
+                names.join(" and "),
+                providers(&list)
+            ));
+        }
+    }
+    for (at, _) in recursive_loops(&nodes) {
+        out.push(format!(
+            "{tool_name} inputSchema#{at}: $ref makes the schema recursive, which some providers refuse ({}, {})",
+            providers(ANTHROPIC_PROVIDERS),
+            providers(GOOGLE_PROVIDERS)
+        ));
+    }
+    out.dedup();
+    out.truncate(WARNINGS_MAX);
+    out
+}
+
+fn tool_gap_families(keyword: &str, value: &Value) -> Vec<(&'static str, &'static [&'static str])> {
+    let mut families = Vec::new();
+    if is_anthropic_bound(keyword, value) || keyword == "oneOf" {
+        families.push(("Anthropic", ANTHROPIC_PROVIDERS));
+    }
+    if GOOGLE_IGNORED.contains(&keyword) || REFUSED.contains(&keyword) {
+        families.push(("Google", GOOGLE_PROVIDERS));
+    }
+    families
+}
