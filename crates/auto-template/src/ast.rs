@@ -130,8 +130,9 @@ pub(crate) enum Node {
     Case {
         line: u32,
         subject: Operand,
-        whens: Vec<(Vec<Operand>, Vec<Node>)>,
-        otherwise: Vec<Node>,
+        /// `when` (values) and `else` (none) in their order: as in Ruby Liquid, every `when`
+        /// that matches renders, and an `else` renders when no `when` before it matched.
+        whens: Vec<(Option<Vec<Operand>>, Vec<Node>)>,
     },
     For {
         line: u32,

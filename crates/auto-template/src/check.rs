@@ -95,12 +95,7 @@ fn for_each_body(node: &Node, mut visit: impl FnMut(&[Node])) {
             branches.iter().for_each(|b| visit(&b.body));
             visit(otherwise);
         }
-        Node::Case {
-            whens, otherwise, ..
-        } => {
-            whens.iter().for_each(|(_, body)| visit(body));
-            visit(otherwise);
-        }
+        Node::Case { whens, .. } => whens.iter().for_each(|(_, body)| visit(body)),
         Node::For {
             body, otherwise, ..
         } => {
@@ -153,14 +148,12 @@ impl Checker<'_> {
                 line,
                 subject,
                 whens,
-                otherwise,
             } => {
                 self.operand(subject, *line);
                 for (values, body) in whens {
-                    values.iter().for_each(|v| self.operand(v, *line));
+                    values.iter().flatten().for_each(|v| self.operand(v, *line));
                     self.nodes(body, *line);
                 }
-                self.nodes(otherwise, *line);
             }
             Node::For {
                 line,

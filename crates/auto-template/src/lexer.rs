@@ -72,7 +72,7 @@ impl<'s> Lexer<'s> {
                 self.push_text(&rest[..open]);
             }
             let is_output = rest[open..].starts_with("{{");
-            self.pos += open;
+            // `push_text` moved the position to the delimiter.
             self.read_markup(is_output)?;
         }
         Ok(())
@@ -183,6 +183,16 @@ impl<'s> Lexer<'s> {
             };
             let inner = rest[open + 2..end].trim_matches('-');
             let name = tag_name(inner).0;
+            if name == "raw" && open_name == "comment" {
+                // A raw body inside a comment is opaque too.
+                match rest[end..].find("endraw").map(|i| i + end) {
+                    Some(endraw) => {
+                        search = endraw;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
             if name == open_name {
                 depth += 1;
             } else if name == close_name {
@@ -193,7 +203,9 @@ impl<'s> Lexer<'s> {
                     return self.read_markup(false);
                 }
             }
-            search = end + 2;
+            // A tag left open inside the body (`{% assign x = y {% enddoc %}`) does not hide
+            // the end tag: look at every `{%`.
+            search = open + 2;
         }
         Err(TemplateProblem::new(
             start_line,

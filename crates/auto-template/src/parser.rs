@@ -77,6 +77,9 @@ enum Part {
     CaseHead,
     When(Vec<Operand>),
     Else,
+    /// After `else` in `if` and `unless`, further `else` and `elsif` are ignored, with their
+    /// bodies (as Liquid does).
+    Ignored,
     Body,
 }
 
@@ -99,6 +102,9 @@ struct Parser {
     comment_depth: usize,
     system_blocks: usize,
     too_deep: bool,
+    /// Inside `{% liquid %}`: how many tags were open when it started. Its end tags may close
+    /// only the tags it opened, and it must close them all.
+    liquid_base: Option<usize>,
 }
 
 impl Parser {
@@ -135,6 +141,8 @@ impl Parser {
 
     /// `{% liquid %}`: one tag a line, with no delimiters.
     fn liquid(&mut self, body: &str, line: u32) {
+        let base = self.frames.len();
+        self.liquid_base = Some(base);
         for (offset, text) in body.split('\n').enumerate() {
             let mut text = text.trim();
             let line = line + offset as u32;
@@ -148,6 +156,12 @@ impl Parser {
             }
             let (name, rest) = tag_name(text);
             self.tag(name, rest, line);
+        }
+        self.liquid_base = None;
+        while self.frames.len() > base && !self.too_deep {
+            let frame = self.frames.pop().expect("Invariant: more frames than the base");
+            let text = format!("{} is not closed with end{} inside the liquid tag", frame.name, frame.name);
+            self.problem(frame.line, text);
         }
     }
 
@@ -178,6 +192,9 @@ impl Parser {
             "assign" => {
                 let mut p = ExprParser::new(rest).map_err(invalid)?;
                 let target = p.ident().map_err(invalid)?;
+                if target.ends_with('?') {
+                    return Err(invalid(format!("{target} cannot be assigned")));
+                }
                 p.expect(&Tok::Assign, "=").map_err(invalid)?;
                 let expr = p.expr().map_err(invalid)?;
                 p.expect_end().map_err(invalid)?;
@@ -329,9 +346,11 @@ impl Parser {
                 openers.join(" or ")
             ));
         }
-        if matches!(frame.part, Part::Else) {
-            return Err(format!("{name} follows else in {}", frame.name));
-        }
+        let part = if matches!(frame.part, Part::Else | Part::Ignored) && frame.name != "case" {
+            Part::Ignored
+        } else {
+            part
+        };
         let body = std::mem::take(&mut frame.body);
         let done = std::mem::replace(&mut frame.part, part);
         frame.parts.push((done, body));
@@ -340,6 +359,9 @@ impl Parser {
 
     fn close(&mut self, name: &str, rest: &str) -> Result<(), String> {
         let opener = &name[3..];
+        if self.liquid_base.is_some_and(|base| self.frames.len() <= base) {
+            return Err(format!("{name} cannot close a tag opened outside the liquid tag"));
+        }
         let Some(frame) = self.frames.last() else {
             return Err(format!("{name} closes no open tag"));
         };
@@ -436,8 +458,10 @@ fn build(mut frame: Frame) -> Node {
                 condition,
                 body,
             }),
-            Part::When(values) => whens.push((values, body)),
+            Part::When(values) => whens.push((Some(values), body)),
+            Part::Else if matches!(frame.open, Open::Case(_)) => whens.push((None, body)),
             Part::Else => otherwise = body,
+            Part::Ignored => {}
             Part::Body => main = body,
             Part::CaseHead => {}
         }
@@ -452,7 +476,6 @@ fn build(mut frame: Frame) -> Node {
             line,
             subject,
             whens,
-            otherwise,
         },
         Open::For(header) => Node::For {
             line,

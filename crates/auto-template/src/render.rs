@@ -348,25 +348,9 @@ impl<'a, 'c> Renderer<'a, 'c> {
                 line,
                 subject,
                 whens,
-                otherwise,
             } => {
                 *last_line = *line;
-                let subject = self.operand(subject, *line, false)?;
-                let mut matched = false;
-                for (values, body) in whens {
-                    for value in values {
-                        if equals(&subject, &self.operand(value, *line, false)?) {
-                            matched = true;
-                            // Ruby Liquid renders a body once for each value that matches; LiquidJS
-                            // once. The body renders once.
-                            break;
-                        }
-                    }
-                    if matched {
-                        return self.nodes(body, last_line);
-                    }
-                }
-                return self.nodes(otherwise, last_line);
+                return self.case(subject, whens, *line, last_line);
             }
             Node::For {
                 line,
@@ -428,6 +412,41 @@ impl<'a, 'c> Renderer<'a, 'c> {
         self.nodes(otherwise, last_line)
     }
 
+    fn case(
+        &mut self,
+        subject: &'a Operand,
+        whens: &'a [(Option<Vec<Operand>>, Vec<Node>)],
+        line: u32,
+        last_line: &mut u32,
+    ) -> Result<Flow, RenderError> {
+        let subject = self.operand(subject, line, false)?;
+        let mut matched = false;
+        for (values, body) in whens {
+            let render = match values {
+                // A body renders once however many of its values match.
+                Some(values) => {
+                    let mut hit = false;
+                    for value in values {
+                        if equals(&subject, &self.operand(value, line, false)?) {
+                            hit = true;
+                            break;
+                        }
+                    }
+                    hit
+                }
+                None => !matched,
+            };
+            if render {
+                matched |= values.is_some();
+                match self.nodes(body, last_line)? {
+                    Flow::Normal => {}
+                    flow => return Ok(flow),
+                }
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
     fn ifchanged(&mut self, body: &'a [Node], last_line: &mut u32) -> Result<Flow, RenderError> {
         let saved_message = std::mem::take(&mut self.message);
         let saved_chars = self.message_chars;
@@ -457,9 +476,11 @@ impl<'a, 'c> Renderer<'a, 'c> {
             ),
             None => format!("values:{values:?}"),
         };
+        // As Ruby Liquid: a group shared by cycles of different lengths goes on from where it
+        // was, and starts again after its last value.
         let index = self.cycles.entry(key).or_insert(0);
-        let at = *index % values.len().max(1);
-        *index = at + 1;
+        let at = *index;
+        *index = if at + 1 >= values.len() { 0 } else { at + 1 };
         if let Some(value) = values.get(at) {
             let value = self.operand(value, line, false)?;
             self.write_value(&value, line)?;
@@ -569,16 +590,10 @@ impl<'a, 'c> Renderer<'a, 'c> {
         line: u32,
         lenient: bool,
     ) -> Result<i64, RenderError> {
+        // LiquidJS reads a bound that is not a number as 0.
         let value = self.operand(operand, line, lenient)?;
-        match value.to_number() {
-            Some(n) => Ok(n.as_f64().trunc().clamp(i64::MIN as f64, i64::MAX as f64) as i64),
-            None if value.is_nil() => Ok(0),
-            None => Err(RenderError::new(
-                line,
-                RenderErrorKind::FilterRejected,
-                "A range needs whole numbers at both ends",
-            )),
-        }
+        let number = filters::to_number(&value).as_f64();
+        Ok(number.trunc().clamp(i64::MIN as f64, i64::MAX as f64) as i64)
     }
 
     fn path(

@@ -89,7 +89,7 @@ fn parse(value: &Value<'_>, now: Option<i64>) -> Option<Instant> {
             if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
                 return from_seconds(s.parse::<f64>().ok()?);
             }
-            parse_iso(s)
+            parse_iso(s).or_else(|| parse_month_day_year(s))
         }
         _ => None,
     }
@@ -147,6 +147,23 @@ fn parse_iso(s: &str) -> Option<Instant> {
         return None;
     }
     Some(Instant(millis))
+}
+
+/// `March 14, 2016` and `Mar 14 2016`, as JavaScript's `Date` reads them (in UTC here).
+fn parse_month_day_year(s: &str) -> Option<Instant> {
+    let mut words = s.split(|c: char| c == ' ' || c == ',').filter(|w| !w.is_empty());
+    let month_word = words.next()?.to_lowercase();
+    let month = MONTHS.iter().position(|m| {
+        let m = m.to_lowercase();
+        month_word.len() >= 3 && m.starts_with(&month_word)
+    })? as i64
+        + 1;
+    let day: i64 = words.next()?.parse().ok()?;
+    let year: i64 = words.next()?.parse().ok()?;
+    if words.next().is_some() || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    Some(Instant(days_from_civil(year, month, day) * 86_400_000))
 }
 
 fn num_of(s: &str, from: usize) -> Option<i64> {

@@ -215,17 +215,22 @@ impl<'a> Renderer<'a, '_> {
             scope.index = index;
             let cols = cols.max(1);
             if index % cols == 0 {
-                if index > 0 {
-                    self.write("</tr>", line)?;
+                // Ruby Liquid's layout, which golden-liquid expects; LiquidJS writes no newlines.
+                if index == 0 {
+                    self.write("<tr class=\"row1\">\n", line)?;
+                } else {
+                    self.write(&format!("</tr>\n<tr class=\"row{}\">", index / cols + 1), line)?;
                 }
-                self.write(&format!("<tr class=\"row{}\">", index / cols + 1), line)?;
             }
             self.write(&format!("<td class=\"col{}\">", index % cols + 1), line)?;
-            self.nodes(body, last_line)?;
+            let flow = self.nodes(body, last_line)?;
             self.write("</td>", line)?;
+            if let Flow::Break = flow {
+                break;
+            }
         }
         if any {
-            self.write("</tr>", line)?;
+            self.write("</tr>\n", line)?;
         }
         Ok(())
     }
