@@ -100,6 +100,8 @@ pub(crate) struct Branch {
 pub(crate) struct Loop {
     pub variable: String,
     pub collection: Operand,
+    /// The collection as written, for `forloop.name` (`item-collection`).
+    pub collection_text: String,
     pub reversed: bool,
     pub limit: Option<Operand>,
     pub offset: Option<Operand>,

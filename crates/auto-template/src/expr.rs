@@ -37,15 +37,7 @@ pub(crate) fn tokenize(markup: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
                 continue;
             }
-            '"' | '\'' => {
-                let Some(end) = chars[i + 1..].iter().position(|&d| d == c) else {
-                    return Err("a string is not closed".to_string());
-                };
-                (
-                    Tok::Str(chars[i + 1..i + 1 + end].iter().collect()),
-                    end + 2,
-                )
-            }
+            '"' | '\'' => string(&chars[i..])?,
             '.' if next == Some('.') => (Tok::DotDot, 2),
             '.' => (Tok::Dot, 1),
             '[' => (Tok::LBracket, 1),
@@ -84,6 +76,46 @@ pub(crate) fn tokenize(markup: &str) -> Result<Vec<Tok>, String> {
         i += width;
     }
     Ok(tokens)
+}
+
+/// A quoted string, with LiquidJS's escapes (`\n`, `\t`, `\"`, `\u00e9`, ...).
+fn string(chars: &[char]) -> Result<(Tok, usize), String> {
+    let quote = chars[0];
+    let mut out = String::new();
+    let mut i = 1;
+    while i < chars.len() {
+        match chars[i] {
+            c if c == quote => return Ok((Tok::Str(out), i + 1)),
+            '\\' if i + 1 < chars.len() => {
+                let escaped = chars[i + 1];
+                i += 2;
+                match escaped {
+                    'n' => out.push('\n'),
+                    't' => out.push('\t'),
+                    'r' => out.push('\r'),
+                    'b' => out.push('\u{8}'),
+                    'f' => out.push('\u{c}'),
+                    'v' => out.push('\u{b}'),
+                    'u' => {
+                        let hex: String = chars[i..].iter().take(4).collect();
+                        match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                            Some(c) if hex.len() == 4 => {
+                                out.push(c);
+                                i += 4;
+                            }
+                            _ => out.push('u'),
+                        }
+                    }
+                    other => out.push(other),
+                }
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Err("a string is not closed".to_string())
 }
 
 fn number(chars: &[char]) -> (Tok, usize) {

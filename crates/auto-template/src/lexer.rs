@@ -235,7 +235,7 @@ fn find_close(text: &str, close: &str) -> Option<usize> {
     for i in 2..bytes.len() {
         let b = bytes[i];
         match quote {
-            Some(q) if b == q => quote = None,
+            Some(q) if b == q && bytes[i - 1] != b'\\' => quote = None,
             Some(_) => {}
             None if b == b'"' || b == b'\'' => quote = Some(b),
             None if bytes[i..].starts_with(close) => return Some(i),

@@ -159,8 +159,14 @@ impl Parser {
         }
         self.liquid_base = None;
         while self.frames.len() > base && !self.too_deep {
-            let frame = self.frames.pop().expect("Invariant: more frames than the base");
-            let text = format!("{} is not closed with end{} inside the liquid tag", frame.name, frame.name);
+            let frame = self
+                .frames
+                .pop()
+                .expect("Invariant: more frames than the base");
+            let text = format!(
+                "{} is not closed with end{} inside the liquid tag",
+                frame.name, frame.name
+            );
             self.problem(frame.line, text);
         }
     }
@@ -250,6 +256,7 @@ impl Parser {
                 let fallback = || Loop {
                     variable: String::new(),
                     collection: Operand::Literal(Literal::Nil),
+                    collection_text: String::new(),
                     reversed: false,
                     limit: None,
                     offset: None,
@@ -359,8 +366,13 @@ impl Parser {
 
     fn close(&mut self, name: &str, rest: &str) -> Result<(), String> {
         let opener = &name[3..];
-        if self.liquid_base.is_some_and(|base| self.frames.len() <= base) {
-            return Err(format!("{name} cannot close a tag opened outside the liquid tag"));
+        if self
+            .liquid_base
+            .is_some_and(|base| self.frames.len() <= base)
+        {
+            return Err(format!(
+                "{name} cannot close a tag opened outside the liquid tag"
+            ));
         }
         let Some(frame) = self.frames.last() else {
             return Err(format!("{name} closes no open tag"));
@@ -385,8 +397,11 @@ impl Parser {
                 frame.name, frame.line
             ));
         }
-        if name == "endsystem" {
-            no_arguments(name, rest)?;
+        if name == "endsystem"
+            && let Err(text) = no_arguments(name, rest)
+        {
+            // Reported, and the block still closes.
+            self.problem(self.frames.last().map_or(1, |f| f.line), text);
         }
         let frame = self
             .frames
@@ -562,6 +577,7 @@ fn parse_loop(markup: &str, tablerow: bool) -> Result<Loop, String> {
     let mut header = Loop {
         variable,
         collection,
+        collection_text: collection_text(markup),
         reversed: false,
         limit: None,
         offset: None,
@@ -587,6 +603,27 @@ fn parse_loop(markup: &str, tablerow: bool) -> Result<Loop, String> {
         }
     }
     Ok(header)
+}
+
+/// The collection of `item in collection limit: 2` as written: the first word after `in`, with
+/// what parentheses hold.
+fn collection_text(markup: &str) -> String {
+    let after = markup
+        .split_once(" in ")
+        .map_or("", |(_, rest)| rest.trim_start());
+    let mut depth = 0i32;
+    let end = after
+        .char_indices()
+        .find(|&(_, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            depth <= 0 && c.is_whitespace()
+        })
+        .map_or(after.len(), |(i, _)| i);
+    after[..end].to_string()
 }
 
 /// `cycle 'a', 'b'` or `cycle group: 'a', 'b'`.

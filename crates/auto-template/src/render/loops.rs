@@ -17,20 +17,21 @@ enum LoopKind {
 pub(crate) struct LoopScope<'a> {
     kind: LoopKind,
     variable: &'a str,
+    collection_text: &'a str,
     item: Value<'a>,
     index: usize,
     length: usize,
     cols: usize,
 }
 
-impl LoopScope<'_> {
+impl<'a> LoopScope<'a> {
     pub(crate) fn binds(&self, name: &str) -> bool {
         name == self.variable
             || (self.kind == LoopKind::For && name == "forloop")
             || (self.kind == LoopKind::Tablerow && name == "tablerowloop")
     }
 
-    fn property<'v>(&self, key: &str) -> Option<Value<'v>> {
+    fn property(&self, key: &str) -> Option<Value<'a>> {
         let (i, n) = (self.index as i64, self.length as i64);
         let cols = self.cols.max(1) as i64;
         Some(match key {
@@ -41,6 +42,7 @@ impl LoopScope<'_> {
             "first" => Value::Bool(i == 0),
             "last" => Value::Bool(i == n - 1),
             "length" => Value::Int(n),
+            "name" => Value::string(format!("{}-{}", self.variable, self.collection_text)),
             "col" if self.kind == LoopKind::Tablerow => Value::Int(i % cols + 1),
             "col0" if self.kind == LoopKind::Tablerow => Value::Int(i % cols),
             "col_first" if self.kind == LoopKind::Tablerow => Value::Bool(i % cols == 0),
@@ -131,6 +133,7 @@ impl<'a> Renderer<'a, '_> {
         self.loops.push(LoopScope {
             kind: LoopKind::For,
             variable: &header.variable,
+            collection_text: &header.collection_text,
             item: Value::Nil,
             index: 0,
             length,
@@ -186,6 +189,7 @@ impl<'a> Renderer<'a, '_> {
         self.loops.push(LoopScope {
             kind: LoopKind::Tablerow,
             variable: &header.variable,
+            collection_text: &header.collection_text,
             item: Value::Nil,
             index: 0,
             length,
@@ -219,7 +223,10 @@ impl<'a> Renderer<'a, '_> {
                 if index == 0 {
                     self.write("<tr class=\"row1\">\n", line)?;
                 } else {
-                    self.write(&format!("</tr>\n<tr class=\"row{}\">", index / cols + 1), line)?;
+                    self.write(
+                        &format!("</tr>\n<tr class=\"row{}\">", index / cols + 1),
+                        line,
+                    )?;
                 }
             }
             self.write(&format!("<td class=\"col{}\">", index % cols + 1), line)?;
