@@ -303,7 +303,7 @@ pub(crate) fn format_number(f: f64) -> String {
         let _ = write!(
             out,
             "e{}{}",
-            if n - 1 >= 0 { "+" } else { "-" },
+            if n > 0 { "+" } else { "-" },
             (n - 1).abs()
         );
     }

@@ -119,7 +119,8 @@ fn round(value: Number, digits: Number) -> Number {
     }
     let v = value.as_f64();
     let scaled = shift_decimal(v.abs(), digits);
-    if !(scaled <= 9_007_199_254_740_991.0) {
+    // Past 2^53 (or NaN) the number has no decimals left to round.
+    if scaled.is_nan() || scaled > 9_007_199_254_740_991.0 {
         return value;
     }
     let rounded = shift_decimal(scaled.round(), -digits);
