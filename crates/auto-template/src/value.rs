@@ -300,12 +300,7 @@ pub(crate) fn format_number(f: f64) -> String {
             out.push('.');
             out.push_str(&digits[1..]);
         }
-        let _ = write!(
-            out,
-            "e{}{}",
-            if n > 0 { "+" } else { "-" },
-            (n - 1).abs()
-        );
+        let _ = write!(out, "e{}{}", if n > 0 { "+" } else { "-" }, (n - 1).abs());
     }
     out
 }

@@ -133,12 +133,16 @@ fn golden_liquid() {
     let cases = suite["tests"].as_array().expect("tests");
     let mut excluded: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut failed = Vec::new();
+    let mut failed_names: Vec<String> = Vec::new();
     let mut passed = 0;
     for case in cases {
         let name = case["name"].as_str().unwrap_or_default().to_string();
         match run_case(case) {
             Outcome::Pass => passed += 1,
-            Outcome::Fail(why) => failed.push(format!("{name}: {why}")),
+            Outcome::Fail(why) => {
+                failed.push(format!("{name}: {why}"));
+                failed_names.push(name);
+            }
             Outcome::Excluded(rule) => excluded.entry(rule).or_default().push(name),
         }
     }
@@ -157,7 +161,30 @@ fn golden_liquid() {
         "golden-liquid: {passed} passed / {allowed} allowed / {} total",
         cases.len()
     );
-    if std::env::var("GOLDEN_LIQUID_REPORT_ONLY").is_err() {
-        assert!(failed.is_empty(), "{} allowed cases failed", failed.len());
+    if std::env::var("GOLDEN_LIQUID_REPORT_ONLY").is_ok() {
+        return;
     }
+    let known_path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden_known_failures.txt");
+    let known_text = std::fs::read_to_string(known_path).unwrap_or_default();
+    let known: Vec<&str> = known_text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    let unexpected: Vec<&String> = failed_names
+        .iter()
+        .filter(|n| !known.contains(&n.as_str()))
+        .collect();
+    let fixed: Vec<&&str> = known
+        .iter()
+        .filter(|n| !failed_names.iter().any(|f| f == *n))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "cases failed that are not known failures: {unexpected:#?}"
+    );
+    assert!(
+        fixed.is_empty(),
+        "known failures now pass; take them off the list: {fixed:#?}"
+    );
 }

@@ -78,19 +78,19 @@ pub(super) fn apply<'a>(
         "slice" => Ok(slice(input, args)),
         "where" | "reject" => {
             let include = name == "where";
-            let path = args.text(0);
+            let property = args.get(0).cloned().unwrap_or(Value::Nil);
             let kept = items()
                 .into_iter()
-                .filter(|item| matches(&dig(item, &path), args.get(1)) == include)
+                .filter(|item| item_matches(item, &property, args.get(1)) == include)
                 .collect();
             Ok(Value::array(kept))
         }
         "find" | "find_index" | "has" => {
-            let path = args.text(0);
+            let property = args.get(0).cloned().unwrap_or(Value::Nil);
             let found = items()
                 .into_iter()
                 .enumerate()
-                .find(|(_, item)| matches(&dig(item, &path), args.get(1)));
+                .find(|(_, item)| item_matches(item, &property, args.get(1)));
             Ok(match (name, found) {
                 ("has", found) => Value::Bool(found.is_some()),
                 ("find", Some((_, item))) => item,
@@ -131,10 +131,27 @@ fn dig<'a>(item: &Value<'a>, path: &str) -> Value<'a> {
     value
 }
 
-fn matches(value: &Value<'_>, expected: Option<&Value<'_>>) -> bool {
+/// Whether an item matches `where`, `reject`, `find`, `find_index` and `has`: its property
+/// equals the value given, or, with no value (or nil), is truthy. As Ruby Liquid reads it, a
+/// string item "has" a property that is a substring of it, and any other item matches a
+/// property equal to it.
+fn item_matches(item: &Value<'_>, property: &Value<'_>, expected: Option<&Value<'_>>) -> bool {
+    let expected = expected.filter(|e| !e.is_nil());
+    let value = match (item, property) {
+        (Value::Str(s), Value::Str(p)) => {
+            if s.contains(&**p) {
+                property.clone()
+            } else {
+                Value::Nil
+            }
+        }
+        _ if item.is_array() || matches!(item, Value::Json(_)) => dig(item, &property.to_text()),
+        _ if expected.is_none() => return equals(item, property),
+        _ => Value::Nil,
+    };
     match expected {
         None => value.is_truthy(),
-        Some(expected) => equals(value, expected),
+        Some(expected) => equals(&value, expected),
     }
 }
 

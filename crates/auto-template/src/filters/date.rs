@@ -151,9 +151,7 @@ fn parse_iso(s: &str) -> Option<Instant> {
 
 /// `March 14, 2016` and `Mar 14 2016`, as JavaScript's `Date` reads them (in UTC here).
 fn parse_month_day_year(s: &str) -> Option<Instant> {
-    let mut words = s
-        .split([' ', ','])
-        .filter(|w| !w.is_empty());
+    let mut words = s.split([' ', ',']).filter(|w| !w.is_empty());
     let month_word = words.next()?.to_lowercase();
     let month = MONTHS.iter().position(|m| {
         let m = m.to_lowercase();
