@@ -1,0 +1,2 @@
+//! Parse and render benchmarks (filled in below).
+fn main() {}
