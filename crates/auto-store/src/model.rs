@@ -13,7 +13,10 @@ pub struct PlaybookRef {
 
 impl PlaybookRef {
     pub fn new(org: impl Into<String>, playbook: impl Into<String>) -> Self {
-        Self { org: org.into(), playbook: playbook.into() }
+        Self {
+            org: org.into(),
+            playbook: playbook.into(),
+        }
     }
 }
 
@@ -41,7 +44,10 @@ pub struct DefinitionKey {
 
 impl DefinitionKey {
     pub fn new(def_type: impl Into<String>, name: impl Into<String>) -> Self {
-        Self { def_type: def_type.into(), name: name.into() }
+        Self {
+            def_type: def_type.into(),
+            name: name.into(),
+        }
     }
 }
 
@@ -113,7 +119,11 @@ pub struct NewEvent {
 
 impl NewEvent {
     /// An event with only the required attributes.
-    pub fn new(id: impl Into<String>, event_type: impl Into<String>, source: impl Into<String>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        event_type: impl Into<String>,
+        source: impl Into<String>,
+    ) -> Self {
         Self {
             id: id.into(),
             event_type: event_type.into(),

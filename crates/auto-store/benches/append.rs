@@ -1,0 +1,3 @@
+//! Event append throughput.
+
+fn main() {}

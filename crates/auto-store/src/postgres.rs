@@ -1,0 +1,788 @@
+//! The store on PostgreSQL, shared by several servers. The database's clock is
+//! `clock_timestamp()`. A playbook's `seq`s are taken under its row's lock, held to the commit,
+//! so appends to one playbook commit in `seq` order and a follower never finds an earlier `seq`
+//! after a later one.
+
+use std::borrow::Cow;
+use std::hash::{BuildHasher, Hasher};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::{Map, Value};
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::types::Json;
+use sqlx::{AssertSqlSafe, Postgres, Row, SqlSafeStr, Transaction};
+
+use crate::sqlite::{recorded_event, saved_version, single};
+use crate::{
+    DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, Org,
+    Playbook, PlaybookRef, Result, Store, StoreError, definition_change_refused,
+    event_insert_error, page_limit, parse_status, playbook_not_found,
+};
+
+/// How many connections one server keeps to the database.
+const CONNECTIONS_MAX: u32 = 10;
+
+/// Schemas that `open_postgres_isolated` made longer ago than this are dropped when it makes a
+/// new one: tests leave theirs behind, and a test runs for far less.
+const ISOLATED_SCHEMA_AGE_MAX_S: u64 = 24 * 60 * 60;
+
+/// The prefix of the schemas `open_postgres_isolated` makes: `t_<unix seconds>_<16 hex>`.
+const ISOLATED_SCHEMA_PREFIX: &str = "t_";
+
+const MIGRATION_STORE: &str = include_str!("../migrations/postgres/0001_store.sql");
+
+/// The columns `event_from_row` reads.
+macro_rules! event_columns {
+    () => {
+        "SELECT seq, id, type, source, subject, time, datacontenttype, data, extensions, \
+         run_id, run_seq, recorded_at FROM events"
+    };
+}
+
+/// The columns `definition_from_row` reads, from `definitions d` joined with
+/// `definition_versions v`.
+macro_rules! definition_columns {
+    () => {
+        "SELECT d.def_type, d.name, d.status, d.latest_version, d.created_at, d.updated_at, \
+         v.version, v.source, v.overview, v.diagram, v.description, v.derived, v.saved_seq, \
+         v.saved_at \
+         FROM definitions d JOIN definition_versions v ON v.definition_pk = d.pk"
+    };
+}
+
+/// The PostgreSQL store.
+pub(crate) struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    pub(crate) async fn open(url: &str) -> Result<Self> {
+        Self::open_with(connect_options(url)?).await
+    }
+
+    async fn open_with(options: PgConnectOptions) -> Result<Self> {
+        let pool = PgPoolOptions::new()
+            .max_connections(CONNECTIONS_MAX)
+            .connect_with(options)
+            .await?;
+        // sqlx's migrator holds an advisory lock while it runs: servers starting together
+        // migrate once.
+        migrator().run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// Fails with `NotFound` unless the playbook exists.
+    async fn require_playbook(&self, playbook: &PlaybookRef) -> Result<i64> {
+        sqlx::query_scalar("SELECT pk FROM playbooks WHERE org = $1 AND id = $2")
+            .bind(&playbook.org)
+            .bind(&playbook.playbook)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| playbook_not_found(playbook))
+    }
+}
+
+fn connect_options(url: &str) -> Result<PgConnectOptions> {
+    // The error names the fault, never the URL, which may hold a password.
+    PgConnectOptions::from_str(url).map_err(|error| {
+        StoreError::BadUrl(format!("the PostgreSQL database URL is not valid: {error}"))
+    })
+}
+
+/// Opens a PostgreSQL store in a schema of its own, made for it, so that tests running at once
+/// on one database do not see each other's data: every pooled connection has its
+/// `search_path` set to the new schema `t_<unix seconds>_<random>`. For tests only (the store's
+/// and the server's): schemas older than a day are dropped when a new one is made.
+pub async fn open_postgres_isolated(url: &str) -> Result<Arc<dyn crate::Store>> {
+    let options = connect_options(url)?;
+    let now_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    let schema = format!("{ISOLATED_SCHEMA_PREFIX}{now_s}_{:016x}", random_u64());
+    let admin = PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with(options.clone())
+        .await?;
+    drop_stale_schemas(&admin, now_s).await?;
+    // Invariant: `schema` is made of ASCII letters, digits and `_` only (built just above).
+    sqlx::raw_sql(AssertSqlSafe(format!("CREATE SCHEMA \"{schema}\"")))
+        .execute(&admin)
+        .await?;
+    admin.close().await;
+    let store = PgStore::open_with(options.options([("search_path", schema.as_str())])).await?;
+    Ok(Arc::new(store))
+}
+
+/// Drops the schemas of isolated stores made more than `ISOLATED_SCHEMA_AGE_MAX_S` ago.
+async fn drop_stale_schemas(admin: &PgPool, now_s: u64) -> Result<()> {
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT nspname::text FROM pg_namespace WHERE starts_with(nspname, $1)")
+            .bind(ISOLATED_SCHEMA_PREFIX)
+            .fetch_all(admin)
+            .await?;
+    for name in names {
+        let Some(made_s) = isolated_schema_time(&name) else {
+            continue;
+        };
+        if made_s.saturating_add(ISOLATED_SCHEMA_AGE_MAX_S) < now_s {
+            // Invariant: `isolated_schema_time` accepted only letters, digits and `_`.
+            let sql = format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE");
+            sqlx::raw_sql(AssertSqlSafe(sql)).execute(admin).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The time in an isolated store's schema name, when the name is one.
+fn isolated_schema_time(name: &str) -> Option<u64> {
+    let rest = name.strip_prefix(ISOLATED_SCHEMA_PREFIX)?;
+    let (seconds, random) = rest.split_once('_')?;
+    let is_random = random.len() == 16 && random.bytes().all(|byte| byte.is_ascii_hexdigit());
+    let is_seconds = !seconds.is_empty() && seconds.bytes().all(|byte| byte.is_ascii_digit());
+    if is_random && is_seconds {
+        seconds.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// A random number from the standard library's randomly keyed hasher, mixed with a counter
+/// and the time, for schema names.
+fn random_u64() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
+fn migrator() -> Migrator {
+    Migrator::with_migrations(vec![Migration::new(
+        1,
+        Cow::Borrowed("the store"),
+        MigrationType::Simple,
+        MIGRATION_STORE.into_sql_str(),
+        false,
+    )])
+}
+
+/// A time as PostgreSQL keeps it: `timestamptz` has microseconds, and sqlx sends a time as
+/// whole microseconds since 2000-01-01, dropping the rest.
+fn stored_time(time: DateTime<Utc>) -> DateTime<Utc> {
+    let postgres_epoch = Utc.with_ymd_and_hms(2000, 1, 1, 0, 0, 0).single();
+    let Some(postgres_epoch) = postgres_epoch else {
+        return time;
+    };
+    match (time - postgres_epoch).num_microseconds() {
+        Some(micros) => postgres_epoch + chrono::Duration::microseconds(micros),
+        None => time,
+    }
+}
+
+/// The seqs a change takes, and the database's time of the change.
+struct Reserved {
+    playbook_pk: i64,
+    first_seq: i64,
+    now: DateTime<Utc>,
+}
+
+/// Takes `count` seqs for the playbook, or fails with `NotFound`. Raising `last_seq` locks the
+/// playbook's row until the transaction ends, so the next change to the playbook takes its seqs
+/// only after this one committed (or rolled back): seqs become visible in order. The time is
+/// read under the lock, so it does not go back as seq goes on (unless the clock does).
+async fn reserve_seqs(
+    tx: &mut Transaction<'static, Postgres>,
+    playbook: &PlaybookRef,
+    count: usize,
+) -> Result<Reserved> {
+    let count = i64::try_from(count)
+        .map_err(|_| StoreError::Conflict(format!("{count} events are too many for one change")))?;
+    let row = sqlx::query(
+        "UPDATE playbooks SET last_seq = last_seq + $3 WHERE org = $1 AND id = $2 \
+         RETURNING pk, last_seq, clock_timestamp()",
+    )
+    .bind(&playbook.org)
+    .bind(&playbook.playbook)
+    .bind(count)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or_else(|| playbook_not_found(playbook))?;
+    let last_seq: i64 = row.try_get(1)?;
+    Ok(Reserved {
+        playbook_pk: row.try_get(0)?,
+        first_seq: last_seq - count + 1,
+        now: row.try_get(2)?,
+    })
+}
+
+/// Inserts the events under seqs from `reserved.first_seq`, in one statement over arrays.
+async fn insert_events(
+    tx: &mut Transaction<'static, Postgres>,
+    playbook: &PlaybookRef,
+    reserved: &Reserved,
+    events: Vec<NewEvent>,
+) -> Result<Vec<Event>> {
+    let ids: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
+    let types: Vec<&str> = events
+        .iter()
+        .map(|event| event.event_type.as_str())
+        .collect();
+    let sources: Vec<&str> = events.iter().map(|event| event.source.as_str()).collect();
+    let subjects: Vec<Option<&str>> = events
+        .iter()
+        .map(|event| event.subject.as_deref())
+        .collect();
+    let times: Vec<Option<DateTime<Utc>>> = events.iter().map(|event| event.time).collect();
+    let content_types: Vec<Option<&str>> = events
+        .iter()
+        .map(|event| event.datacontenttype.as_deref())
+        .collect();
+    let data: Vec<Option<Json<&Value>>> = events
+        .iter()
+        .map(|event| event.data.as_ref().map(Json))
+        .collect();
+    let extensions: Vec<Json<&Map<String, Value>>> =
+        events.iter().map(|event| Json(&event.extensions)).collect();
+    let run_ids: Vec<Option<&str>> = events.iter().map(|event| event.run_id.as_deref()).collect();
+    let run_seqs: Vec<Option<i64>> = events.iter().map(|event| event.run_seq).collect();
+    sqlx::query(
+        "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, datacontenttype, \
+         data, extensions, run_id, run_seq, recorded_at) \
+         SELECT $1, $2 + t.ord - 1, t.id, t.type, t.source, t.subject, COALESCE(t.time, $3), \
+         t.datacontenttype, t.data, t.extensions, t.run_id, t.run_seq, $3 \
+         FROM UNNEST($4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], \
+         $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::int8[]) WITH ORDINALITY \
+         AS t(id, type, source, subject, time, datacontenttype, data, extensions, run_id, \
+         run_seq, ord) ORDER BY t.ord",
+    )
+    .bind(reserved.playbook_pk)
+    .bind(reserved.first_seq)
+    .bind(reserved.now)
+    .bind(ids)
+    .bind(types)
+    .bind(sources)
+    .bind(subjects)
+    .bind(times)
+    .bind(content_types)
+    .bind(data)
+    .bind(extensions)
+    .bind(run_ids)
+    .bind(run_seqs)
+    .execute(&mut **tx)
+    .await
+    .map_err(|error| event_insert_error(error, playbook))?;
+    Ok(events
+        .into_iter()
+        .zip(reserved.first_seq..)
+        .map(|(mut event, seq)| {
+            event.time = event.time.map(stored_time);
+            recorded_event(event, seq, reserved.now)
+        })
+        .collect())
+}
+
+fn event_from_row(row: &PgRow) -> Result<Event> {
+    let data: Option<Json<Value>> = row.try_get("data")?;
+    let extensions: Json<Map<String, Value>> = row.try_get("extensions")?;
+    Ok(Event {
+        seq: row.try_get("seq")?,
+        id: row.try_get("id")?,
+        event_type: row.try_get("type")?,
+        source: row.try_get("source")?,
+        subject: row.try_get("subject")?,
+        time: row.try_get("time")?,
+        datacontenttype: row.try_get("datacontenttype")?,
+        data: data.map(|Json(data)| data),
+        extensions: extensions.0,
+        run_id: row.try_get("run_id")?,
+        run_seq: row.try_get("run_seq")?,
+        recorded_at: row.try_get("recorded_at")?,
+    })
+}
+
+fn definition_from_row(row: &PgRow) -> Result<DefinitionVersion> {
+    let version: i64 = row.try_get("version")?;
+    let latest_version: i64 = row.try_get("latest_version")?;
+    // The latest version was last touched when the definition was (saved or retired); an
+    // older one when it was saved.
+    let updated_at = if version == latest_version {
+        row.try_get("updated_at")?
+    } else {
+        row.try_get("saved_at")?
+    };
+    let derived: Json<Value> = row.try_get("derived")?;
+    Ok(DefinitionVersion {
+        key: DefinitionKey {
+            def_type: row.try_get("def_type")?,
+            name: row.try_get("name")?,
+        },
+        version,
+        status: parse_status(row.try_get("status")?)?,
+        source: row.try_get("source")?,
+        overview: row.try_get("overview")?,
+        diagram: row.try_get("diagram")?,
+        description: row.try_get("description")?,
+        derived: derived.0,
+        created_at: row.try_get("created_at")?,
+        updated_at,
+        saved_seq: row.try_get("saved_seq")?,
+    })
+}
+
+fn org_from_row(row: &PgRow) -> Result<Org> {
+    Ok(Org {
+        id: row.try_get("id")?,
+        title: row.try_get("title")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+fn playbook_from_row(row: &PgRow) -> Result<Playbook> {
+    Ok(Playbook {
+        org: row.try_get("org")?,
+        id: row.try_get("id")?,
+        title: row.try_get("title")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+/// Saves a version row, its overview taken from the version before when `new` has none, and
+/// returns the overview saved.
+async fn insert_version(
+    tx: &mut Transaction<'static, Postgres>,
+    definition_pk: i64,
+    version: i64,
+    new: &NewDefinitionVersion,
+    saved_seq: i64,
+    saved_at: DateTime<Utc>,
+) -> Result<Option<String>> {
+    let overview = sqlx::query_scalar(
+        "INSERT INTO definition_versions (definition_pk, version, source, overview, diagram, \
+         description, derived, saved_seq, saved_at) \
+         VALUES ($1, $2, $3, COALESCE($4, (SELECT overview FROM definition_versions \
+         WHERE definition_pk = $1 AND version = $2 - 1)), $5, $6, $7, $8, $9) \
+         RETURNING overview",
+    )
+    .bind(definition_pk)
+    .bind(version)
+    .bind(&new.source)
+    .bind(&new.overview)
+    .bind(&new.diagram)
+    .bind(&new.description)
+    .bind(Json(&new.derived))
+    .bind(saved_seq)
+    .bind(saved_at)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(overview)
+}
+
+/// The status and latest version of a definition, when there is one.
+async fn stored_status(
+    tx: &mut Transaction<'static, Postgres>,
+    playbook_pk: i64,
+    key: &DefinitionKey,
+) -> Result<Option<(String, i64)>> {
+    let row = sqlx::query(
+        "SELECT status, latest_version FROM definitions \
+         WHERE playbook_pk = $1 AND def_type = $2 AND name = $3",
+    )
+    .bind(playbook_pk)
+    .bind(&key.def_type)
+    .bind(&key.name)
+    .fetch_optional(&mut **tx)
+    .await?;
+    row.map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+        .transpose()
+}
+
+#[async_trait]
+impl Store for PgStore {
+    fn kind(&self) -> &'static str {
+        "postgres"
+    }
+
+    async fn now(&self) -> Result<DateTime<Utc>> {
+        Ok(sqlx::query_scalar("SELECT clock_timestamp()")
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
+    async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org> {
+        let row = sqlx::query(
+            "INSERT INTO orgs (id, title, created_at) VALUES ($1, $2, clock_timestamp()) \
+             ON CONFLICT (id) DO NOTHING RETURNING id, title, created_at",
+        )
+        .bind(id)
+        .bind(title)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::Conflict(format!("the org {id} exists")))?;
+        org_from_row(&row)
+    }
+
+    async fn get_org(&self, id: &str) -> Result<Option<Org>> {
+        sqlx::query("SELECT id, title, created_at FROM orgs WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .as_ref()
+            .map(org_from_row)
+            .transpose()
+    }
+
+    async fn list_orgs(&self) -> Result<Vec<Org>> {
+        sqlx::query("SELECT id, title, created_at FROM orgs ORDER BY id")
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(org_from_row)
+            .collect()
+    }
+
+    async fn create_playbook(&self, org: &str, id: &str, title: Option<&str>) -> Result<Playbook> {
+        // FOR KEY SHARE keeps the org from going while the playbook is made.
+        let row = sqlx::query(
+            "WITH org AS (SELECT id FROM orgs WHERE id = $1 FOR KEY SHARE), \
+             made AS (INSERT INTO playbooks (org, id, title, created_at) \
+             SELECT org.id, $2, $3, clock_timestamp() FROM org \
+             ON CONFLICT (org, id) DO NOTHING RETURNING org, id, title, created_at) \
+             SELECT (SELECT count(*) FROM org) AS orgs, made.* FROM (SELECT 1) one \
+             LEFT JOIN made ON true",
+        )
+        .bind(org)
+        .bind(id)
+        .bind(title)
+        .fetch_one(&self.pool)
+        .await?;
+        let orgs: i64 = row.try_get("orgs")?;
+        let made_id: Option<String> = row.try_get("id")?;
+        match (orgs, made_id) {
+            (0, _) => Err(StoreError::NotFound(format!("org {org}"))),
+            (_, None) => Err(StoreError::Conflict(format!(
+                "the playbook {org}/{id} exists"
+            ))),
+            (_, Some(_)) => playbook_from_row(&row),
+        }
+    }
+
+    async fn get_playbook(&self, playbook: &PlaybookRef) -> Result<Option<Playbook>> {
+        sqlx::query("SELECT org, id, title, created_at FROM playbooks WHERE org = $1 AND id = $2")
+            .bind(&playbook.org)
+            .bind(&playbook.playbook)
+            .fetch_optional(&self.pool)
+            .await?
+            .as_ref()
+            .map(playbook_from_row)
+            .transpose()
+    }
+
+    async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>> {
+        let playbooks = sqlx::query(
+            "SELECT org, id, title, created_at FROM playbooks WHERE org = $1 ORDER BY id",
+        )
+        .bind(org)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(playbook_from_row)
+        .collect::<Result<Vec<_>>>()?;
+        if playbooks.is_empty() && self.get_org(org).await?.is_none() {
+            return Err(StoreError::NotFound(format!("org {org}")));
+        }
+        Ok(playbooks)
+    }
+
+    async fn create_definition(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewDefinitionVersion,
+        event: NewEvent,
+    ) -> Result<(DefinitionVersion, Event)> {
+        let mut tx = self.pool.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, 1).await?;
+        let definition_pk: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO definitions (playbook_pk, def_type, name, status, latest_version, \
+             created_at, updated_at) VALUES ($1, $2, $3, 'active', 1, $4, $4) \
+             ON CONFLICT (playbook_pk, def_type, name) DO NOTHING RETURNING pk",
+        )
+        .bind(reserved.playbook_pk)
+        .bind(&new.key.def_type)
+        .bind(&new.key.name)
+        .bind(reserved.now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(definition_pk) = definition_pk else {
+            return Err(StoreError::Conflict(format!(
+                "a {} definition named {} exists (active or retired)",
+                new.key.def_type, new.key.name
+            )));
+        };
+        let event = single(insert_events(&mut tx, playbook, &reserved, vec![event]).await?)?;
+        let overview =
+            insert_version(&mut tx, definition_pk, 1, &new, event.seq, reserved.now).await?;
+        tx.commit().await?;
+        Ok((
+            saved_version(new, 1, overview, reserved.now, reserved.now, event.seq),
+            event,
+        ))
+    }
+
+    async fn update_definition(
+        &self,
+        playbook: &PlaybookRef,
+        expected_version: i64,
+        new: NewDefinitionVersion,
+        event: NewEvent,
+    ) -> Result<(DefinitionVersion, Event)> {
+        let mut tx = self.pool.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, 1).await?;
+        let row = sqlx::query(
+            "UPDATE definitions SET latest_version = latest_version + 1, updated_at = $5 \
+             WHERE playbook_pk = $1 AND def_type = $2 AND name = $3 AND status = 'active' \
+             AND latest_version = $4 RETURNING pk, latest_version, created_at",
+        )
+        .bind(reserved.playbook_pk)
+        .bind(&new.key.def_type)
+        .bind(&new.key.name)
+        .bind(expected_version)
+        .bind(reserved.now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            let stored = stored_status(&mut tx, reserved.playbook_pk, &new.key).await?;
+            return Err(definition_change_refused(
+                playbook,
+                &new.key,
+                stored,
+                Some(expected_version),
+            ));
+        };
+        let definition_pk: i64 = row.try_get("pk")?;
+        let version: i64 = row.try_get("latest_version")?;
+        let created_at: DateTime<Utc> = row.try_get("created_at")?;
+        let event = single(insert_events(&mut tx, playbook, &reserved, vec![event]).await?)?;
+        let overview = insert_version(
+            &mut tx,
+            definition_pk,
+            version,
+            &new,
+            event.seq,
+            reserved.now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok((
+            saved_version(new, version, overview, created_at, reserved.now, event.seq),
+            event,
+        ))
+    }
+
+    async fn retire_definition(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        event: NewEvent,
+    ) -> Result<(DefinitionVersion, Event)> {
+        let mut tx = self.pool.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, 1).await?;
+        let retired: Option<i64> = sqlx::query_scalar(
+            "UPDATE definitions SET status = 'retired', updated_at = $4, retired_seq = $5 \
+             WHERE playbook_pk = $1 AND def_type = $2 AND name = $3 AND status = 'active' \
+             RETURNING pk",
+        )
+        .bind(reserved.playbook_pk)
+        .bind(&key.def_type)
+        .bind(&key.name)
+        .bind(reserved.now)
+        .bind(reserved.first_seq)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(definition_pk) = retired else {
+            let stored = stored_status(&mut tx, reserved.playbook_pk, key).await?;
+            return Err(definition_change_refused(playbook, key, stored, None));
+        };
+        let event = single(insert_events(&mut tx, playbook, &reserved, vec![event]).await?)?;
+        let row = sqlx::query(concat!(
+            definition_columns!(),
+            " WHERE d.pk = $1 AND v.version = d.latest_version"
+        ))
+        .bind(definition_pk)
+        .fetch_one(&mut *tx)
+        .await?;
+        let definition = definition_from_row(&row)?;
+        tx.commit().await?;
+        Ok((definition, event))
+    }
+
+    async fn get_definition(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+    ) -> Result<Option<DefinitionVersion>> {
+        sqlx::query(concat!(
+            definition_columns!(),
+            " JOIN playbooks p ON p.pk = d.playbook_pk \
+             WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4 \
+             AND v.version = d.latest_version"
+        ))
+        .bind(&playbook.org)
+        .bind(&playbook.playbook)
+        .bind(&key.def_type)
+        .bind(&key.name)
+        .fetch_optional(&self.pool)
+        .await?
+        .as_ref()
+        .map(definition_from_row)
+        .transpose()
+    }
+
+    async fn get_definition_version(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        version: i64,
+    ) -> Result<Option<DefinitionVersion>> {
+        sqlx::query(concat!(
+            definition_columns!(),
+            " JOIN playbooks p ON p.pk = d.playbook_pk \
+             WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4 \
+             AND v.version = $5"
+        ))
+        .bind(&playbook.org)
+        .bind(&playbook.playbook)
+        .bind(&key.def_type)
+        .bind(&key.name)
+        .bind(version)
+        .fetch_optional(&self.pool)
+        .await?
+        .as_ref()
+        .map(definition_from_row)
+        .transpose()
+    }
+
+    async fn list_definitions(
+        &self,
+        playbook: &PlaybookRef,
+        def_type: Option<&str>,
+    ) -> Result<Vec<DefinitionVersion>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        sqlx::query(concat!(
+            definition_columns!(),
+            " WHERE d.playbook_pk = $1 AND ($2::text IS NULL OR d.def_type = $2) \
+             AND v.version = d.latest_version ORDER BY d.def_type, d.name"
+        ))
+        .bind(playbook_pk)
+        .bind(def_type)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(definition_from_row)
+        .collect()
+    }
+
+    async fn append_events(
+        &self,
+        playbook: &PlaybookRef,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<Event>> {
+        if events.is_empty() {
+            self.require_playbook(playbook).await?;
+            return Ok(Vec::new());
+        }
+        let mut tx = self.pool.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+        tx.commit().await?;
+        Ok(events)
+    }
+
+    async fn list_events(
+        &self,
+        playbook: &PlaybookRef,
+        filter: &EventFilter,
+    ) -> Result<Vec<Event>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        // One statement per combination of filters, so that each is planned for its own index.
+        let sql = match (&filter.run_id, &filter.event_type) {
+            (None, None) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 ORDER BY seq LIMIT $3"
+            ),
+            (Some(_), None) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 ORDER BY seq LIMIT $3"
+            ),
+            (None, Some(_)) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 AND type = $4 ORDER BY seq LIMIT $3"
+            ),
+            (Some(_), Some(_)) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 AND type = $5 \
+                 ORDER BY seq LIMIT $3"
+            ),
+        };
+        let mut query = sqlx::query(sql)
+            .bind(playbook_pk)
+            .bind(filter.after_seq.unwrap_or(0))
+            .bind(page_limit(filter));
+        // PostgreSQL wants exactly the parameters a statement names.
+        if let Some(run_id) = &filter.run_id {
+            query = query.bind(run_id);
+        }
+        if let Some(event_type) = &filter.event_type {
+            query = query.bind(event_type);
+        }
+        query
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(event_from_row)
+            .collect()
+    }
+
+    async fn get_event(&self, playbook: &PlaybookRef, id: &str) -> Result<Option<Event>> {
+        sqlx::query(concat!(
+            event_columns!(),
+            " WHERE playbook_pk = (SELECT pk FROM playbooks WHERE org = $1 AND id = $2) \
+             AND id = $3"
+        ))
+        .bind(&playbook.org)
+        .bind(&playbook.playbook)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .as_ref()
+        .map(event_from_row)
+        .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_isolated_schema_names_are_read_as_such() {
+        assert_eq!(
+            isolated_schema_time("t_1700000000_0123456789abcdef"),
+            Some(1_700_000_000)
+        );
+        assert_eq!(isolated_schema_time("t_1700000000_0123"), None);
+        assert_eq!(isolated_schema_time("t_x_0123456789abcdef"), None);
+        assert_eq!(isolated_schema_time("public"), None);
+        assert_eq!(isolated_schema_time("t_1_0123456789abcdeg"), None);
+    }
+}

@@ -1,0 +1,841 @@
+//! The store on SQLite: one file in WAL mode with `synchronous=FULL`, held by one server through
+//! an exclusive lock on `<file>.lock`. Writes go through one connection in `BEGIN IMMEDIATE`
+//! transactions; reads use a small pool beside it.
+
+use std::borrow::Cow;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+use sqlx::{Row, SqlSafeStr, Sqlite, Transaction};
+
+use crate::{
+    DefinitionKey, DefinitionStatus, DefinitionVersion, Event, EventFilter, NewDefinitionVersion,
+    NewEvent, Org, Playbook, PlaybookRef, Result, Store, StoreError, definition_change_refused,
+    event_insert_error, page_limit, parse_status, playbook_not_found,
+};
+
+/// How many connections read beside the one that writes.
+const READ_CONNECTIONS_MAX: u32 = 4;
+
+/// How long a statement waits for SQLite's own file lock before it fails. Only this process
+/// writes, so waits are short: a checkpoint, or a reader that holds the file briefly.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The database's clock, as the text every time is stored in: RFC 3339 in UTC with
+/// milliseconds, so that text order is time order.
+macro_rules! now_sql {
+    () => {
+        "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+    };
+}
+
+const MIGRATION_STORE: &str = include_str!("../migrations/sqlite/0001_store.sql");
+
+/// The columns `event_from_row` reads, in the order a `SELECT` lists them.
+macro_rules! event_columns {
+    () => {
+        "SELECT seq, id, type, source, subject, time, datacontenttype, data, extensions, \
+         run_id, run_seq, recorded_at FROM events"
+    };
+}
+
+/// The columns `definition_from_row` reads, from `definitions d` joined with
+/// `definition_versions v`.
+macro_rules! definition_columns {
+    () => {
+        "SELECT d.def_type, d.name, d.status, d.latest_version, d.created_at, d.updated_at, \
+         v.version, v.source, v.overview, v.diagram, v.description, v.derived, v.saved_seq, \
+         v.saved_at \
+         FROM definitions d JOIN definition_versions v ON v.definition_pk = d.pk"
+    };
+}
+
+/// The SQLite store.
+pub(crate) struct SqliteStore {
+    /// One connection: every change is serialized here.
+    writer: SqlitePool,
+    /// Reads; the same pool as `writer` for an in-memory database, which exists only on its
+    /// one connection.
+    reader: SqlitePool,
+    /// Held for the life of the store: while it is, no other server opens the file.
+    _file_lock: Option<File>,
+}
+
+impl SqliteStore {
+    pub(crate) async fn open(url: &str) -> Result<Self> {
+        let options = SqliteConnectOptions::from_str(url).map_err(|error| {
+            StoreError::BadUrl(format!("the SQLite database URL is not valid: {error}"))
+        })?;
+        if is_in_memory(url) {
+            return Self::open_in_memory(options).await;
+        }
+        let path = options.get_filename().to_owned();
+        let file_lock = lock_database_file(&path)?;
+        let options = options
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
+            .await?;
+        migrator().run(&writer).await?;
+        let reader = SqlitePoolOptions::new()
+            .max_connections(READ_CONNECTIONS_MAX)
+            .connect_with(options)
+            .await?;
+        Ok(Self {
+            writer,
+            reader,
+            _file_lock: Some(file_lock),
+        })
+    }
+
+    async fn open_in_memory(options: SqliteConnectOptions) -> Result<Self> {
+        // The database lives as long as its connection: the pool keeps exactly one, for ever.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(options.foreign_keys(true))
+            .await?;
+        migrator().run(&pool).await?;
+        Ok(Self {
+            writer: pool.clone(),
+            reader: pool,
+            _file_lock: None,
+        })
+    }
+
+    async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {
+        // IMMEDIATE takes the write lock at the start, so a transaction never fails half way
+        // for want of it; sqlx rolls it back if the future is dropped.
+        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
+    /// Fails with `NotFound` unless the playbook exists.
+    async fn require_playbook(&self, playbook: &PlaybookRef) -> Result<i64> {
+        sqlx::query_scalar("SELECT pk FROM playbooks WHERE org = ?1 AND id = ?2")
+            .bind(&playbook.org)
+            .bind(&playbook.playbook)
+            .fetch_optional(&self.reader)
+            .await?
+            .ok_or_else(|| playbook_not_found(playbook))
+    }
+}
+
+/// Whether a SQLite URL names an in-memory database.
+fn is_in_memory(url: &str) -> bool {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let database = rest.split('?').next().unwrap_or(rest);
+    database == ":memory:" || rest.contains("mode=memory")
+}
+
+/// Takes the exclusive lock on `<path>.lock`, or fails with `Locked` when another server (or
+/// another store in this process) holds it.
+fn lock_database_file(path: &Path) -> Result<File> {
+    let mut lock_path = PathBuf::from(path).into_os_string();
+    lock_path.push(".lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|error| StoreError::Database(sqlx::Error::Io(error)))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(StoreError::Locked(format!(
+            "the database file {} is in use by another auto server (it is locked)",
+            path.display()
+        ))),
+        Err(TryLockError::Error(error)) => Err(StoreError::Database(sqlx::Error::Io(error))),
+    }
+}
+
+fn migrator() -> Migrator {
+    Migrator::with_migrations(vec![Migration::new(
+        1,
+        Cow::Borrowed("the store"),
+        MigrationType::Simple,
+        MIGRATION_STORE.into_sql_str(),
+        false,
+    )])
+}
+
+/// A time as stored: RFC 3339 in UTC, with as many fractional digits as it has.
+fn format_time(time: DateTime<Utc>) -> String {
+    time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+fn parse_time(text: &str) -> Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|time| time.with_timezone(&Utc))
+        .map_err(|error| StoreError::Corrupt(format!("the time {text:?}: {error}")))
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|error| StoreError::Corrupt(format!("{what}: {error}")))
+}
+
+/// The seqs a change takes, and the database's time of the change.
+struct Reserved {
+    playbook_pk: i64,
+    first_seq: i64,
+    now: DateTime<Utc>,
+    now_text: String,
+}
+
+/// Takes `count` seqs for the playbook in the change's transaction, or fails with `NotFound`.
+async fn reserve_seqs(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook: &PlaybookRef,
+    count: usize,
+) -> Result<Reserved> {
+    let count = i64::try_from(count)
+        .map_err(|_| StoreError::Conflict(format!("{count} events are too many for one change")))?;
+    let row = sqlx::query(concat!(
+        "UPDATE playbooks SET last_seq = last_seq + ?3 WHERE org = ?1 AND id = ?2 \
+         RETURNING pk, last_seq, ",
+        now_sql!()
+    ))
+    .bind(&playbook.org)
+    .bind(&playbook.playbook)
+    .bind(count)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or_else(|| playbook_not_found(playbook))?;
+    let last_seq: i64 = row.try_get(1)?;
+    let now_text: String = row.try_get(2)?;
+    Ok(Reserved {
+        playbook_pk: row.try_get(0)?,
+        first_seq: last_seq - count + 1,
+        now: parse_time(&now_text)?,
+        now_text,
+    })
+}
+
+/// One event as the batch insert reads it from its JSON array. `data` and `extensions` are
+/// JSON texts inside strings, so that they are stored exactly as serialized.
+#[derive(Serialize)]
+struct EventInput<'a> {
+    id: &'a str,
+    r#type: &'a str,
+    source: &'a str,
+    subject: Option<&'a str>,
+    time: Option<String>,
+    datacontenttype: Option<&'a str>,
+    data: Option<String>,
+    extensions: String,
+    run_id: Option<&'a str>,
+    run_seq: Option<i64>,
+}
+
+fn to_json_text<T: Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string(value)
+        .map_err(|error| StoreError::Corrupt(format!("a value is not JSON: {error}")))
+}
+
+/// Inserts the events under seqs from `reserved.first_seq`, in one statement.
+async fn insert_events(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook: &PlaybookRef,
+    reserved: &Reserved,
+    events: Vec<NewEvent>,
+) -> Result<Vec<Event>> {
+    let inputs = events
+        .iter()
+        .map(|event| {
+            Ok(EventInput {
+                id: &event.id,
+                r#type: &event.event_type,
+                source: &event.source,
+                subject: event.subject.as_deref(),
+                time: event.time.map(format_time),
+                datacontenttype: event.datacontenttype.as_deref(),
+                data: event.data.as_ref().map(to_json_text).transpose()?,
+                extensions: to_json_text(&event.extensions)?,
+                run_id: event.run_id.as_deref(),
+                run_seq: event.run_seq,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    sqlx::query(
+        "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, datacontenttype, \
+         data, extensions, run_id, run_seq, recorded_at) \
+         SELECT ?1, ?2 + j.key, j.value ->> '$.id', j.value ->> '$.type', \
+         j.value ->> '$.source', j.value ->> '$.subject', \
+         COALESCE(j.value ->> '$.time', ?3), j.value ->> '$.datacontenttype', \
+         j.value ->> '$.data', j.value ->> '$.extensions', j.value ->> '$.run_id', \
+         j.value ->> '$.run_seq', ?3 \
+         FROM json_each(?4) AS j ORDER BY j.key",
+    )
+    .bind(reserved.playbook_pk)
+    .bind(reserved.first_seq)
+    .bind(&reserved.now_text)
+    .bind(to_json_text(&inputs)?)
+    .execute(&mut **tx)
+    .await
+    .map_err(|error| event_insert_error(error, playbook))?;
+    Ok(events
+        .into_iter()
+        .zip(reserved.first_seq..)
+        .map(|(event, seq)| recorded_event(event, seq, reserved.now))
+        .collect())
+}
+
+/// The event as it was stored.
+pub(crate) fn recorded_event(event: NewEvent, seq: i64, now: DateTime<Utc>) -> Event {
+    Event {
+        seq,
+        id: event.id,
+        event_type: event.event_type,
+        source: event.source,
+        subject: event.subject,
+        time: event.time.unwrap_or(now),
+        datacontenttype: event.datacontenttype,
+        data: event.data,
+        extensions: event.extensions,
+        run_id: event.run_id,
+        run_seq: event.run_seq,
+        recorded_at: now,
+    }
+}
+
+fn event_from_row(row: &SqliteRow) -> Result<Event> {
+    let data: Option<String> = row.try_get("data")?;
+    let extensions: String = row.try_get("extensions")?;
+    Ok(Event {
+        seq: row.try_get("seq")?,
+        id: row.try_get("id")?,
+        event_type: row.try_get("type")?,
+        source: row.try_get("source")?,
+        subject: row.try_get("subject")?,
+        time: parse_time(row.try_get("time")?)?,
+        datacontenttype: row.try_get("datacontenttype")?,
+        data: data
+            .as_deref()
+            .map(|text| parse_json(text, "an event's data"))
+            .transpose()?,
+        extensions: parse_json::<Map<String, Value>>(&extensions, "an event's extensions")?,
+        run_id: row.try_get("run_id")?,
+        run_seq: row.try_get("run_seq")?,
+        recorded_at: parse_time(row.try_get("recorded_at")?)?,
+    })
+}
+
+fn definition_from_row(row: &SqliteRow) -> Result<DefinitionVersion> {
+    let version: i64 = row.try_get("version")?;
+    let latest_version: i64 = row.try_get("latest_version")?;
+    // The latest version was last touched when the definition was (saved or retired); an
+    // older one when it was saved.
+    let updated_at = if version == latest_version {
+        row.try_get("updated_at")?
+    } else {
+        row.try_get("saved_at")?
+    };
+    let derived: String = row.try_get("derived")?;
+    Ok(DefinitionVersion {
+        key: DefinitionKey {
+            def_type: row.try_get("def_type")?,
+            name: row.try_get("name")?,
+        },
+        version,
+        status: parse_status(row.try_get("status")?)?,
+        source: row.try_get("source")?,
+        overview: row.try_get("overview")?,
+        diagram: row.try_get("diagram")?,
+        description: row.try_get("description")?,
+        derived: parse_json(&derived, "a definition's derived JSON")?,
+        created_at: parse_time(row.try_get("created_at")?)?,
+        updated_at: parse_time(updated_at)?,
+        saved_seq: row.try_get("saved_seq")?,
+    })
+}
+
+fn org_from_row(row: &SqliteRow) -> Result<Org> {
+    Ok(Org {
+        id: row.try_get("id")?,
+        title: row.try_get("title")?,
+        created_at: parse_time(row.try_get("created_at")?)?,
+    })
+}
+
+fn playbook_from_row(row: &SqliteRow) -> Result<Playbook> {
+    Ok(Playbook {
+        org: row.try_get("org")?,
+        id: row.try_get("id")?,
+        title: row.try_get("title")?,
+        created_at: parse_time(row.try_get("created_at")?)?,
+    })
+}
+
+/// Saves a version row, its overview taken from the version before when `new` has none, and
+/// returns the overview saved.
+async fn insert_version(
+    tx: &mut Transaction<'static, Sqlite>,
+    definition_pk: i64,
+    version: i64,
+    new: &NewDefinitionVersion,
+    saved_seq: i64,
+    saved_at: &str,
+) -> Result<Option<String>> {
+    let overview = sqlx::query_scalar(
+        "INSERT INTO definition_versions (definition_pk, version, source, overview, diagram, \
+         description, derived, saved_seq, saved_at) \
+         VALUES (?1, ?2, ?3, COALESCE(?4, (SELECT overview FROM definition_versions \
+         WHERE definition_pk = ?1 AND version = ?2 - 1)), ?5, ?6, ?7, ?8, ?9) \
+         RETURNING overview",
+    )
+    .bind(definition_pk)
+    .bind(version)
+    .bind(&new.source)
+    .bind(&new.overview)
+    .bind(&new.diagram)
+    .bind(&new.description)
+    .bind(to_json_text(&new.derived)?)
+    .bind(saved_seq)
+    .bind(saved_at)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(overview)
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn now(&self) -> Result<DateTime<Utc>> {
+        let text: String = sqlx::query_scalar(concat!("SELECT ", now_sql!()))
+            .fetch_one(&self.reader)
+            .await?;
+        parse_time(&text)
+    }
+
+    async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org> {
+        let row = sqlx::query(concat!(
+            "INSERT INTO orgs (id, title, created_at) VALUES (?1, ?2, ",
+            now_sql!(),
+            ") ON CONFLICT (id) DO NOTHING RETURNING id, title, created_at"
+        ))
+        .bind(id)
+        .bind(title)
+        .fetch_optional(&self.writer)
+        .await?
+        .ok_or_else(|| StoreError::Conflict(format!("the org {id} exists")))?;
+        org_from_row(&row)
+    }
+
+    async fn get_org(&self, id: &str) -> Result<Option<Org>> {
+        sqlx::query("SELECT id, title, created_at FROM orgs WHERE id = ?1")
+            .bind(id)
+            .fetch_optional(&self.reader)
+            .await?
+            .as_ref()
+            .map(org_from_row)
+            .transpose()
+    }
+
+    async fn list_orgs(&self) -> Result<Vec<Org>> {
+        sqlx::query("SELECT id, title, created_at FROM orgs ORDER BY id")
+            .fetch_all(&self.reader)
+            .await?
+            .iter()
+            .map(org_from_row)
+            .collect()
+    }
+
+    async fn create_playbook(&self, org: &str, id: &str, title: Option<&str>) -> Result<Playbook> {
+        let mut tx = self.begin().await?;
+        let row = sqlx::query(concat!(
+            "INSERT INTO playbooks (org, id, title, created_at) SELECT orgs.id, ?2, ?3, ",
+            now_sql!(),
+            " FROM orgs WHERE orgs.id = ?1 \
+             ON CONFLICT (org, id) DO NOTHING RETURNING org, id, title, created_at"
+        ))
+        .bind(org)
+        .bind(id)
+        .bind(title)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            let org_exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM orgs WHERE id = ?1")
+                .bind(org)
+                .fetch_optional(&mut *tx)
+                .await?;
+            return Err(match org_exists {
+                Some(_) => StoreError::Conflict(format!("the playbook {org}/{id} exists")),
+                None => StoreError::NotFound(format!("org {org}")),
+            });
+        };
+        let playbook = playbook_from_row(&row)?;
+        tx.commit().await?;
+        Ok(playbook)
+    }
+
+    async fn get_playbook(&self, playbook: &PlaybookRef) -> Result<Option<Playbook>> {
+        sqlx::query("SELECT org, id, title, created_at FROM playbooks WHERE org = ?1 AND id = ?2")
+            .bind(&playbook.org)
+            .bind(&playbook.playbook)
+            .fetch_optional(&self.reader)
+            .await?
+            .as_ref()
+            .map(playbook_from_row)
+            .transpose()
+    }
+
+    async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>> {
+        let playbooks = sqlx::query(
+            "SELECT org, id, title, created_at FROM playbooks WHERE org = ?1 ORDER BY id",
+        )
+        .bind(org)
+        .fetch_all(&self.reader)
+        .await?
+        .iter()
+        .map(playbook_from_row)
+        .collect::<Result<Vec<_>>>()?;
+        if playbooks.is_empty() && self.get_org(org).await?.is_none() {
+            return Err(StoreError::NotFound(format!("org {org}")));
+        }
+        Ok(playbooks)
+    }
+
+    async fn create_definition(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewDefinitionVersion,
+        event: NewEvent,
+    ) -> Result<(DefinitionVersion, Event)> {
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, 1).await?;
+        let definition_pk: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO definitions (playbook_pk, def_type, name, status, latest_version, \
+             created_at, updated_at) VALUES (?1, ?2, ?3, 'active', 1, ?4, ?4) \
+             ON CONFLICT (playbook_pk, def_type, name) DO NOTHING RETURNING pk",
+        )
+        .bind(reserved.playbook_pk)
+        .bind(&new.key.def_type)
+        .bind(&new.key.name)
+        .bind(&reserved.now_text)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(definition_pk) = definition_pk else {
+            return Err(StoreError::Conflict(format!(
+                "a {} definition named {} exists (active or retired)",
+                new.key.def_type, new.key.name
+            )));
+        };
+        let event = single(insert_events(&mut tx, playbook, &reserved, vec![event]).await?)?;
+        let overview = insert_version(
+            &mut tx,
+            definition_pk,
+            1,
+            &new,
+            event.seq,
+            &reserved.now_text,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok((
+            saved_version(new, 1, overview, reserved.now, reserved.now, event.seq),
+            event,
+        ))
+    }
+
+    async fn update_definition(
+        &self,
+        playbook: &PlaybookRef,
+        expected_version: i64,
+        new: NewDefinitionVersion,
+        event: NewEvent,
+    ) -> Result<(DefinitionVersion, Event)> {
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, 1).await?;
+        let row = sqlx::query(
+            "UPDATE definitions SET latest_version = latest_version + 1, updated_at = ?5 \
+             WHERE playbook_pk = ?1 AND def_type = ?2 AND name = ?3 AND status = 'active' \
+             AND latest_version = ?4 RETURNING pk, latest_version, created_at",
+        )
+        .bind(reserved.playbook_pk)
+        .bind(&new.key.def_type)
+        .bind(&new.key.name)
+        .bind(expected_version)
+        .bind(&reserved.now_text)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            let stored = stored_status(&mut tx, reserved.playbook_pk, &new.key).await?;
+            return Err(definition_change_refused(
+                playbook,
+                &new.key,
+                stored,
+                Some(expected_version),
+            ));
+        };
+        let definition_pk: i64 = row.try_get("pk")?;
+        let version: i64 = row.try_get("latest_version")?;
+        let created_at = parse_time(row.try_get("created_at")?)?;
+        let event = single(insert_events(&mut tx, playbook, &reserved, vec![event]).await?)?;
+        let overview = insert_version(
+            &mut tx,
+            definition_pk,
+            version,
+            &new,
+            event.seq,
+            &reserved.now_text,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok((
+            saved_version(new, version, overview, created_at, reserved.now, event.seq),
+            event,
+        ))
+    }
+
+    async fn retire_definition(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        event: NewEvent,
+    ) -> Result<(DefinitionVersion, Event)> {
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, 1).await?;
+        let retired: Option<i64> = sqlx::query_scalar(
+            "UPDATE definitions SET status = 'retired', updated_at = ?4, retired_seq = ?5 \
+             WHERE playbook_pk = ?1 AND def_type = ?2 AND name = ?3 AND status = 'active' \
+             RETURNING pk",
+        )
+        .bind(reserved.playbook_pk)
+        .bind(&key.def_type)
+        .bind(&key.name)
+        .bind(&reserved.now_text)
+        .bind(reserved.first_seq)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(definition_pk) = retired else {
+            let stored = stored_status(&mut tx, reserved.playbook_pk, key).await?;
+            return Err(definition_change_refused(playbook, key, stored, None));
+        };
+        let event = single(insert_events(&mut tx, playbook, &reserved, vec![event]).await?)?;
+        let row = sqlx::query(concat!(
+            definition_columns!(),
+            " WHERE d.pk = ?1 AND v.version = d.latest_version"
+        ))
+        .bind(definition_pk)
+        .fetch_one(&mut *tx)
+        .await?;
+        let definition = definition_from_row(&row)?;
+        tx.commit().await?;
+        Ok((definition, event))
+    }
+
+    async fn get_definition(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+    ) -> Result<Option<DefinitionVersion>> {
+        sqlx::query(concat!(
+            definition_columns!(),
+            " JOIN playbooks p ON p.pk = d.playbook_pk \
+             WHERE p.org = ?1 AND p.id = ?2 AND d.def_type = ?3 AND d.name = ?4 \
+             AND v.version = d.latest_version"
+        ))
+        .bind(&playbook.org)
+        .bind(&playbook.playbook)
+        .bind(&key.def_type)
+        .bind(&key.name)
+        .fetch_optional(&self.reader)
+        .await?
+        .as_ref()
+        .map(definition_from_row)
+        .transpose()
+    }
+
+    async fn get_definition_version(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        version: i64,
+    ) -> Result<Option<DefinitionVersion>> {
+        sqlx::query(concat!(
+            definition_columns!(),
+            " JOIN playbooks p ON p.pk = d.playbook_pk \
+             WHERE p.org = ?1 AND p.id = ?2 AND d.def_type = ?3 AND d.name = ?4 \
+             AND v.version = ?5"
+        ))
+        .bind(&playbook.org)
+        .bind(&playbook.playbook)
+        .bind(&key.def_type)
+        .bind(&key.name)
+        .bind(version)
+        .fetch_optional(&self.reader)
+        .await?
+        .as_ref()
+        .map(definition_from_row)
+        .transpose()
+    }
+
+    async fn list_definitions(
+        &self,
+        playbook: &PlaybookRef,
+        def_type: Option<&str>,
+    ) -> Result<Vec<DefinitionVersion>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        sqlx::query(concat!(
+            definition_columns!(),
+            " WHERE d.playbook_pk = ?1 AND (?2 IS NULL OR d.def_type = ?2) \
+             AND v.version = d.latest_version ORDER BY d.def_type, d.name"
+        ))
+        .bind(playbook_pk)
+        .bind(def_type)
+        .fetch_all(&self.reader)
+        .await?
+        .iter()
+        .map(definition_from_row)
+        .collect()
+    }
+
+    async fn append_events(
+        &self,
+        playbook: &PlaybookRef,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<Event>> {
+        if events.is_empty() {
+            self.require_playbook(playbook).await?;
+            return Ok(Vec::new());
+        }
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+        tx.commit().await?;
+        Ok(events)
+    }
+
+    async fn list_events(
+        &self,
+        playbook: &PlaybookRef,
+        filter: &EventFilter,
+    ) -> Result<Vec<Event>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        // One statement per combination of filters, so that each can use its own index.
+        let sql = match (&filter.run_id, &filter.event_type) {
+            (None, None) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3"
+            ),
+            (Some(_), None) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = ?1 AND seq > ?2 AND run_id = ?4 ORDER BY seq LIMIT ?3"
+            ),
+            (None, Some(_)) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = ?1 AND seq > ?2 AND type = ?5 ORDER BY seq LIMIT ?3"
+            ),
+            (Some(_), Some(_)) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = ?1 AND seq > ?2 AND run_id = ?4 AND type = ?5 \
+                 ORDER BY seq LIMIT ?3"
+            ),
+        };
+        sqlx::query(sql)
+            .bind(playbook_pk)
+            .bind(filter.after_seq.unwrap_or(0))
+            .bind(page_limit(filter))
+            .bind(&filter.run_id)
+            .bind(&filter.event_type)
+            .fetch_all(&self.reader)
+            .await?
+            .iter()
+            .map(event_from_row)
+            .collect()
+    }
+
+    async fn get_event(&self, playbook: &PlaybookRef, id: &str) -> Result<Option<Event>> {
+        sqlx::query(concat!(
+            event_columns!(),
+            " WHERE playbook_pk = (SELECT pk FROM playbooks WHERE org = ?1 AND id = ?2) \
+             AND id = ?3"
+        ))
+        .bind(&playbook.org)
+        .bind(&playbook.playbook)
+        .bind(id)
+        .fetch_optional(&self.reader)
+        .await?
+        .as_ref()
+        .map(event_from_row)
+        .transpose()
+    }
+}
+
+/// The status and latest version of a definition, when there is one.
+async fn stored_status(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook_pk: i64,
+    key: &DefinitionKey,
+) -> Result<Option<(String, i64)>> {
+    let row = sqlx::query(
+        "SELECT status, latest_version FROM definitions \
+         WHERE playbook_pk = ?1 AND def_type = ?2 AND name = ?3",
+    )
+    .bind(playbook_pk)
+    .bind(&key.def_type)
+    .bind(&key.name)
+    .fetch_optional(&mut **tx)
+    .await?;
+    row.map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+        .transpose()
+}
+
+/// The one event of a change that appends one.
+pub(crate) fn single(events: Vec<Event>) -> Result<Event> {
+    let count = events.len();
+    let mut events = events.into_iter();
+    match (events.next(), events.next()) {
+        (Some(event), None) => Ok(event),
+        _ => Err(StoreError::Corrupt(format!(
+            "a change appended {count} events, not one"
+        ))),
+    }
+}
+
+/// A version just saved, as `get_definition` would read it.
+pub(crate) fn saved_version(
+    new: NewDefinitionVersion,
+    version: i64,
+    overview: Option<String>,
+    created_at: DateTime<Utc>,
+    saved_at: DateTime<Utc>,
+    saved_seq: i64,
+) -> DefinitionVersion {
+    DefinitionVersion {
+        key: new.key,
+        version,
+        status: DefinitionStatus::Active,
+        source: new.source,
+        overview,
+        diagram: new.diagram,
+        description: new.description,
+        derived: new.derived,
+        created_at,
+        updated_at: saved_at,
+        saved_seq,
+    }
+}

@@ -1,0 +1,823 @@
+//! The store's test suite: every case runs on SQLite (a file in a temporary directory) and on
+//! PostgreSQL when `AUTO_TEST_POSTGRES` holds a URL (each case in a schema of its own).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use auto_store::{
+    DefinitionKey, DefinitionStatus, EventFilter, NewDefinitionVersion, NewEvent, PlaybookRef,
+    Result, Store, StoreError,
+};
+use chrono::{TimeZone, Utc};
+use serde_json::{Map, json};
+
+/// Runs each named case, an `async fn(Arc<dyn Store>) -> Result<()>`, once per store.
+macro_rules! store_suite {
+    ($($case:ident),* $(,)?) => {
+        mod on_sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $case() {
+                    let (store, _directory) = super::sqlite_store().await;
+                    super::$case(store).await.unwrap_or_else(|error| panic!("{error}"));
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $case() {
+                    let Some(store) = super::postgres_store().await else { return };
+                    super::$case(store).await.unwrap_or_else(|error| panic!("{error}"));
+                }
+            )*
+        }
+    };
+}
+
+store_suite!(
+    orgs_and_playbooks,
+    definitions_are_versioned_and_retired,
+    definition_changes_refused_append_nothing,
+    definitions_list_by_type_then_name,
+    events_append_single_and_batched,
+    seq_is_per_playbook,
+    duplicate_event_id_appends_nothing,
+    run_number_taken_appends_nothing,
+    list_events_filters,
+    missing_playbook_is_not_found,
+    database_time_goes_forward,
+    followers_never_see_a_gap,
+);
+
+async fn sqlite_store() -> (Arc<dyn Store>, tempfile::TempDir) {
+    let directory =
+        tempfile::tempdir().unwrap_or_else(|error| panic!("a temporary directory: {error}"));
+    let url = format!("sqlite://{}", directory.path().join("auto.db").display());
+    let store = auto_store::open(&url)
+        .await
+        .unwrap_or_else(|error| panic!("open {url}: {error}"));
+    (store, directory)
+}
+
+async fn postgres_store() -> Option<Arc<dyn Store>> {
+    let Ok(url) = std::env::var("AUTO_TEST_POSTGRES") else {
+        eprintln!("skipped on PostgreSQL: AUTO_TEST_POSTGRES holds no database URL");
+        return None;
+    };
+    let store = auto_store::open_postgres_isolated(&url)
+        .await
+        .unwrap_or_else(|error| panic!("open an isolated PostgreSQL store: {error}"));
+    Some(store)
+}
+
+fn playbook_ref() -> PlaybookRef {
+    PlaybookRef::new("acme", "support")
+}
+
+/// A store with the org `acme` and its playbook `support`.
+async fn with_playbook(store: &dyn Store) -> Result<PlaybookRef> {
+    store.create_org("acme", Some("Acme")).await?;
+    store.create_playbook("acme", "support", None).await?;
+    Ok(playbook_ref())
+}
+
+fn definition(def_type: &str, name: &str, source: &str) -> NewDefinitionVersion {
+    NewDefinitionVersion {
+        key: DefinitionKey::new(def_type, name),
+        source: source.into(),
+        overview: Some(format!("overview of {name}")),
+        diagram: "none".into(),
+        description: Some(format!("{name} does things")),
+        derived: json!({"warnings": [], "input_schema": {"type": "object", "b": 1, "a": 0.1}}),
+    }
+}
+
+fn event(id: &str, event_type: &str) -> NewEvent {
+    NewEvent::new(id, event_type, "/test")
+}
+
+fn run_event(id: &str, run_id: &str, run_seq: i64) -> NewEvent {
+    NewEvent {
+        run_id: Some(run_id.into()),
+        run_seq: Some(run_seq),
+        ..event(id, "step_started")
+    }
+}
+
+fn is_conflict<T>(result: &Result<T>) -> bool {
+    matches!(result, Err(StoreError::Conflict(_)))
+}
+
+fn is_not_found<T>(result: &Result<T>) -> bool {
+    matches!(result, Err(StoreError::NotFound(_)))
+}
+
+async fn all_events(store: &dyn Store, playbook: &PlaybookRef) -> Result<Vec<auto_store::Event>> {
+    store.list_events(playbook, &EventFilter::default()).await
+}
+
+async fn orgs_and_playbooks(store: Arc<dyn Store>) -> Result<()> {
+    let before = store.now().await?;
+    let org = store.create_org("acme", Some("Acme")).await?;
+    assert_eq!(
+        (org.id.as_str(), org.title.as_deref()),
+        ("acme", Some("Acme"))
+    );
+    assert!(org.created_at >= before && org.created_at <= store.now().await?);
+    store.create_org("beta", None).await?;
+    assert!(is_conflict(&store.create_org("acme", None).await));
+    assert_eq!(store.get_org("acme").await?, Some(org.clone()));
+    assert_eq!(store.get_org("nobody").await?, None);
+    let ids: Vec<_> = store
+        .list_orgs()
+        .await?
+        .into_iter()
+        .map(|org| org.id)
+        .collect();
+    assert_eq!(ids, ["acme", "beta"]);
+
+    let support = store
+        .create_playbook("acme", "support", Some("Support"))
+        .await?;
+    assert_eq!(
+        (support.org.as_str(), support.id.as_str()),
+        ("acme", "support")
+    );
+    store.create_playbook("acme", "billing", None).await?;
+    store.create_playbook("beta", "support", None).await?;
+    assert!(is_conflict(
+        &store.create_playbook("acme", "support", None).await
+    ));
+    assert!(is_not_found(
+        &store.create_playbook("nobody", "support", None).await
+    ));
+    assert_eq!(store.get_playbook(&playbook_ref()).await?, Some(support));
+    assert_eq!(
+        store
+            .get_playbook(&PlaybookRef::new("acme", "none"))
+            .await?,
+        None
+    );
+    let ids: Vec<_> = store
+        .list_playbooks("acme")
+        .await?
+        .into_iter()
+        .map(|pb| pb.id)
+        .collect();
+    assert_eq!(ids, ["billing", "support"]);
+    assert!(is_not_found(&store.list_playbooks("nobody").await));
+    Ok(())
+}
+
+async fn definitions_are_versioned_and_retired(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let key = DefinitionKey::new("reasoning", "review-brief");
+    let (v1, created) = store
+        .create_definition(
+            &playbook,
+            definition("reasoning", "review-brief", "one"),
+            event("e1", "definition_created"),
+        )
+        .await?;
+    assert_eq!(
+        (v1.version, v1.status, v1.saved_seq, created.seq),
+        (1, DefinitionStatus::Active, 1, 1)
+    );
+    assert_eq!(
+        (v1.created_at, v1.updated_at),
+        (created.recorded_at, created.recorded_at)
+    );
+    assert_eq!(
+        store.get_definition(&playbook, &key).await?,
+        Some(v1.clone())
+    );
+
+    // An update without an overview keeps the one before.
+    let update = NewDefinitionVersion {
+        overview: None,
+        ..definition("reasoning", "review-brief", "two")
+    };
+    let (v2, updated) = store
+        .update_definition(&playbook, 1, update, event("e2", "definition_updated"))
+        .await?;
+    assert_eq!((v2.version, v2.saved_seq, updated.seq), (2, 2, 2));
+    assert_eq!(v2.overview.as_deref(), Some("overview of review-brief"));
+    assert_eq!(
+        (v2.created_at, v2.updated_at),
+        (v1.created_at, updated.recorded_at)
+    );
+    assert_eq!(
+        store.get_definition(&playbook, &key).await?,
+        Some(v2.clone())
+    );
+    assert_eq!(
+        store.get_definition_version(&playbook, &key, 1).await?,
+        Some(v1.clone())
+    );
+    assert_eq!(
+        store.get_definition_version(&playbook, &key, 3).await?,
+        None
+    );
+
+    let (retired, retired_event) = store
+        .retire_definition(&playbook, &key, event("e3", "definition_retired"))
+        .await?;
+    assert_eq!(
+        (retired.version, retired.status, retired.source.as_str()),
+        (2, DefinitionStatus::Retired, "two")
+    );
+    assert_eq!(
+        (retired.saved_seq, retired.updated_at),
+        (2, retired_event.recorded_at)
+    );
+    assert_eq!(retired_event.seq, 3);
+    assert_eq!(store.get_definition(&playbook, &key).await?, Some(retired));
+    // Every version stays, with the definition's status.
+    let kept = store.get_definition_version(&playbook, &key, 1).await?;
+    assert_eq!(
+        kept.map(|v| (v.source, v.status)),
+        Some(("one".into(), DefinitionStatus::Retired))
+    );
+    let ids: Vec<_> = all_events(&*store, &playbook)
+        .await?
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(ids, ["e1", "e2", "e3"]);
+    Ok(())
+}
+
+async fn definition_changes_refused_append_nothing(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let key = DefinitionKey::new("workflow", "onboard");
+    let new = || definition("workflow", "onboard", "one");
+    store
+        .create_definition(&playbook, new(), event("e1", "definition_created"))
+        .await?;
+    // Each refused change leaves the log as it was.
+    let refusals = [
+        store
+            .create_definition(&playbook, new(), event("x1", "definition_created"))
+            .await,
+        store
+            .update_definition(&playbook, 2, new(), event("x2", "definition_updated"))
+            .await,
+        store
+            .update_definition(&playbook, 0, new(), event("x3", "definition_updated"))
+            .await,
+    ];
+    assert!(refusals.iter().all(is_conflict), "{refusals:?}");
+    let missing = definition("workflow", "missing", "one");
+    assert!(is_not_found(
+        &store
+            .update_definition(&playbook, 1, missing, event("x4", "u"))
+            .await
+    ));
+    let missing_key = DefinitionKey::new("workflow", "missing");
+    assert!(is_not_found(
+        &store
+            .retire_definition(&playbook, &missing_key, event("x5", "r"))
+            .await
+    ));
+    // The same name under another type is another definition.
+    store
+        .create_definition(
+            &playbook,
+            definition("reasoning", "onboard", "r"),
+            event("e2", "c"),
+        )
+        .await?;
+
+    store
+        .retire_definition(&playbook, &key, event("e3", "definition_retired"))
+        .await?;
+    let retired_refusals = [
+        store
+            .retire_definition(&playbook, &key, event("y1", "r"))
+            .await,
+        store
+            .update_definition(&playbook, 1, new(), event("y2", "u"))
+            .await,
+        store
+            .create_definition(&playbook, new(), event("y3", "c"))
+            .await,
+    ];
+    assert!(
+        retired_refusals.iter().all(is_conflict),
+        "{retired_refusals:?}"
+    );
+    let seqs: Vec<_> = all_events(&*store, &playbook)
+        .await?
+        .into_iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    // An event id already taken refuses the whole change, the definition's version too.
+    let taken = store
+        .create_definition(
+            &playbook,
+            definition("computation", "sum", "s"),
+            event("e1", "c"),
+        )
+        .await;
+    assert!(is_conflict(&taken), "{taken:?}");
+    assert_eq!(
+        store
+            .get_definition(&playbook, &DefinitionKey::new("computation", "sum"))
+            .await?,
+        None
+    );
+    Ok(())
+}
+
+async fn definitions_list_by_type_then_name(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    for (n, (def_type, name)) in [
+        ("workflow", "b"),
+        ("reasoning", "z"),
+        ("workflow", "a-b"),
+        ("workflow", "ab"),
+        ("reasoning", "a"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        store
+            .create_definition(
+                &playbook,
+                definition(def_type, name, "s"),
+                event(&format!("e{n}"), "c"),
+            )
+            .await?;
+    }
+    store
+        .update_definition(
+            &playbook,
+            1,
+            definition("workflow", "b", "s2"),
+            event("u", "u"),
+        )
+        .await?;
+    let listed: Vec<_> = store
+        .list_definitions(&playbook, None)
+        .await?
+        .into_iter()
+        .map(|d| (d.key.def_type, d.key.name, d.version))
+        .collect();
+    let expected = [
+        ("reasoning", "a", 1),
+        ("reasoning", "z", 1),
+        ("workflow", "a-b", 1),
+        ("workflow", "ab", 1),
+        ("workflow", "b", 2),
+    ];
+    let expected: Vec<_> = expected
+        .iter()
+        .map(|(t, n, v)| (t.to_string(), n.to_string(), *v))
+        .collect();
+    assert_eq!(listed, expected);
+    let workflows = store.list_definitions(&playbook, Some("workflow")).await?;
+    assert_eq!(workflows.len(), 3);
+    assert!(
+        store
+            .list_definitions(&playbook, Some("recall"))
+            .await?
+            .is_empty()
+    );
+    Ok(())
+}
+
+async fn events_append_single_and_batched(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let first = store
+        .append_events(&playbook, vec![event("a", "published")])
+        .await?;
+    assert_eq!(first.len(), 1);
+    assert_eq!((first[0].seq, first[0].time), (1, first[0].recorded_at));
+
+    // Microseconds, which both stores keep exactly.
+    let sent_at = Utc
+        .with_ymd_and_hms(2026, 10, 1, 12, 30, 0)
+        .single()
+        .map(|t| t + chrono::Duration::microseconds(123_456));
+    let mut extensions = Map::new();
+    extensions.insert("caller".into(), json!("local"));
+    extensions.insert("depth".into(), json!(2));
+    let full = NewEvent {
+        subject: Some("order/7".into()),
+        time: sent_at,
+        datacontenttype: Some("application/json".into()),
+        data: Some(
+            json!({"z": [1, 2.5, "x"], "a": {"nested": null}, "big": 9_007_199_254_740_993_i64}),
+        ),
+        extensions,
+        ..run_event("b", "run-1", 1)
+    };
+    let null_data = NewEvent {
+        data: Some(json!(null)),
+        ..event("c", "published")
+    };
+    let batch: Vec<_> = (0..100)
+        .map(|n| event(&format!("batch-{n}"), "published"))
+        .collect();
+    let mut events = vec![full.clone(), null_data];
+    events.extend(batch);
+    let appended = store.append_events(&playbook, events).await?;
+    let seqs: Vec<_> = appended.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (2..=103).collect::<Vec<_>>());
+    assert!(
+        appended
+            .iter()
+            .all(|e| e.recorded_at == appended[0].recorded_at)
+    );
+    assert!(appended[0].recorded_at >= first[0].recorded_at);
+
+    // What append returned is what is stored.
+    let stored = all_events(&*store, &playbook).await?;
+    assert_eq!(stored[0], first[0]);
+    assert_eq!(stored[1..], appended[..]);
+    let b = store.get_event(&playbook, "b").await?;
+    assert_eq!(b.as_ref(), Some(&appended[0]));
+    let b = b.map(|b| (b.time, b.data, b.extensions, b.subject, b.run_id, b.run_seq));
+    assert_eq!(
+        b,
+        Some((
+            sent_at.unwrap_or_default(),
+            full.data,
+            full.extensions,
+            full.subject,
+            full.run_id,
+            full.run_seq
+        ))
+    );
+    let c = store.get_event(&playbook, "c").await?;
+    assert_eq!(c.map(|c| c.data), Some(Some(json!(null))));
+    assert_eq!(
+        store.get_event(&playbook, "a").await?.map(|a| a.data),
+        Some(None)
+    );
+    assert_eq!(store.get_event(&playbook, "nope").await?, None);
+    Ok(())
+}
+
+async fn seq_is_per_playbook(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let other = PlaybookRef::new("acme", "other");
+    store.create_playbook("acme", "other", None).await?;
+    store
+        .append_events(&playbook, vec![event("a", "t"), event("b", "t")])
+        .await?;
+    // The same id in another playbook is another event.
+    let appended = store.append_events(&other, vec![event("a", "t")]).await?;
+    assert_eq!(appended[0].seq, 1);
+    let appended = store
+        .append_events(&playbook, vec![event("c", "t")])
+        .await?;
+    assert_eq!(appended[0].seq, 3);
+    assert_eq!(store.get_event(&other, "b").await?, None);
+    Ok(())
+}
+
+async fn duplicate_event_id_appends_nothing(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .append_events(&playbook, vec![event("a", "t")])
+        .await?;
+    let taken = store
+        .append_events(&playbook, vec![event("b", "t"), event("a", "t")])
+        .await;
+    assert!(is_conflict(&taken), "{taken:?}");
+    let twice = store
+        .append_events(&playbook, vec![event("c", "t"), event("c", "t")])
+        .await;
+    assert!(is_conflict(&twice), "{twice:?}");
+    assert_eq!(store.get_event(&playbook, "b").await?, None);
+    // No seq was spent: the next append goes on without a gap.
+    let next = store
+        .append_events(&playbook, vec![event("b", "t")])
+        .await?;
+    assert_eq!(next[0].seq, 2);
+    let seqs: Vec<_> = all_events(&*store, &playbook)
+        .await?
+        .into_iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [1, 2]);
+    Ok(())
+}
+
+async fn run_number_taken_appends_nothing(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .append_events(
+            &playbook,
+            vec![run_event("a", "run-1", 1), run_event("b", "run-1", 2)],
+        )
+        .await?;
+    let taken = store
+        .append_events(&playbook, vec![event("c", "t"), run_event("d", "run-1", 2)])
+        .await;
+    assert!(is_conflict(&taken), "{taken:?}");
+    assert_eq!(store.get_event(&playbook, "c").await?, None);
+    // Another run, or the same run id in another playbook, has its own numbers; events without
+    // a run number do not compete.
+    store
+        .append_events(&playbook, vec![run_event("e", "run-2", 2)])
+        .await?;
+    store.create_playbook("acme", "other", None).await?;
+    store
+        .append_events(
+            &PlaybookRef::new("acme", "other"),
+            vec![run_event("a", "run-1", 1)],
+        )
+        .await?;
+    let unnumbered = NewEvent {
+        run_id: Some("run-1".into()),
+        ..event("f", "t")
+    };
+    let also_unnumbered = NewEvent {
+        run_id: Some("run-1".into()),
+        ..event("g", "t")
+    };
+    store
+        .append_events(&playbook, vec![unnumbered, also_unnumbered])
+        .await?;
+    let seqs: Vec<_> = all_events(&*store, &playbook)
+        .await?
+        .into_iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5]);
+    Ok(())
+}
+
+async fn list_events_filters(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let events = (1..=10)
+        .map(|n| {
+            let run = if n % 2 == 0 { "even" } else { "odd" };
+            let event_type = if n % 3 == 0 { "tick" } else { "tock" };
+            NewEvent {
+                event_type: event_type.into(),
+                ..run_event(&format!("e{n}"), run, n)
+            }
+        })
+        .collect();
+    store.append_events(&playbook, events).await?;
+    let seqs = |filter: EventFilter| {
+        let store = store.clone();
+        let playbook = playbook.clone();
+        async move {
+            let events = store.list_events(&playbook, &filter).await?;
+            Ok::<_, StoreError>(events.into_iter().map(|e| e.seq).collect::<Vec<_>>())
+        }
+    };
+    let run = |run: &str| Some(run.to_string());
+    let tick = Some("tick".to_string());
+    assert_eq!(
+        seqs(EventFilter::default()).await?,
+        (1..=10).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        seqs(EventFilter {
+            limit: 3,
+            ..Default::default()
+        })
+        .await?,
+        [1, 2, 3]
+    );
+    assert_eq!(
+        seqs(EventFilter {
+            after_seq: Some(7),
+            ..Default::default()
+        })
+        .await?,
+        [8, 9, 10]
+    );
+    assert_eq!(
+        seqs(EventFilter {
+            run_id: run("even"),
+            ..Default::default()
+        })
+        .await?,
+        [2, 4, 6, 8, 10]
+    );
+    assert_eq!(
+        seqs(EventFilter {
+            event_type: tick.clone(),
+            ..Default::default()
+        })
+        .await?,
+        [3, 6, 9]
+    );
+    let both = EventFilter {
+        run_id: run("odd"),
+        event_type: tick.clone(),
+        ..Default::default()
+    };
+    assert_eq!(seqs(both).await?, [3, 9]);
+    let paged = EventFilter {
+        run_id: run("even"),
+        after_seq: Some(2),
+        limit: 2,
+        ..Default::default()
+    };
+    assert_eq!(seqs(paged).await?, [4, 6]);
+    assert!(
+        seqs(EventFilter {
+            run_id: run("none"),
+            ..Default::default()
+        })
+        .await?
+        .is_empty()
+    );
+    assert!(
+        seqs(EventFilter {
+            after_seq: Some(10),
+            ..Default::default()
+        })
+        .await?
+        .is_empty()
+    );
+    Ok(())
+}
+
+async fn missing_playbook_is_not_found(store: Arc<dyn Store>) -> Result<()> {
+    with_playbook(&*store).await?;
+    let missing = PlaybookRef::new("acme", "missing");
+    assert!(is_not_found(
+        &store.append_events(&missing, vec![event("a", "t")]).await
+    ));
+    assert!(is_not_found(
+        &store.append_events(&missing, Vec::new()).await
+    ));
+    assert!(
+        store
+            .append_events(&playbook_ref(), Vec::new())
+            .await?
+            .is_empty()
+    );
+    assert!(is_not_found(
+        &store.list_events(&missing, &EventFilter::default()).await
+    ));
+    assert!(is_not_found(&store.list_definitions(&missing, None).await));
+    let created = store
+        .create_definition(&missing, definition("workflow", "a", "s"), event("a", "c"))
+        .await;
+    assert!(is_not_found(&created));
+    assert_eq!(store.get_event(&missing, "a").await?, None);
+    assert_eq!(
+        store
+            .get_definition(&missing, &DefinitionKey::new("workflow", "a"))
+            .await?,
+        None
+    );
+    Ok(())
+}
+
+async fn database_time_goes_forward(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let machine_before = Utc::now();
+    let before = store.now().await?;
+    let mut recorded = Vec::new();
+    for n in 0..5 {
+        let appended = store
+            .append_events(&playbook, vec![event(&format!("e{n}"), "t")])
+            .await?;
+        recorded.push(appended[0].recorded_at);
+    }
+    let after = store.now().await?;
+    assert!(
+        recorded.windows(2).all(|pair| pair[0] <= pair[1]),
+        "{recorded:?}"
+    );
+    assert!(
+        before <= recorded[0] && recorded[4] <= after,
+        "{before} {recorded:?} {after}"
+    );
+    // The database runs on this machine here: its clock agrees with ours, to the millisecond
+    // SQLite keeps.
+    let skew = (before - machine_before).num_milliseconds().abs();
+    assert!(
+        skew < 1_000,
+        "the database's clock is {skew} ms off the machine's"
+    );
+    Ok(())
+}
+
+/// How many tasks append at once in `followers_never_see_a_gap`, and how many appends each
+/// makes.
+const WRITERS: usize = 4;
+const APPENDS_PER_WRITER: usize = 40;
+
+async fn followers_never_see_a_gap(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let mut writers = Vec::new();
+    let mut total = 0;
+    for writer in 0..WRITERS {
+        let batch_sizes: Vec<usize> = (0..APPENDS_PER_WRITER)
+            .map(|n| 1 + (n + writer) % 3)
+            .collect();
+        total += batch_sizes.iter().sum::<usize>();
+        let (store, playbook) = (store.clone(), playbook.clone());
+        writers.push(tokio::spawn(async move {
+            for (append, size) in batch_sizes.into_iter().enumerate() {
+                let events = (0..size)
+                    .map(|n| event(&format!("w{writer}-{append}-{n}"), "t"))
+                    .collect();
+                store.append_events(&playbook, events).await?;
+            }
+            Ok::<_, StoreError>(())
+        }));
+    }
+    // The follower reads by cursor while the writers go on: every seq it sees must be the one
+    // after the last it saw, or a later read would find one it skipped.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut last_seq = 0_i64;
+    let mut seen = HashSet::new();
+    while last_seq < i64::try_from(total).unwrap_or(i64::MAX) {
+        assert!(
+            Instant::now() < deadline,
+            "the follower saw {last_seq} of {total} events"
+        );
+        let filter = EventFilter {
+            after_seq: Some(last_seq),
+            limit: 7,
+            ..Default::default()
+        };
+        let page = store.list_events(&playbook, &filter).await?;
+        for event in &page {
+            assert_eq!(
+                event.seq,
+                last_seq + 1,
+                "the follower found a gap after {last_seq}"
+            );
+            assert!(seen.insert(event.id.clone()));
+            last_seq = event.seq;
+        }
+        if page.is_empty() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    for writer in writers {
+        writer
+            .await
+            .unwrap_or_else(|error| panic!("a writer: {error}"))?;
+    }
+    assert_eq!(all_events(&*store, &playbook).await?.len(), total);
+    Ok(())
+}
+
+// Cases for SQLite alone, and for `open`.
+
+#[tokio::test]
+async fn a_second_server_on_the_same_file_is_refused() -> Result<()> {
+    let directory =
+        tempfile::tempdir().unwrap_or_else(|error| panic!("a temporary directory: {error}"));
+    let path = directory.path().join("auto.db");
+    let url = format!("sqlite://{}", path.display());
+    let store = auto_store::open(&url).await?;
+    assert_eq!(store.kind(), "sqlite");
+    with_playbook(&*store).await?;
+    let Err(StoreError::Locked(message)) = auto_store::open(&url).await else {
+        panic!("a second open of {url} was not refused");
+    };
+    let expected = format!(
+        "the database file {} is in use by another auto server (it is locked)",
+        path.display()
+    );
+    assert_eq!(message, expected);
+    drop(store);
+    let store = auto_store::open(&url).await?;
+    assert!(store.get_playbook(&playbook_ref()).await?.is_some());
+    Ok(())
+}
+
+#[tokio::test]
+async fn sqlite_in_memory_is_one_database_per_store() -> Result<()> {
+    for url in ["sqlite::memory:", "sqlite://:memory:"] {
+        let first = auto_store::open(url).await?;
+        let second = auto_store::open(url).await?;
+        with_playbook(&*first).await?;
+        first
+            .append_events(&playbook_ref(), vec![event("a", "t")])
+            .await?;
+        assert_eq!(all_events(&*first, &playbook_ref()).await?.len(), 1);
+        assert!(second.list_orgs().await?.is_empty());
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn unknown_urls_are_refused() {
+    for url in ["mysql://localhost/auto", "auto.db", ""] {
+        let result = auto_store::open(url).await;
+        assert!(
+            matches!(result, Err(StoreError::BadUrl(_))),
+            "{url}: {:?}",
+            result.err()
+        );
+    }
+}
