@@ -8,6 +8,10 @@
 //!
 //! Architecture invariant: every change is one transaction: a definition's new version and
 //! the event that records it commit together, or neither does.
+//!
+//! Tests open a store of their own with [`open`]`("sqlite::memory:")` (one connection, gone
+//! with the store) or, on PostgreSQL, [`open_postgres_isolated`] (a fresh schema per store, so
+//! tests running at once on one database do not see each other).
 
 mod model;
 mod postgres;
@@ -64,6 +68,7 @@ pub trait Store: Send + Sync + 'static {
     /// Fails with `NotFound` when the org does not exist, `Conflict` when the playbook does.
     async fn create_playbook(&self, org: &str, id: &str, title: Option<&str>) -> Result<Playbook>;
     async fn get_playbook(&self, playbook: &PlaybookRef) -> Result<Option<Playbook>>;
+    /// The org's playbooks by id; `NotFound` when the org does not exist.
     async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>>;
 
     /// Saves version 1 of a new definition and appends `event` (its `definition_created`), in
@@ -110,7 +115,8 @@ pub trait Store: Send + Sync + 'static {
         version: i64,
     ) -> Result<Option<DefinitionVersion>>;
 
-    /// The latest version of each definition, of one type or all, ordered by type then name.
+    /// The latest version of each definition, of one type or all, ordered by type then name
+    /// (byte order on both stores). `NotFound` when the playbook does not exist.
     async fn list_definitions(
         &self,
         playbook: &PlaybookRef,
@@ -126,7 +132,10 @@ pub trait Store: Send + Sync + 'static {
         events: Vec<NewEvent>,
     ) -> Result<Vec<Event>>;
 
-    /// Events in `seq` order, after `after_seq`, at most `limit`.
+    /// Events in `seq` order, after `after_seq`, at most `limit` (0 means
+    /// [`EVENTS_PAGE_MAX`], and no page is larger). `NotFound` when the playbook does not exist.
+    /// A follower that reads by cursor sees every `seq` from 1 without a gap: an event that is
+    /// not visible yet can only have a greater `seq` than every event visible.
     async fn list_events(&self, playbook: &PlaybookRef, filter: &EventFilter)
     -> Result<Vec<Event>>;
 

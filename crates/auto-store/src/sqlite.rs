@@ -32,7 +32,7 @@ const READ_CONNECTIONS_MAX: u32 = 4;
 /// writes, so waits are short: a checkpoint, or a reader that holds the file briefly.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The database's clock, as the text every time is stored in: RFC 3339 in UTC with
+/// The database's clock, as the text the times it stamps are stored in: RFC 3339 in UTC with
 /// milliseconds, so that text order is time order.
 macro_rules! now_sql {
     () => {

@@ -110,6 +110,14 @@ fn is_conflict<T>(result: &Result<T>) -> bool {
     matches!(result, Err(StoreError::Conflict(_)))
 }
 
+/// The message of a `Conflict`, or a panic.
+fn conflict_message<T: std::fmt::Debug>(result: Result<T>) -> String {
+    match result {
+        Err(StoreError::Conflict(message)) => message,
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
 fn is_not_found<T>(result: &Result<T>) -> bool {
     matches!(result, Err(StoreError::NotFound(_)))
 }
@@ -488,11 +496,12 @@ async fn duplicate_event_id_appends_nothing(store: Arc<dyn Store>) -> Result<()>
     let taken = store
         .append_events(&playbook, vec![event("b", "t"), event("a", "t")])
         .await;
-    assert!(is_conflict(&taken), "{taken:?}");
+    let expected = "an event with the same id is already recorded in playbook acme/support";
+    assert_eq!(conflict_message(taken), expected);
     let twice = store
         .append_events(&playbook, vec![event("c", "t"), event("c", "t")])
         .await;
-    assert!(is_conflict(&twice), "{twice:?}");
+    assert_eq!(conflict_message(twice), expected);
     assert_eq!(store.get_event(&playbook, "b").await?, None);
     // No seq was spent: the next append goes on without a gap.
     let next = store
@@ -519,7 +528,9 @@ async fn run_number_taken_appends_nothing(store: Arc<dyn Store>) -> Result<()> {
     let taken = store
         .append_events(&playbook, vec![event("c", "t"), run_event("d", "run-1", 2)])
         .await;
-    assert!(is_conflict(&taken), "{taken:?}");
+    let expected = "an event of the same run with the same number is already recorded in \
+                    playbook acme/support";
+    assert_eq!(conflict_message(taken), expected);
     assert_eq!(store.get_event(&playbook, "c").await?, None);
     // Another run, or the same run id in another playbook, has its own numbers; events without
     // a run number do not compete.
