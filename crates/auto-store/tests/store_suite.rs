@@ -49,6 +49,8 @@ store_suite!(
     missing_playbook_is_not_found,
     database_time_goes_forward,
     followers_never_see_a_gap,
+    concurrent_updates_one_wins,
+    concurrent_run_numbers_one_wins,
 );
 
 async fn sqlite_store() -> (Arc<dyn Store>, tempfile::TempDir) {
@@ -715,6 +717,81 @@ async fn database_time_goes_forward(store: Arc<dyn Store>) -> Result<()> {
         skew < 1_000,
         "the database's clock is {skew} ms off the machine's"
     );
+    Ok(())
+}
+
+/// How many tasks race in the `concurrent_*` cases.
+const RACERS: usize = 6;
+
+async fn concurrent_updates_one_wins(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let new = |source: &str| definition("workflow", "onboard", source);
+    store
+        .create_definition(&playbook, new("v1"), event("created", "c"))
+        .await?;
+    let racers: Vec<_> = (0..RACERS)
+        .map(|n| {
+            let (store, playbook) = (store.clone(), playbook.clone());
+            tokio::spawn(async move {
+                let update = new(&format!("from {n}"));
+                store
+                    .update_definition(&playbook, 1, update, event(&format!("u{n}"), "u"))
+                    .await
+            })
+        })
+        .collect();
+    let mut won = Vec::new();
+    for racer in racers {
+        match racer
+            .await
+            .unwrap_or_else(|error| panic!("a racer: {error}"))
+        {
+            Ok((version, _)) => won.push(version),
+            Err(StoreError::Conflict(_)) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    assert_eq!(won.len(), 1, "{won:?}");
+    let key = DefinitionKey::new("workflow", "onboard");
+    assert_eq!(
+        store.get_definition(&playbook, &key).await?.as_ref(),
+        won.first()
+    );
+    assert_eq!(all_events(&*store, &playbook).await?.len(), 2);
+    Ok(())
+}
+
+/// "An event is recorded only under the next number": of attempts that go on at once, one
+/// records it and the others fail.
+async fn concurrent_run_numbers_one_wins(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let racers: Vec<_> = (0..RACERS)
+        .map(|n| {
+            let (store, playbook) = (store.clone(), playbook.clone());
+            tokio::spawn(async move {
+                let events = vec![run_event(&format!("attempt-{n}"), "run-1", 1)];
+                store.append_events(&playbook, events).await
+            })
+        })
+        .collect();
+    let mut recorded = 0;
+    for racer in racers {
+        match racer
+            .await
+            .unwrap_or_else(|error| panic!("a racer: {error}"))
+        {
+            Ok(_) => recorded += 1,
+            Err(StoreError::Conflict(_)) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    assert_eq!(recorded, 1);
+    let seqs: Vec<_> = all_events(&*store, &playbook)
+        .await?
+        .into_iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [1]);
     Ok(())
 }
 
