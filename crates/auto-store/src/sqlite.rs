@@ -19,10 +19,13 @@ use sqlx::sqlite::{
 };
 use sqlx::{Row, SqlSafeStr, Sqlite, Transaction};
 
+use crate::shared::{
+    definition_change_refused, event_insert_error, page_limit, parse_status, playbook_not_found,
+    recorded_event, saved_version, single,
+};
 use crate::{
-    DefinitionKey, DefinitionStatus, DefinitionVersion, Event, EventFilter, NewDefinitionVersion,
-    NewEvent, Org, Playbook, PlaybookRef, Result, Store, StoreError, definition_change_refused,
-    event_insert_error, page_limit, parse_status, playbook_not_found,
+    DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, Org,
+    Playbook, PlaybookRef, Result, Store, StoreError,
 };
 
 /// How many connections read beside the one that writes.
@@ -158,7 +161,10 @@ fn lock_database_file(path: &Path) -> Result<File> {
         .truncate(false)
         .write(true)
         .open(&lock_path)
-        .map_err(|error| StoreError::Database(sqlx::Error::Io(error)))?;
+        .map_err(|error| {
+            let message = format!("the lock file {}: {error}", Path::new(&lock_path).display());
+            StoreError::Database(sqlx::Error::Io(std::io::Error::new(error.kind(), message)))
+        })?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(TryLockError::WouldBlock) => Err(StoreError::Locked(format!(
@@ -222,6 +228,12 @@ async fn reserve_seqs(
     .await?
     .ok_or_else(|| playbook_not_found(playbook))?;
     let last_seq: i64 = row.try_get(1)?;
+    // Invariant: last_seq only grows, by the number of events each change appends, so it is
+    // at least this change's count; anything else would number events twice.
+    assert!(
+        last_seq >= count,
+        "playbook {playbook:?} has last_seq {last_seq} after taking {count}"
+    );
     let now_text: String = row.try_get(2)?;
     Ok(Reserved {
         playbook_pk: row.try_get(0)?,
@@ -298,24 +310,6 @@ async fn insert_events(
         .zip(reserved.first_seq..)
         .map(|(event, seq)| recorded_event(event, seq, reserved.now))
         .collect())
-}
-
-/// The event as it was stored.
-pub(crate) fn recorded_event(event: NewEvent, seq: i64, now: DateTime<Utc>) -> Event {
-    Event {
-        seq,
-        id: event.id,
-        event_type: event.event_type,
-        source: event.source,
-        subject: event.subject,
-        time: event.time.unwrap_or(now),
-        datacontenttype: event.datacontenttype,
-        data: event.data,
-        extensions: event.extensions,
-        run_id: event.run_id,
-        run_seq: event.run_seq,
-        recorded_at: now,
-    }
 }
 
 fn event_from_row(row: &SqliteRow) -> Result<Event> {
@@ -802,40 +796,4 @@ async fn stored_status(
     .await?;
     row.map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
         .transpose()
-}
-
-/// The one event of a change that appends one.
-pub(crate) fn single(events: Vec<Event>) -> Result<Event> {
-    let count = events.len();
-    let mut events = events.into_iter();
-    match (events.next(), events.next()) {
-        (Some(event), None) => Ok(event),
-        _ => Err(StoreError::Corrupt(format!(
-            "a change appended {count} events, not one"
-        ))),
-    }
-}
-
-/// A version just saved, as `get_definition` would read it.
-pub(crate) fn saved_version(
-    new: NewDefinitionVersion,
-    version: i64,
-    overview: Option<String>,
-    created_at: DateTime<Utc>,
-    saved_at: DateTime<Utc>,
-    saved_seq: i64,
-) -> DefinitionVersion {
-    DefinitionVersion {
-        key: new.key,
-        version,
-        status: DefinitionStatus::Active,
-        source: new.source,
-        overview,
-        diagram: new.diagram,
-        description: new.description,
-        derived: new.derived,
-        created_at,
-        updated_at: saved_at,
-        saved_seq,
-    }
 }
