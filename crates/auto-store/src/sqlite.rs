@@ -91,12 +91,12 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let writer = SqlitePoolOptions::new()
+        let writer = pool_options()
             .max_connections(1)
             .connect_with(options.clone())
             .await?;
         migrator().run(&writer).await?;
-        let reader = SqlitePoolOptions::new()
+        let reader = pool_options()
             .max_connections(READ_CONNECTIONS_MAX)
             .connect_with(options)
             .await?;
@@ -109,7 +109,7 @@ impl SqliteStore {
 
     async fn open_in_memory(options: SqliteConnectOptions) -> Result<Self> {
         // The database lives as long as its connection: the pool keeps exactly one, for ever.
-        let pool = SqlitePoolOptions::new()
+        let pool = pool_options()
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
@@ -139,6 +139,12 @@ impl SqliteStore {
             .await?
             .ok_or_else(|| playbook_not_found(playbook))
     }
+}
+
+fn pool_options() -> SqlitePoolOptions {
+    // A connection to a file in this process does not go stale: checking it before each use
+    // would cost a round trip to its thread for nothing.
+    SqlitePoolOptions::new().test_before_acquire(false)
 }
 
 /// Whether a SQLite URL names an in-memory database.
