@@ -909,3 +909,16 @@ async fn unknown_urls_are_refused() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_missing_directory_is_an_error_naming_the_lock_file() {
+    let directory =
+        tempfile::tempdir().unwrap_or_else(|error| panic!("a temporary directory: {error}"));
+    let path = directory.path().join("missing").join("auto.db");
+    let result = auto_store::open(&format!("sqlite://{}", path.display())).await;
+    let Err(StoreError::Database(error)) = result else {
+        panic!("opening {} did not fail as it should", path.display());
+    };
+    let lock_path = format!("{}.lock", path.display());
+    assert!(error.to_string().contains(&lock_path), "{error}");
+}
