@@ -100,6 +100,7 @@ impl SqliteStore {
             .max_connections(READ_CONNECTIONS_MAX)
             .connect_with(options)
             .await?;
+        tracing::info!(path = %path.display(), "the SQLite store is open");
         Ok(Self {
             writer,
             reader,
