@@ -615,39 +615,29 @@ impl<'a, 'c> Renderer<'a, 'c> {
                 ));
             }
         };
-        let mut pointer = format!("/{}", escape_pointer(root));
-        let mut shown = root.to_string();
-        for segment in &segments[consumed..] {
+        // The field's name and pointer are written only when it is missing; an index read
+        // from another variable is kept for that.
+        let mut indices: Vec<Value<'a>> = Vec::new();
+        for (at, segment) in segments.iter().enumerate().skip(consumed) {
             let next = match segment {
-                Segment::Key(key) => {
-                    pointer.push('/');
-                    pointer.push_str(&escape_pointer(key));
-                    shown.push('.');
-                    shown.push_str(key);
-                    value.property(key)
-                }
+                Segment::Key(key) => value.property(key),
                 Segment::Index(index) => {
                     let index = self.operand(index, line, lenient)?;
-                    match &index {
-                        Value::Int(i) => {
-                            pointer.push_str(&format!("/{i}"));
-                            shown.push_str(&format!("[{i}]"));
-                            value.item(*i)
-                        }
-                        other => {
-                            let key = other.to_text();
-                            pointer.push('/');
-                            pointer.push_str(&escape_pointer(&key));
-                            shown.push_str(&format!("[\"{}\"]", &*key));
-                            value.property(&key)
-                        }
-                    }
+                    let next = match &index {
+                        Value::Int(i) => value.item(*i),
+                        other => value.property(&other.to_text()),
+                    };
+                    indices.push(index);
+                    next
                 }
             };
             value = match next {
                 Some(next) => next,
                 None if lenient => return Ok(Value::Nil),
-                None => return Err(self.missing(root, shown, pointer, line)),
+                None => {
+                    let (shown, pointer) = describe_path(root, &segments[consumed..=at], &indices);
+                    return Err(self.missing(root, shown, pointer, line));
+                }
             };
         }
         Ok(value)
@@ -697,6 +687,39 @@ impl<'a, 'c> Renderer<'a, 'c> {
         }
         Ok(self.roots.get(root).map(|json| (Value::from_json(json), 0)))
     }
+}
+
+/// A path as the template wrote it (`input.items[2].name`) and as a JSON pointer
+/// (`/input/items/2/name`), with the values its dynamic indices took.
+fn describe_path(root: &str, segments: &[Segment], indices: &[Value<'_>]) -> (String, String) {
+    let mut shown = root.to_string();
+    let mut pointer = format!("/{}", escape_pointer(root));
+    let mut indices = indices.iter();
+    for segment in segments {
+        let index = match segment {
+            Segment::Key(key) => {
+                shown.push('.');
+                shown.push_str(key);
+                pointer.push('/');
+                pointer.push_str(&escape_pointer(key));
+                continue;
+            }
+            Segment::Index(_) => indices.next().cloned().unwrap_or(Value::Nil),
+        };
+        match index {
+            Value::Int(i) => {
+                shown.push_str(&format!("[{i}]"));
+                pointer.push_str(&format!("/{i}"));
+            }
+            other => {
+                let key = other.to_text();
+                shown.push_str(&format!("[\"{}\"]", &*key));
+                pointer.push('/');
+                pointer.push_str(&escape_pointer(&key));
+            }
+        }
+    }
+    (shown, pointer)
 }
 
 fn escape_pointer(key: &str) -> String {

@@ -188,3 +188,36 @@ fn golden_liquid() {
         "known failures now pass; take them off the list: {fixed:#?}"
     );
 }
+
+/// golden-liquid's benchmark template (fixture 002) renders as its expected result.
+#[test]
+fn benchmark_fixture_renders_as_expected() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/benchmark");
+    let (Ok(source), Ok(data), Ok(expected)) = (
+        std::fs::read_to_string(dir.join("index.liquid")),
+        std::fs::read_to_string(dir.join("data.json")),
+        std::fs::read_to_string(dir.join("expected_result.txt")),
+    ) else {
+        println!("golden-liquid benchmark fixture: no copy found");
+        return;
+    };
+    let data: Json = serde_json::from_str(&data).unwrap();
+    let mut roots: Vec<(&str, &Json)> = data
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    let names: Vec<&str> = roots.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        check_with_roots(&source, &CheckConfig::default(), &names),
+        vec![]
+    );
+    // The fixture prints `"now" | date: "%Y"` as the year it was made; `now` is the run's start.
+    let now = Json::String("2025-06-01T00:00:00Z".into());
+    roots.push(("now", &now));
+    let rendered =
+        render_with_roots(&parse(&source).unwrap(), &roots, &RenderLimits::default()).unwrap();
+    // The expected file ends with a newline the template does not have.
+    assert_eq!(rendered.message.trim_end(), expected.trim_end());
+}

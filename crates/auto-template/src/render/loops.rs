@@ -107,7 +107,7 @@ impl<'a> Renderer<'a, '_> {
         if items.is_empty() {
             return self.nodes(otherwise, last_line);
         }
-        let continue_key = format!("{}-{:?}", header.variable, header.collection);
+        let continue_key = format!("{}-{}", header.variable, header.collection_text);
         let offset = if header.offset_continue {
             Some(
                 self.continue_offsets
