@@ -325,7 +325,11 @@ impl<'a, 'c> Renderer<'a, 'c> {
     fn node(&mut self, node: &'a Node, last_line: &mut u32) -> Result<Flow, RenderError> {
         self.step(*last_line)?;
         match node {
-            Node::Text(text) => self.write(text, *last_line)?,
+            Node::Text { line, text } => {
+                // A limit reached while writing text names the line the text starts on.
+                *last_line = *line;
+                self.write(text, *line)?;
+            }
             Node::Output { line, expr } => {
                 *last_line = *line;
                 let value = self.expr(expr, *line, false)?;
