@@ -316,14 +316,25 @@ fn random_valid_templates_never_panic() {
             };
             let expired = || started.elapsed() >= Duration::from_millis(200);
             let limits = RenderLimits::new(&expired);
-            render(
+            let result = render(
                 &parsed,
                 &input,
                 "2026-04-01",
                 "2026-04-01T09:30:00Z",
                 &limits,
-            )
-            .is_ok()
+            );
+            // For comparing with LiquidJS by hand: DIFF_DUMP names a file of JSON lines.
+            if let (Ok(path), Ok(out)) = (std::env::var("DIFF_DUMP"), &result) {
+                use std::io::Write as _;
+                let line = json!({"template": source, "ours": out.message}).to_string();
+                let mut file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .unwrap();
+                writeln!(file, "{line}").unwrap();
+            }
+            result.is_ok()
         });
         match outcome {
             Ok(ok) => rendered += usize::from(ok),

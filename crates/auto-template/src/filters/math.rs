@@ -47,7 +47,12 @@ pub(super) fn apply<'a>(
         }),
         "divided_by" => divide(value, arg()),
         "modulo" => modulo(value, arg()),
-        "to_integer" => Ok(value),
+        // JavaScript's Number(): what does not read as a number is NaN.
+        "to_integer" => Ok(match input {
+            Value::Bool(_) | Value::Nil | Value::Int(_) | Value::Float(_) => value,
+            Value::Str(s) if s.trim().is_empty() => Number::Int(0),
+            other => other.to_number().unwrap_or(Number::Float(f64::NAN)),
+        }),
         _ => return Ok(None),
     };
     result.map(|n| Some(n.into_value()))
