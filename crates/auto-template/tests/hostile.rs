@@ -264,14 +264,33 @@ fn expression(rng: &mut Rng) -> String {
     out
 }
 
+/// A condition: comparisons joined by `and` and `or`, some under `not`.
+fn condition(rng: &mut Rng) -> String {
+    const OPS: &[&str] = &["==", "!=", "<", ">", "<=", ">=", "contains"];
+    let mut out = String::new();
+    for i in 0..1 + rng.next() % 3 {
+        if i > 0 {
+            out.push_str(if rng.next() % 2 == 0 { " and " } else { " or " });
+        }
+        if rng.next() % 4 == 0 {
+            out.push_str("not ");
+        }
+        out.push_str(pick(rng, OPERANDS));
+        if rng.next() % 3 != 0 {
+            out.push_str(&format!(" {} {}", pick(rng, OPS), pick(rng, OPERANDS)));
+        }
+    }
+    out
+}
+
 /// A template that parses: outputs and assignments inside random blocks.
 fn structured(rng: &mut Rng, depth: usize) -> String {
     let mut out = String::new();
     for _ in 0..1 + rng.next() % 4 {
-        let piece = match rng.next() % 8 {
+        let piece = match rng.next() % 11 {
             0 if depth < 4 => format!(
                 "{{% if {} %}}{}{{% else %}}{}{{% endif %}}",
-                pick(rng, OPERANDS),
+                condition(rng),
                 structured(rng, depth + 1),
                 structured(rng, depth + 1)
             ),
@@ -292,6 +311,17 @@ fn structured(rng: &mut Rng, depth: usize) -> String {
                 structured(rng, depth + 1)
             ),
             5 => format!("{{% cycle 'a', {} %}}", pick(rng, OPERANDS)),
+            6 if depth < 4 => format!(
+                "{{%- unless {} -%}}\n {}{{% endunless %}}",
+                condition(rng),
+                structured(rng, depth + 1)
+            ),
+            7 if depth < 4 => format!(
+                "{{% for x in {} offset: 1 reversed %}}{{{{ forloop.rindex }}}}{}{{% else %}}E{{% endfor %}}",
+                pick(rng, OPERANDS),
+                structured(rng, depth + 1)
+            ),
+            8 => format!("{{% increment c %}}{{% decrement d %}}{{% echo {} %}}", expression(rng)),
             _ => format!("[{{{{ {} }}}}]", expression(rng)),
         };
         out.push_str(&piece);
