@@ -183,7 +183,7 @@ pub(crate) enum Flow {
 }
 
 pub(crate) struct Renderer<'a, 'c> {
-    roots: HashMap<&'c str, &'a Json>,
+    pub(crate) roots: HashMap<&'c str, &'a Json>,
     vars: HashMap<String, Value<'a>>,
     counters: HashMap<String, i64>,
     /// The variables of the loops the render is in, innermost last.
@@ -647,7 +647,34 @@ impl<'a, 'c> Renderer<'a, 'c> {
         Ok(value)
     }
 
-    fn missing(&self, root: &str, shown: String, pointer: String, line: u32) -> RenderError {
+    fn missing(
+        &self,
+        root: &str,
+        mut shown: String,
+        mut pointer: String,
+        line: u32,
+    ) -> RenderError {
+        // A loop's item read from the input is named by where it is in the input.
+        let origin = self
+            .loops
+            .iter()
+            .rev()
+            .find(|l| l.binds(root))
+            .and_then(|l| l.origin(root));
+        if let Some((origin_root, origin_shown, origin_pointer)) = origin {
+            shown = format!("{origin_shown}{}", &shown[root.len()..]);
+            pointer = format!(
+                "{origin_pointer}{}",
+                &pointer[1 + escape_pointer(root).len()..]
+            );
+            let mut error = RenderError::new(
+                line,
+                RenderErrorKind::MissingField,
+                format!("{shown} is missing from the {origin_root}"),
+            );
+            error.field_pointer = Some(pointer);
+            return error;
+        }
         if self.roots.contains_key(root) && self.is_root(root) {
             let mut error = RenderError::new(
                 line,
@@ -666,7 +693,7 @@ impl<'a, 'c> Renderer<'a, 'c> {
     }
 
     /// Whether `root` reads the host's variable rather than a name the template created.
-    fn is_root(&self, root: &str) -> bool {
+    pub(crate) fn is_root(&self, root: &str) -> bool {
         !self.vars.contains_key(root)
             && !self.counters.contains_key(root)
             && !self.loops.iter().any(|l| l.binds(root))
@@ -691,6 +718,31 @@ impl<'a, 'c> Renderer<'a, 'c> {
         }
         Ok(self.roots.get(root).map(|json| (Value::from_json(json), 0)))
     }
+}
+
+/// Where a loop's collection is in the host's variables, when it is a plain path into one:
+/// the root's name, the path as written and its pointer.
+pub(crate) fn collection_origin(
+    roots: &HashMap<&str, &Json>,
+    shadowed: bool,
+    operand: &Operand,
+) -> Option<(String, String, String)> {
+    let Operand::Path { root, segments } = operand else {
+        return None;
+    };
+    if shadowed || !roots.contains_key(root.as_str()) {
+        return None;
+    }
+    let mut indices = Vec::new();
+    for segment in segments {
+        match segment {
+            Segment::Key(_) => {}
+            Segment::Index(Operand::Literal(Literal::Int(i))) => indices.push(Value::Int(*i)),
+            Segment::Index(_) => return None,
+        }
+    }
+    let (shown, pointer) = describe_path(root, segments, &indices);
+    Some((root.clone(), shown, pointer))
 }
 
 /// A path as the template wrote it (`input.items[2].name`) and as a JSON pointer

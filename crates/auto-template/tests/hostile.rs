@@ -321,7 +321,10 @@ fn structured(rng: &mut Rng, depth: usize) -> String {
                 pick(rng, OPERANDS),
                 structured(rng, depth + 1)
             ),
-            8 => format!("{{% increment c %}}{{% decrement d %}}{{% echo {} %}}", expression(rng)),
+            8 => format!(
+                "{{% increment c %}}{{% decrement d %}}{{% echo {} %}}",
+                expression(rng)
+            ),
             _ => format!("[{{{{ {} }}}}]", expression(rng)),
         };
         out.push_str(&piece);

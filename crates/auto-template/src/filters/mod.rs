@@ -78,7 +78,9 @@ pub(crate) fn to_number(value: &Value<'_>) -> Number {
         Value::Bool(true) => Number::Int(1),
         // JavaScript reads a list through its text: `+[3]` is 3, `+[]` is 0, `+[1, 2]` is NaN.
         _ if value.is_array() => match value.len_items() {
-            Some(1) => value.item(0).map_or(Number::Int(0), |item| to_number(&item)),
+            Some(1) => value
+                .item(0)
+                .map_or(Number::Int(0), |item| to_number(&item)),
             _ => Number::Int(0),
         },
         other => match other.to_number() {
