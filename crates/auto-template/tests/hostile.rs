@@ -270,13 +270,13 @@ fn condition(rng: &mut Rng) -> String {
     let mut out = String::new();
     for i in 0..1 + rng.next() % 3 {
         if i > 0 {
-            out.push_str(if rng.next() % 2 == 0 { " and " } else { " or " });
+            out.push_str(if rng.next().is_multiple_of(2) { " and " } else { " or " });
         }
-        if rng.next() % 4 == 0 {
+        if rng.next().is_multiple_of(4) {
             out.push_str("not ");
         }
         out.push_str(pick(rng, OPERANDS));
-        if rng.next() % 3 != 0 {
+        if !rng.next().is_multiple_of(3) {
             out.push_str(&format!(" {} {}", pick(rng, OPS), pick(rng, OPERANDS)));
         }
     }
