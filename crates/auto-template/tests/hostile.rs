@@ -270,7 +270,11 @@ fn condition(rng: &mut Rng) -> String {
     let mut out = String::new();
     for i in 0..1 + rng.next() % 3 {
         if i > 0 {
-            out.push_str(if rng.next().is_multiple_of(2) { " and " } else { " or " });
+            out.push_str(if rng.next().is_multiple_of(2) {
+                " and "
+            } else {
+                " or "
+            });
         }
         if rng.next().is_multiple_of(4) {
             out.push_str("not ");
