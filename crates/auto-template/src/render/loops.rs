@@ -124,7 +124,7 @@ impl<'a> Renderer<'a, '_> {
         let origin = match collection {
             Value::Json(Json::Array(_)) => {
                 let shadowed = matches!(&header.collection, crate::ast::Operand::Path { root, .. } if !self.is_root(root));
-                super::collection_origin(&self.roots, shadowed, &header.collection)
+                super::path::collection_origin(&self.roots, shadowed, &header.collection)
             }
             _ => None,
         };
