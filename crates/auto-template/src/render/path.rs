@@ -85,7 +85,9 @@ impl<'a> Renderer<'a, '_> {
             error.field_pointer = Some(pointer);
             return error;
         }
-        if self.roots.contains_key(root) && self.is_root(root) {
+        // Only an object has fields to point at: `today.year` reads past a string.
+        let is_object = self.roots.get(root).is_some_and(|json| json.is_object());
+        if is_object && self.is_root(root) {
             let mut error = RenderError::new(
                 line,
                 RenderErrorKind::MissingField,
