@@ -8,9 +8,14 @@
 //!
 //! Architecture invariant: every change is one transaction: a definition's new version and
 //! the event that records it commit together, or neither does.
+//!
+//! Tests open a store of their own with [`open`]`("sqlite::memory:")` (one connection, gone
+//! with the store) or, on PostgreSQL, [`open_postgres_isolated`] (a fresh schema per store, so
+//! tests running at once on one database do not see each other).
 
 mod model;
 mod postgres;
+mod shared;
 mod sqlite;
 
 pub use model::*;
@@ -64,6 +69,7 @@ pub trait Store: Send + Sync + 'static {
     /// Fails with `NotFound` when the org does not exist, `Conflict` when the playbook does.
     async fn create_playbook(&self, org: &str, id: &str, title: Option<&str>) -> Result<Playbook>;
     async fn get_playbook(&self, playbook: &PlaybookRef) -> Result<Option<Playbook>>;
+    /// The org's playbooks by id; `NotFound` when the org does not exist.
     async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>>;
 
     /// Saves version 1 of a new definition and appends `event` (its `definition_created`), in
@@ -110,7 +116,8 @@ pub trait Store: Send + Sync + 'static {
         version: i64,
     ) -> Result<Option<DefinitionVersion>>;
 
-    /// The latest version of each definition, of one type or all, ordered by type then name.
+    /// The latest version of each definition, of one type or all, ordered by type then name
+    /// (byte order on both stores). `NotFound` when the playbook does not exist.
     async fn list_definitions(
         &self,
         playbook: &PlaybookRef,
@@ -126,7 +133,10 @@ pub trait Store: Send + Sync + 'static {
         events: Vec<NewEvent>,
     ) -> Result<Vec<Event>>;
 
-    /// Events in `seq` order, after `after_seq`, at most `limit`.
+    /// Events in `seq` order, after `after_seq`, at most `limit` (0 means
+    /// [`EVENTS_PAGE_MAX`], and no page is larger). `NotFound` when the playbook does not exist.
+    /// A follower that reads by cursor sees every `seq` from 1 without a gap: an event that is
+    /// not visible yet can only have a greater `seq` than every event visible.
     async fn list_events(&self, playbook: &PlaybookRef, filter: &EventFilter)
     -> Result<Vec<Event>>;
 
@@ -151,88 +161,5 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
         None => Err(StoreError::BadUrl(
             "the database URL has no scheme: use sqlite://path or postgres://...".into(),
         )),
-    }
-}
-
-/// How many events a filter asks for: its `limit`, where 0 means and any larger value is cut
-/// to [`EVENTS_PAGE_MAX`].
-fn page_limit(filter: &EventFilter) -> i64 {
-    let limit = if filter.limit == 0 {
-        EVENTS_PAGE_MAX
-    } else {
-        filter.limit.min(EVENTS_PAGE_MAX)
-    };
-    i64::from(limit)
-}
-
-/// Turns a failed event insert into `Conflict` when it broke one of the event log's unique
-/// rules, naming the rule; any other failure stays a database fault.
-fn event_insert_error(error: sqlx::Error, playbook: &PlaybookRef) -> StoreError {
-    let sqlx::Error::Database(database_error) = &error else {
-        return StoreError::Database(error);
-    };
-    if !database_error.is_unique_violation() {
-        return StoreError::Database(error);
-    }
-    // PostgreSQL names the constraint; SQLite names the columns in its message.
-    let rule = database_error
-        .constraint()
-        .unwrap_or_else(|| database_error.message());
-    let PlaybookRef { org, playbook } = playbook;
-    if rule.contains("run_seq") {
-        StoreError::Conflict(format!(
-            "an event of the same run with the same number is already recorded in playbook {org}/{playbook}"
-        ))
-    } else {
-        StoreError::Conflict(format!(
-            "an event with the same id is already recorded in playbook {org}/{playbook}"
-        ))
-    }
-}
-
-/// The error for a playbook that is not there.
-fn playbook_not_found(playbook: &PlaybookRef) -> StoreError {
-    StoreError::NotFound(format!("playbook {}/{}", playbook.org, playbook.playbook))
-}
-
-/// The error for a definition that is not there.
-fn definition_not_found(playbook: &PlaybookRef, key: &DefinitionKey) -> StoreError {
-    StoreError::NotFound(format!(
-        "{} definition {} in playbook {}/{}",
-        key.def_type, key.name, playbook.org, playbook.playbook
-    ))
-}
-
-/// Why a compare-and-set on a definition's latest version did not apply, from what is stored
-/// now: its status and latest version, or nothing.
-fn definition_change_refused(
-    playbook: &PlaybookRef,
-    key: &DefinitionKey,
-    stored: Option<(String, i64)>,
-    expected_version: Option<i64>,
-) -> StoreError {
-    let Some((status, latest_version)) = stored else {
-        return definition_not_found(playbook, key);
-    };
-    let what = format!("{} definition {}", key.def_type, key.name);
-    if status == DefinitionStatus::Retired.as_str() {
-        return StoreError::Conflict(format!("the {what} is retired"));
-    }
-    match expected_version {
-        Some(expected) => StoreError::Conflict(format!(
-            "the {what} is at version {latest_version}, not {expected}: it changed since it was read"
-        )),
-        None => StoreError::Conflict(format!("the {what} changed meanwhile")),
-    }
-}
-
-/// Reads a definition's status as stored.
-fn parse_status(status: &str) -> Result<DefinitionStatus> {
-    match status {
-        "active" => Ok(DefinitionStatus::Active),
-        "retired" => Ok(DefinitionStatus::Retired),
-        other => Err(StoreError::Corrupt(format!(
-            "a definition's status is {other:?}"
-        ))),
     }
 }

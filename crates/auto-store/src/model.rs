@@ -165,5 +165,7 @@ pub struct EventFilter {
     pub event_type: Option<String>,
     /// Only events with a greater `seq`.
     pub after_seq: Option<i64>,
+    /// At most this many; 0 (the default) means [`crate::EVENTS_PAGE_MAX`], and a larger value
+    /// is cut to it.
     pub limit: u32,
 }

@@ -18,11 +18,13 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::types::Json;
 use sqlx::{AssertSqlSafe, Postgres, Row, SqlSafeStr, Transaction};
 
-use crate::sqlite::{recorded_event, saved_version, single};
+use crate::shared::{
+    definition_change_refused, event_insert_error, page_limit, parse_status, playbook_not_found,
+    recorded_event, saved_version, single,
+};
 use crate::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, Org,
-    Playbook, PlaybookRef, Result, Store, StoreError, definition_change_refused,
-    event_insert_error, page_limit, parse_status, playbook_not_found,
+    Playbook, PlaybookRef, Result, Store, StoreError,
 };
 
 /// How many connections one server keeps to the database.
@@ -74,6 +76,7 @@ impl PgStore {
         // sqlx's migrator holds an advisory lock while it runs: servers starting together
         // migrate once.
         migrator().run(&pool).await?;
+        tracing::info!("the PostgreSQL store is open");
         Ok(Self { pool })
     }
 
@@ -219,6 +222,12 @@ async fn reserve_seqs(
     .await?
     .ok_or_else(|| playbook_not_found(playbook))?;
     let last_seq: i64 = row.try_get(1)?;
+    // Invariant: last_seq only grows, by the number of events each change appends, so it is
+    // at least this change's count; anything else would number events twice.
+    assert!(
+        last_seq >= count,
+        "playbook {playbook:?} has last_seq {last_seq} after taking {count}"
+    );
     Ok(Reserved {
         playbook_pk: row.try_get(0)?,
         first_seq: last_seq - count + 1,

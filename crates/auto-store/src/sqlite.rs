@@ -19,10 +19,13 @@ use sqlx::sqlite::{
 };
 use sqlx::{Row, SqlSafeStr, Sqlite, Transaction};
 
+use crate::shared::{
+    definition_change_refused, event_insert_error, page_limit, parse_status, playbook_not_found,
+    recorded_event, saved_version, single,
+};
 use crate::{
-    DefinitionKey, DefinitionStatus, DefinitionVersion, Event, EventFilter, NewDefinitionVersion,
-    NewEvent, Org, Playbook, PlaybookRef, Result, Store, StoreError, definition_change_refused,
-    event_insert_error, page_limit, parse_status, playbook_not_found,
+    DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, Org,
+    Playbook, PlaybookRef, Result, Store, StoreError,
 };
 
 /// How many connections read beside the one that writes.
@@ -32,7 +35,7 @@ const READ_CONNECTIONS_MAX: u32 = 4;
 /// writes, so waits are short: a checkpoint, or a reader that holds the file briefly.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The database's clock, as the text every time is stored in: RFC 3339 in UTC with
+/// The database's clock, as the text the times it stamps are stored in: RFC 3339 in UTC with
 /// milliseconds, so that text order is time order.
 macro_rules! now_sql {
     () => {
@@ -88,15 +91,16 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let writer = SqlitePoolOptions::new()
+        let writer = pool_options()
             .max_connections(1)
             .connect_with(options.clone())
             .await?;
         migrator().run(&writer).await?;
-        let reader = SqlitePoolOptions::new()
+        let reader = pool_options()
             .max_connections(READ_CONNECTIONS_MAX)
             .connect_with(options)
             .await?;
+        tracing::info!(path = %path.display(), "the SQLite store is open");
         Ok(Self {
             writer,
             reader,
@@ -106,7 +110,7 @@ impl SqliteStore {
 
     async fn open_in_memory(options: SqliteConnectOptions) -> Result<Self> {
         // The database lives as long as its connection: the pool keeps exactly one, for ever.
-        let pool = SqlitePoolOptions::new()
+        let pool = pool_options()
             .max_connections(1)
             .min_connections(1)
             .idle_timeout(None)
@@ -138,6 +142,12 @@ impl SqliteStore {
     }
 }
 
+fn pool_options() -> SqlitePoolOptions {
+    // A connection to a file in this process does not go stale: checking it before each use
+    // would cost a round trip to its thread for nothing.
+    SqlitePoolOptions::new().test_before_acquire(false)
+}
+
 /// Whether a SQLite URL names an in-memory database.
 fn is_in_memory(url: &str) -> bool {
     let rest = url
@@ -158,7 +168,10 @@ fn lock_database_file(path: &Path) -> Result<File> {
         .truncate(false)
         .write(true)
         .open(&lock_path)
-        .map_err(|error| StoreError::Database(sqlx::Error::Io(error)))?;
+        .map_err(|error| {
+            let message = format!("the lock file {}: {error}", Path::new(&lock_path).display());
+            StoreError::Database(sqlx::Error::Io(std::io::Error::new(error.kind(), message)))
+        })?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(TryLockError::WouldBlock) => Err(StoreError::Locked(format!(
@@ -222,6 +235,12 @@ async fn reserve_seqs(
     .await?
     .ok_or_else(|| playbook_not_found(playbook))?;
     let last_seq: i64 = row.try_get(1)?;
+    // Invariant: last_seq only grows, by the number of events each change appends, so it is
+    // at least this change's count; anything else would number events twice.
+    assert!(
+        last_seq >= count,
+        "playbook {playbook:?} has last_seq {last_seq} after taking {count}"
+    );
     let now_text: String = row.try_get(2)?;
     Ok(Reserved {
         playbook_pk: row.try_get(0)?,
@@ -298,24 +317,6 @@ async fn insert_events(
         .zip(reserved.first_seq..)
         .map(|(event, seq)| recorded_event(event, seq, reserved.now))
         .collect())
-}
-
-/// The event as it was stored.
-pub(crate) fn recorded_event(event: NewEvent, seq: i64, now: DateTime<Utc>) -> Event {
-    Event {
-        seq,
-        id: event.id,
-        event_type: event.event_type,
-        source: event.source,
-        subject: event.subject,
-        time: event.time.unwrap_or(now),
-        datacontenttype: event.datacontenttype,
-        data: event.data,
-        extensions: event.extensions,
-        run_id: event.run_id,
-        run_seq: event.run_seq,
-        recorded_at: now,
-    }
 }
 
 fn event_from_row(row: &SqliteRow) -> Result<Event> {
@@ -802,40 +803,4 @@ async fn stored_status(
     .await?;
     row.map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
         .transpose()
-}
-
-/// The one event of a change that appends one.
-pub(crate) fn single(events: Vec<Event>) -> Result<Event> {
-    let count = events.len();
-    let mut events = events.into_iter();
-    match (events.next(), events.next()) {
-        (Some(event), None) => Ok(event),
-        _ => Err(StoreError::Corrupt(format!(
-            "a change appended {count} events, not one"
-        ))),
-    }
-}
-
-/// A version just saved, as `get_definition` would read it.
-pub(crate) fn saved_version(
-    new: NewDefinitionVersion,
-    version: i64,
-    overview: Option<String>,
-    created_at: DateTime<Utc>,
-    saved_at: DateTime<Utc>,
-    saved_seq: i64,
-) -> DefinitionVersion {
-    DefinitionVersion {
-        key: new.key,
-        version,
-        status: DefinitionStatus::Active,
-        source: new.source,
-        overview,
-        diagram: new.diagram,
-        description: new.description,
-        derived: new.derived,
-        created_at,
-        updated_at: saved_at,
-        saved_seq,
-    }
 }

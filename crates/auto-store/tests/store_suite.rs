@@ -49,6 +49,8 @@ store_suite!(
     missing_playbook_is_not_found,
     database_time_goes_forward,
     followers_never_see_a_gap,
+    concurrent_updates_one_wins,
+    concurrent_run_numbers_one_wins,
 );
 
 async fn sqlite_store() -> (Arc<dyn Store>, tempfile::TempDir) {
@@ -108,6 +110,14 @@ fn run_event(id: &str, run_id: &str, run_seq: i64) -> NewEvent {
 
 fn is_conflict<T>(result: &Result<T>) -> bool {
     matches!(result, Err(StoreError::Conflict(_)))
+}
+
+/// The message of a `Conflict`, or a panic.
+fn conflict_message<T: std::fmt::Debug>(result: Result<T>) -> String {
+    match result {
+        Err(StoreError::Conflict(message)) => message,
+        other => panic!("expected a conflict, got {other:?}"),
+    }
 }
 
 fn is_not_found<T>(result: &Result<T>) -> bool {
@@ -488,11 +498,12 @@ async fn duplicate_event_id_appends_nothing(store: Arc<dyn Store>) -> Result<()>
     let taken = store
         .append_events(&playbook, vec![event("b", "t"), event("a", "t")])
         .await;
-    assert!(is_conflict(&taken), "{taken:?}");
+    let expected = "an event with the same id is already recorded in playbook acme/support";
+    assert_eq!(conflict_message(taken), expected);
     let twice = store
         .append_events(&playbook, vec![event("c", "t"), event("c", "t")])
         .await;
-    assert!(is_conflict(&twice), "{twice:?}");
+    assert_eq!(conflict_message(twice), expected);
     assert_eq!(store.get_event(&playbook, "b").await?, None);
     // No seq was spent: the next append goes on without a gap.
     let next = store
@@ -519,7 +530,9 @@ async fn run_number_taken_appends_nothing(store: Arc<dyn Store>) -> Result<()> {
     let taken = store
         .append_events(&playbook, vec![event("c", "t"), run_event("d", "run-1", 2)])
         .await;
-    assert!(is_conflict(&taken), "{taken:?}");
+    let expected = "an event of the same run with the same number is already recorded in \
+                    playbook acme/support";
+    assert_eq!(conflict_message(taken), expected);
     assert_eq!(store.get_event(&playbook, "c").await?, None);
     // Another run, or the same run id in another playbook, has its own numbers; events without
     // a run number do not compete.
@@ -707,6 +720,81 @@ async fn database_time_goes_forward(store: Arc<dyn Store>) -> Result<()> {
     Ok(())
 }
 
+/// How many tasks race in the `concurrent_*` cases.
+const RACERS: usize = 6;
+
+async fn concurrent_updates_one_wins(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let new = |source: &str| definition("workflow", "onboard", source);
+    store
+        .create_definition(&playbook, new("v1"), event("created", "c"))
+        .await?;
+    let racers: Vec<_> = (0..RACERS)
+        .map(|n| {
+            let (store, playbook) = (store.clone(), playbook.clone());
+            tokio::spawn(async move {
+                let update = new(&format!("from {n}"));
+                store
+                    .update_definition(&playbook, 1, update, event(&format!("u{n}"), "u"))
+                    .await
+            })
+        })
+        .collect();
+    let mut won = Vec::new();
+    for racer in racers {
+        match racer
+            .await
+            .unwrap_or_else(|error| panic!("a racer: {error}"))
+        {
+            Ok((version, _)) => won.push(version),
+            Err(StoreError::Conflict(_)) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    assert_eq!(won.len(), 1, "{won:?}");
+    let key = DefinitionKey::new("workflow", "onboard");
+    assert_eq!(
+        store.get_definition(&playbook, &key).await?.as_ref(),
+        won.first()
+    );
+    assert_eq!(all_events(&*store, &playbook).await?.len(), 2);
+    Ok(())
+}
+
+/// "An event is recorded only under the next number": of attempts that go on at once, one
+/// records it and the others fail.
+async fn concurrent_run_numbers_one_wins(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let racers: Vec<_> = (0..RACERS)
+        .map(|n| {
+            let (store, playbook) = (store.clone(), playbook.clone());
+            tokio::spawn(async move {
+                let events = vec![run_event(&format!("attempt-{n}"), "run-1", 1)];
+                store.append_events(&playbook, events).await
+            })
+        })
+        .collect();
+    let mut recorded = 0;
+    for racer in racers {
+        match racer
+            .await
+            .unwrap_or_else(|error| panic!("a racer: {error}"))
+        {
+            Ok(_) => recorded += 1,
+            Err(StoreError::Conflict(_)) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    assert_eq!(recorded, 1);
+    let seqs: Vec<_> = all_events(&*store, &playbook)
+        .await?
+        .into_iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [1]);
+    Ok(())
+}
+
 /// How many tasks append at once in `followers_never_see_a_gap`, and how many appends each
 /// makes.
 const WRITERS: usize = 4;
@@ -820,4 +908,17 @@ async fn unknown_urls_are_refused() {
             result.err()
         );
     }
+}
+
+#[tokio::test]
+async fn a_missing_directory_is_an_error_naming_the_lock_file() {
+    let directory =
+        tempfile::tempdir().unwrap_or_else(|error| panic!("a temporary directory: {error}"));
+    let path = directory.path().join("missing").join("auto.db");
+    let result = auto_store::open(&format!("sqlite://{}", path.display())).await;
+    let Err(StoreError::Database(error)) = result else {
+        panic!("opening {} did not fail as it should", path.display());
+    };
+    let lock_path = format!("{}.lock", path.display());
+    assert!(error.to_string().contains(&lock_path), "{error}");
 }

@@ -114,7 +114,11 @@ pub(crate) struct Loop {
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Node {
-    Text(String),
+    /// Text as written, from its line on.
+    Text {
+        line: u32,
+        text: String,
+    },
     Output {
         line: u32,
         expr: Expr,

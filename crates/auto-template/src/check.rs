@@ -127,7 +127,7 @@ impl Checker<'_> {
 
     fn node(&mut self, node: &Node, outer_line: u32) {
         match node {
-            Node::Text(_)
+            Node::Text { .. }
             | Node::Break
             | Node::Continue
             | Node::Increment { .. }
@@ -271,7 +271,7 @@ impl Checker<'_> {
 /// Whether some node outside the system block may write text.
 fn writes_text(nodes: &[Node]) -> bool {
     nodes.iter().any(|node| match node {
-        Node::Text(text) => !text.trim().is_empty(),
+        Node::Text { text, .. } => !text.trim().is_empty(),
         Node::Output { .. }
         | Node::Cycle { .. }
         | Node::Increment { .. }

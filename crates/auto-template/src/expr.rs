@@ -141,14 +141,47 @@ fn number(chars: &[char]) -> (Tok, usize) {
 
 /// How many names a piece of markup holds: every variable, property, filter and keyword.
 pub(crate) fn count_names(markup: &str) -> usize {
-    match tokenize(markup) {
-        Ok(tokens) => tokens.iter().filter(|t| matches!(t, Tok::Ident(_))).count(),
-        // Markup that does not tokenize is refused anyway; count its words.
-        Err(_) => markup
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .filter(|w| !w.is_empty())
-            .count(),
+    // The same words `tokenize` reads as names, found without building tokens: the parser
+    // counts every tag and output, so this runs once per markup beside the real parse.
+    let mut count = 0;
+    let mut chars = markup.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' | '\'' => {
+                let mut escaped = false;
+                for d in chars.by_ref() {
+                    if d == c && !escaped {
+                        break;
+                    }
+                    escaped = d == '\\' && !escaped;
+                }
+            }
+            _ if c.is_ascii_digit() => {
+                while chars.peek().is_some_and(char::is_ascii_digit) {
+                    chars.next();
+                }
+                // A fraction: `1.5`, not a range's `1..`.
+                let mut ahead = chars.clone();
+                if ahead.next() == Some('.') && ahead.next().is_some_and(|d| d.is_ascii_digit()) {
+                    chars.next();
+                    while chars.peek().is_some_and(char::is_ascii_digit) {
+                        chars.next();
+                    }
+                }
+            }
+            _ if c.is_alphabetic() || c == '_' => {
+                count += 1;
+                while chars
+                    .peek()
+                    .is_some_and(|d| d.is_alphanumeric() || *d == '_' || *d == '-')
+                {
+                    chars.next();
+                }
+            }
+            _ => {}
+        }
     }
+    count
 }
 
 pub(crate) struct ExprParser {
@@ -416,5 +449,27 @@ fn describe(token: Option<&Tok>) -> String {
         Some(Tok::Comma) => ",".into(),
         Some(Tok::Assign) => "=".into(),
         Some(Tok::Compare(op)) => format!("{op:?}").to_lowercase(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quick count agrees with the tokenizer on what is a name.
+    #[test]
+    fn count_names_agrees_with_the_tokenizer() {
+        let samples = [
+            "input.a | append: 'x y' | upcase",
+            "for x in (1..input.n) limit: 2 reversed",
+            "x == 1.5 and y-z != \"a\\\"b\" or not q?",
+            "a[b['c']].d | default: nil, allow_false: true",
+            "1e3 2.x -3 _a é9",
+        ];
+        for sample in samples {
+            let tokens = tokenize(sample).unwrap();
+            let names = tokens.iter().filter(|t| matches!(t, Tok::Ident(_))).count();
+            assert_eq!(count_names(sample), names, "{sample}");
+        }
     }
 }

@@ -113,7 +113,10 @@ impl Parser {
             TokenKind::Text if self.comment_depth > 0 => {}
             TokenKind::Text => {
                 if !token.text.is_empty() {
-                    self.push(Node::Text(token.text.to_string()));
+                    self.push(Node::Text {
+                        line: token.line,
+                        text: token.text.to_string(),
+                    });
                 }
             }
             TokenKind::Output if self.comment_depth > 0 => {}

@@ -10,9 +10,7 @@ use std::collections::HashMap;
 use auto_doc::Issue;
 use serde_json::Value as Json;
 
-use crate::ast::{
-    Branch, Comparison, Condition, Expr, Literal, Logic, Node, Operand, Segment, Term,
-};
+use crate::ast::{Branch, Comparison, Condition, Expr, Literal, Logic, Node, Operand, Term};
 use crate::filters::{self, Budget, FilterError};
 use crate::value::{Text, Value, compare, contains, equals};
 use crate::{
@@ -21,6 +19,7 @@ use crate::{
 };
 
 mod loops;
+mod path;
 
 pub(crate) use loops::js_slice;
 
@@ -183,7 +182,7 @@ pub(crate) enum Flow {
 }
 
 pub(crate) struct Renderer<'a, 'c> {
-    roots: HashMap<&'c str, &'a Json>,
+    pub(crate) roots: HashMap<&'c str, &'a Json>,
     vars: HashMap<String, Value<'a>>,
     counters: HashMap<String, i64>,
     /// The variables of the loops the render is in, innermost last.
@@ -325,7 +324,11 @@ impl<'a, 'c> Renderer<'a, 'c> {
     fn node(&mut self, node: &'a Node, last_line: &mut u32) -> Result<Flow, RenderError> {
         self.step(*last_line)?;
         match node {
-            Node::Text(text) => self.write(text, *last_line)?,
+            Node::Text { line, text } => {
+                // A limit reached while writing text names the line the text starts on.
+                *last_line = *line;
+                self.write(text, *line)?;
+            }
             Node::Output { line, expr } => {
                 *last_line = *line;
                 let value = self.expr(expr, *line, false)?;
@@ -595,110 +598,4 @@ impl<'a, 'c> Renderer<'a, 'c> {
         let number = filters::to_number(&value).as_f64();
         Ok(number.trunc().clamp(i64::MIN as f64, i64::MAX as f64) as i64)
     }
-
-    fn path(
-        &mut self,
-        root: &'a str,
-        segments: &'a [Segment],
-        line: u32,
-        lenient: bool,
-    ) -> Result<Value<'a>, RenderError> {
-        let (mut value, consumed) = match self.lookup_root(root, segments, line, lenient)? {
-            Some(found) => found,
-            None if lenient => return Ok(Value::Nil),
-            None => {
-                let text = format!("{root} is read before the tag that creates it");
-                return Err(RenderError::new(
-                    line,
-                    RenderErrorKind::UndefinedVariable,
-                    text,
-                ));
-            }
-        };
-        let mut pointer = format!("/{}", escape_pointer(root));
-        let mut shown = root.to_string();
-        for segment in &segments[consumed..] {
-            let next = match segment {
-                Segment::Key(key) => {
-                    pointer.push('/');
-                    pointer.push_str(&escape_pointer(key));
-                    shown.push('.');
-                    shown.push_str(key);
-                    value.property(key)
-                }
-                Segment::Index(index) => {
-                    let index = self.operand(index, line, lenient)?;
-                    match &index {
-                        Value::Int(i) => {
-                            pointer.push_str(&format!("/{i}"));
-                            shown.push_str(&format!("[{i}]"));
-                            value.item(*i)
-                        }
-                        other => {
-                            let key = other.to_text();
-                            pointer.push('/');
-                            pointer.push_str(&escape_pointer(&key));
-                            shown.push_str(&format!("[\"{}\"]", &*key));
-                            value.property(&key)
-                        }
-                    }
-                }
-            };
-            value = match next {
-                Some(next) => next,
-                None if lenient => return Ok(Value::Nil),
-                None => return Err(self.missing(root, shown, pointer, line)),
-            };
-        }
-        Ok(value)
-    }
-
-    fn missing(&self, root: &str, shown: String, pointer: String, line: u32) -> RenderError {
-        if self.roots.contains_key(root) && self.is_root(root) {
-            let mut error = RenderError::new(
-                line,
-                RenderErrorKind::MissingField,
-                format!("{shown} is missing from the {root}"),
-            );
-            error.field_pointer = Some(pointer);
-            error
-        } else {
-            RenderError::new(
-                line,
-                RenderErrorKind::MissingField,
-                format!("{shown} is missing"),
-            )
-        }
-    }
-
-    /// Whether `root` reads the host's variable rather than a name the template created.
-    fn is_root(&self, root: &str) -> bool {
-        !self.vars.contains_key(root)
-            && !self.counters.contains_key(root)
-            && !self.loops.iter().any(|l| l.binds(root))
-    }
-
-    /// The value a root name stands for, and how many segments reading it used.
-    fn lookup_root(
-        &mut self,
-        root: &'a str,
-        segments: &'a [Segment],
-        line: u32,
-        lenient: bool,
-    ) -> Result<Option<(Value<'a>, usize)>, RenderError> {
-        if let Some(found) = self.loop_variable(root, segments, line, lenient)? {
-            return Ok(Some(found));
-        }
-        if let Some(value) = self.vars.get(root) {
-            return Ok(Some((value.clone(), 0)));
-        }
-        if let Some(counter) = self.counters.get(root) {
-            return Ok(Some((Value::Int(*counter), 0)));
-        }
-        Ok(self.roots.get(root).map(|json| (Value::from_json(json), 0)))
-    }
-}
-
-fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }

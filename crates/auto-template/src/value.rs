@@ -135,7 +135,12 @@ impl<'a> Value<'a> {
     /// string's `size`. None when there is none: a missing field.
     pub(crate) fn property(&self, key: &str) -> Option<Value<'a>> {
         match self {
-            Value::Json(Json::Object(map)) => map.get(key).map(Value::from_json),
+            Value::Json(Json::Object(map)) => match map.get(key) {
+                Some(found) => Some(Value::from_json(found)),
+                // Liquid's `size` of an object without its own `size` field: its field count.
+                None if key == "size" => Some(Value::Int(map.len() as i64)),
+                None => None,
+            },
             _ if self.is_array() => match key {
                 "size" => self.len_items().map(|n| Value::Int(n as i64)),
                 "first" => self.item(0),

@@ -289,3 +289,17 @@ fn garbage_never_panics() {
         }
     }
 }
+
+#[test]
+fn deep_input_renders_on_a_small_stack() {
+    // The run allows input 512 levels deep; printing, comparing and writing it as JSON recurse
+    // once a level.
+    let mut deep = json!("leaf");
+    for _ in 0..600 {
+        deep = json!([deep]);
+    }
+    let input = json!({ "deep": deep, "again": deep });
+    let template = "{{ input.deep }} {{ input.deep | json | size }} {% if input.deep == input.again %}same{% endif %}";
+    let rendered = render_with(template, input, &RenderLimits::default()).unwrap();
+    assert_eq!(rendered.message, "leaf 1206 same");
+}

@@ -103,7 +103,7 @@ pub(super) fn apply<'a>(
             let connector = args
                 .get(0)
                 .map_or_else(|| "and".to_string(), |c| c.to_text().to_string());
-            let words: Vec<String> = items().iter().map(|i| i.to_text().to_string()).collect();
+            let words: Vec<String> = items().iter().map(js_string).collect();
             budget.charge(words.iter().map(|w| w.len() as u64 + 2).sum())?;
             Ok(match words.as_slice() {
                 [] => Value::string(""),
@@ -117,6 +117,24 @@ pub(super) fn apply<'a>(
         _ => return Ok(None),
     };
     value.map(Some)
+}
+
+/// An item as JavaScript's `String()` writes it inside `Array.prototype.join`: a list's items
+/// joined by commas, nil as nothing. (Printed by `{{ }}`, a list has no separators.)
+fn js_string(item: &Value<'_>) -> String {
+    js_string_at(item, 0)
+}
+
+fn js_string_at(item: &Value<'_>, depth: usize) -> String {
+    if item.is_array() && depth < crate::value::VALUE_DEPTH_MAX {
+        let parts: Vec<String> = item
+            .to_items()
+            .iter()
+            .map(|i| js_string_at(i, depth + 1))
+            .collect();
+        return parts.join(",");
+    }
+    item.to_text().to_string()
 }
 
 /// An item's property along a dotted path; nil when it has none.
@@ -160,13 +178,13 @@ fn join<'a>(items: &[Value<'a>], args: &Args<'_, 'a>, budget: &mut Budget) -> Re
         None | Some(Value::Nil) => crate::value::Text::Borrowed(" "),
         Some(other) => other.to_text(),
     };
-    let texts: Vec<_> = items.iter().map(Value::to_text).collect();
+    let texts: Vec<String> = items.iter().map(js_string).collect();
     let size = texts.iter().map(|t| t.len() as u64).sum::<u64>()
         + (separator.len() as u64).saturating_mul(texts.len().saturating_sub(1) as u64);
     // Charged before the string is made: a list can repeat one long string many times.
     budget.charge(size)?;
     budget.charged = budget.charged.saturating_sub(size);
-    let parts: Vec<&str> = texts.iter().map(|t| &**t).collect();
+    let parts: Vec<&str> = texts.iter().map(String::as_str).collect();
     Ok(Value::string(parts.join(&separator)))
 }
 

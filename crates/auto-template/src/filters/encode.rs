@@ -335,7 +335,11 @@ impl JsonWriter<'_> {
     }
 
     fn string(&mut self, s: &str) {
-        let _ = serde_json::to_writer(StringWriter(&mut self.out), s);
+        // serde_json escapes as JSON.stringify does: quotes, backslashes and control characters.
+        let mut bytes = Vec::with_capacity(s.len() + 2);
+        if serde_json::to_writer(&mut bytes, s).is_ok() {
+            self.out.push_str(&String::from_utf8_lossy(&bytes));
+        }
     }
 
     fn separator(&mut self, index: usize, depth: usize) {
@@ -357,17 +361,5 @@ impl JsonWriter<'_> {
             self.newline(depth);
         }
         self.out.push(bracket);
-    }
-}
-
-struct StringWriter<'s>(&'s mut String);
-
-impl std::io::Write for StringWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.push_str(&String::from_utf8_lossy(buf));
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }

@@ -47,7 +47,12 @@ pub(super) fn apply<'a>(
         }),
         "divided_by" => divide(value, arg()),
         "modulo" => modulo(value, arg()),
-        "to_integer" => Ok(value),
+        // JavaScript's Number(): what does not read as a number is NaN.
+        "to_integer" => Ok(match input {
+            Value::Bool(_) | Value::Nil | Value::Int(_) | Value::Float(_) => value,
+            Value::Str(s) if s.trim().is_empty() => Number::Int(0),
+            other => other.to_number().unwrap_or(Number::Float(f64::NAN)),
+        }),
         _ => return Ok(None),
     };
     result.map(|n| Some(n.into_value()))
@@ -110,7 +115,8 @@ fn modulo(a: Number, b: Number) -> Result<Number> {
 /// LiquidJS's `round`: half away from zero, at `digits` places, by shifting the decimal point
 /// in the number's text so that 1.005 rounds as it reads.
 fn round(value: Number, digits: Number) -> Number {
-    let digits = digits.as_f64() as i32;
+    // Beyond 400 places either way a double has no digits left to round.
+    let digits = digits.as_f64().clamp(-400.0, 400.0) as i32;
     if digits == 0 {
         return match value {
             Number::Int(i) => Number::Int(i),
@@ -131,7 +137,7 @@ fn shift_decimal(n: f64, exponent: i32) -> f64 {
     let text = crate::value::format_number(n);
     let (mantissa, power) = text.split_once('e').unwrap_or((&text, "0"));
     let power: i32 = power.parse().unwrap_or(0);
-    format!("{mantissa}e{}", power + exponent)
+    format!("{mantissa}e{}", power.saturating_add(exponent))
         .parse()
         .unwrap_or(f64::NAN)
 }

@@ -76,6 +76,13 @@ impl<'a> Args<'_, 'a> {
 pub(crate) fn to_number(value: &Value<'_>) -> Number {
     match value {
         Value::Bool(true) => Number::Int(1),
+        // JavaScript reads a list through its text: `+[3]` is 3, `+[]` is 0, `+[1, 2]` is NaN.
+        _ if value.is_array() => match value.len_items() {
+            Some(1) => value
+                .item(0)
+                .map_or(Number::Int(0), |item| to_number(&item)),
+            _ => Number::Int(0),
+        },
         other => match other.to_number() {
             Some(Number::Float(f)) if f.is_nan() => Number::Int(0),
             Some(n) => n,

@@ -158,7 +158,9 @@ fn truncate<'a>(input: &Value<'a>, args: &Args<'_, 'a>) -> Value<'a> {
     if chars <= length {
         return input.clone();
     }
-    let keep = (length - ellipsis.chars().count() as i64).max(0) as usize;
+    let keep = length
+        .saturating_sub(ellipsis.chars().count() as i64)
+        .max(0) as usize;
     let mut out: String = s.chars().take(keep).collect();
     out.push_str(&ellipsis);
     Value::string(out)

@@ -16,6 +16,10 @@ enum LoopKind {
 
 pub(crate) struct LoopScope<'a> {
     kind: LoopKind,
+    /// Where the collection is in the host's variables (root, path, pointer), when `for` walks
+    /// a list read straight from one; `source_index` is the item's place in that list.
+    origin: Option<(String, String, String)>,
+    source_index: usize,
     variable: &'a str,
     collection_text: &'a str,
     item: Value<'a>,
@@ -25,6 +29,20 @@ pub(crate) struct LoopScope<'a> {
 }
 
 impl<'a> LoopScope<'a> {
+    /// Where the item `root` names is in the host's variables.
+    pub(crate) fn origin(&self, root: &str) -> Option<(String, String, String)> {
+        if root != self.variable {
+            return None;
+        }
+        let (origin_root, shown, pointer) = self.origin.as_ref()?;
+        let i = self.source_index;
+        Some((
+            origin_root.clone(),
+            format!("{shown}[{i}]"),
+            format!("{pointer}/{i}"),
+        ))
+    }
+
     pub(crate) fn binds(&self, name: &str) -> bool {
         name == self.variable
             || (self.kind == LoopKind::For && name == "forloop")
@@ -103,11 +121,19 @@ impl<'a> Renderer<'a, '_> {
         last_line: &mut u32,
     ) -> Result<Flow, RenderError> {
         let collection = self.operand(&header.collection, line, false)?;
-        let mut items = enumerable(&collection);
+        let origin = match collection {
+            Value::Json(Json::Array(_)) => {
+                let shadowed = matches!(&header.collection, crate::ast::Operand::Path { root, .. } if !self.is_root(root));
+                super::path::collection_origin(&self.roots, shadowed, &header.collection)
+            }
+            _ => None,
+        };
+        let mut items: Vec<(usize, Value<'a>)> =
+            enumerable(&collection).into_iter().enumerate().collect();
         if items.is_empty() {
             return self.nodes(otherwise, last_line);
         }
-        let continue_key = format!("{}-{:?}", header.variable, header.collection);
+        let continue_key = format!("{}-{}", header.variable, header.collection_text);
         let offset = if header.offset_continue {
             Some(
                 self.continue_offsets
@@ -132,6 +158,8 @@ impl<'a> Renderer<'a, '_> {
         let length = items.len();
         self.loops.push(LoopScope {
             kind: LoopKind::For,
+            origin,
+            source_index: 0,
             variable: &header.variable,
             collection_text: &header.collection_text,
             item: Value::Nil,
@@ -146,12 +174,12 @@ impl<'a> Renderer<'a, '_> {
 
     fn loop_body(
         &mut self,
-        items: Vec<Value<'a>>,
+        items: Vec<(usize, Value<'a>)>,
         body: &'a [Node],
         line: u32,
         last_line: &mut u32,
     ) -> Result<(), RenderError> {
-        for (index, item) in items.into_iter().enumerate() {
+        for (index, (source_index, item)) in items.into_iter().enumerate() {
             self.step(line)?;
             let scope = self
                 .loops
@@ -159,6 +187,7 @@ impl<'a> Renderer<'a, '_> {
                 .expect("Invariant: the loop's scope was pushed");
             scope.item = item;
             scope.index = index;
+            scope.source_index = source_index;
             if let Flow::Break = self.nodes(body, last_line)? {
                 break;
             }
@@ -188,6 +217,8 @@ impl<'a> Renderer<'a, '_> {
         };
         self.loops.push(LoopScope {
             kind: LoopKind::Tablerow,
+            origin: None,
+            source_index: 0,
             variable: &header.variable,
             collection_text: &header.collection_text,
             item: Value::Nil,
