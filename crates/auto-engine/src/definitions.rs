@@ -212,7 +212,10 @@ impl fmt::Debug for Checkers {
 impl Checkers {
     /// The checkers this build has: every type whose checker exists.
     pub fn standard() -> Self {
-        Self::default()
+        Self::default().with(
+            DefinitionType::Reasoning,
+            Arc::new(crate::reasoning::ReasoningChecker),
+        )
     }
 
     /// Adds or replaces the checker of a type.

@@ -4,3 +4,5 @@
 //! definition is `check(source) -> Checked | issues`; the service stores what passed.
 
 pub mod definitions;
+pub mod provider_options;
+pub mod reasoning;

@@ -234,7 +234,7 @@ async fn bad_definition_bodies_are_refused() {
         ),
         (
             json!({"type": "computation", "name": "sum", "source": "x", "diagram": "none", "extra": 1}),
-            "",
+            "/extra",
         ),
     ];
     for (body, pointer) in cases {

@@ -47,7 +47,7 @@ async fn bad_org_bodies_are_refused_at_their_fields() {
         (json!({"id": "a".repeat(64)}), "/id"),
         (json!({"id": 7}), "/id"),
         (json!({}), ""),
-        (json!({"id": "acme", "owner": "x"}), ""),
+        (json!({"id": "acme", "owner": "x"}), "/owner"),
         (json!({"id": "acme", "title": ""}), "/title"),
         (json!({"id": "acme", "title": "t".repeat(201)}), "/title"),
         (json!([1, 2]), ""),

@@ -14,7 +14,13 @@ fn free_port() -> u16 {
 
 fn serve(dir: &std::path::Path, port: u16) -> Child {
     Command::new(AUTO)
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--database", "sqlite://auto.db"])
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--database",
+            "sqlite://auto.db",
+        ])
         .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -51,7 +57,10 @@ fn a_second_server_on_the_same_file_is_refused_and_sigterm_stops_cleanly() {
     let first_port = free_port();
     let first = serve(dir.path(), first_port);
     wait_healthy(first_port);
-    assert!(dir.path().join("auto.db").exists(), "the store is created on first start");
+    assert!(
+        dir.path().join("auto.db").exists(),
+        "the store is created on first start"
+    );
 
     let second = serve(dir.path(), free_port());
     let output = wait_exit(second, Duration::from_secs(30));
@@ -59,17 +68,27 @@ fn a_second_server_on_the_same_file_is_refused_and_sigterm_stops_cleanly() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("locked"), "{stderr}");
 
-    let status = Command::new("kill").args(["-TERM", &first.id().to_string()]).status().expect("kill runs");
+    let status = Command::new("kill")
+        .args(["-TERM", &first.id().to_string()])
+        .status()
+        .expect("kill runs");
     assert!(status.success());
     let output = wait_exit(first, Duration::from_secs(30));
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(String::from_utf8_lossy(&output.stderr).contains("auto is stopping"));
 
     // Once it stopped, the file is free again.
     let port = free_port();
     let again = serve(dir.path(), port);
     wait_healthy(port);
-    Command::new("kill").args(["-TERM", &again.id().to_string()]).status().expect("kill runs");
+    Command::new("kill")
+        .args(["-TERM", &again.id().to_string()])
+        .status()
+        .expect("kill runs");
     assert!(wait_exit(again, Duration::from_secs(30)).status.success());
 }
 
@@ -103,7 +122,10 @@ fn a_bad_configuration_is_refused_at_start() {
 
 #[test]
 fn key_new_prints_a_key_and_its_hash() {
-    let output = Command::new(AUTO).args(["key", "new"]).output().expect("auto runs");
+    let output = Command::new(AUTO)
+        .args(["key", "new"])
+        .output()
+        .expect("auto runs");
     assert!(output.status.success());
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("key:  auto_"), "{stdout}");
@@ -115,7 +137,11 @@ fn check_needs_a_type_it_can_tell() {
     let dir = tempfile::tempdir().expect("a directory");
     let file = dir.path().join("notes.txt");
     std::fs::write(&file, "x").expect("written");
-    let output = Command::new(AUTO).arg("check").arg(&file).output().expect("auto runs");
+    let output = Command::new(AUTO)
+        .arg("check")
+        .arg(&file)
+        .output()
+        .expect("auto runs");
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot tell the type"));
 }

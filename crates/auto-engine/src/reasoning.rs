@@ -1,0 +1,528 @@
+//! Reasoning function documents: the save-time rules of the reasoning page ("A function
+//! document", "Fields", "How a document is checked", "The template", "Answers that are JSON",
+//! "Tools", "Provider options").
+//!
+//! The front matter is read strictly by `auto-doc`; this module checks each field of the
+//! page's table, hands schemas to `auto-schema` and the template to `auto-template`, and maps
+//! every problem to its line and pointer.
+
+use std::collections::HashSet;
+
+use auto_doc::{Issue, Located, YamlConfig, pointer, read_markdown};
+use auto_schema::{CompiledSchema, SchemaRole, check_schema, shape_schema};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::definitions::{Checked, DefinitionChecker};
+use crate::provider_options;
+
+/// "config.max_output_tokens: A whole number from 1 to 64,000; 1,024 when left out."
+pub const MAX_OUTPUT_TOKENS_MIN: u64 = 1;
+pub const MAX_OUTPUT_TOKENS_MAX: u64 = 64_000;
+pub const MAX_OUTPUT_TOKENS_DEFAULT: u64 = 1_024;
+/// "description: Text of 1 to 1,000 characters."
+pub const DESCRIPTION_CHARS_MAX: usize = 1_000;
+/// "config.reasoning: none, minimal, low, medium, high or xhigh."
+pub const REASONING_EFFORTS: [&str; 6] = ["none", "minimal", "low", "medium", "high", "xhigh"];
+/// "output.shape: The name of an output shape, series, categories, table or text."
+pub const OUTPUT_SHAPES: [&str; 4] = ["series", "categories", "table", "text"];
+/// A tool server's name in `tools`: what the configuration may name a server or connection.
+pub const TOOL_SERVER_CHARS_MAX: usize = 64;
+/// A tool's name, as MCP names tools (1 to 128 characters).
+pub const TOOL_NAME_CHARS_MAX: usize = 128;
+
+const TOP_KEYS: [&str; 7] = [
+    "description",
+    "model",
+    "config",
+    "input",
+    "output",
+    "provider_options",
+    "tools",
+];
+const CONFIG_KEYS: [&str; 6] = [
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop_sequences",
+    "reasoning",
+];
+const INPUT_KEYS: [&str; 2] = ["schema", "default"];
+const OUTPUT_KEYS: [&str; 3] = ["format", "schema", "shape"];
+
+/// The settings of a reasoning function, as a run reads them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReasoningConfig {
+    pub max_output_tokens: u64,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub seed: Option<u64>,
+    pub stop_sequences: Vec<String>,
+    pub reasoning: Option<String>,
+}
+
+/// A tool the function may call: `server/tool`, or `server/*` for every allowed tool.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct ToolRef {
+    pub server: String,
+    /// `None` for `server/*`.
+    pub tool: Option<String>,
+}
+
+/// A reasoning function's document after it passed the checks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReasoningDocument {
+    pub description: Option<String>,
+    pub model: String,
+    pub config: ReasoningConfig,
+    pub input_schema: Option<Value>,
+    pub input_default: Option<Map<String, Value>>,
+    /// `json` when the answer is JSON (a schema or a shape), else `text`.
+    pub output_format: String,
+    pub output_schema: Option<Value>,
+    pub output_shape: Option<String>,
+    pub provider_options: Map<String, Value>,
+    pub tools: Vec<ToolRef>,
+    pub template: String,
+    /// The line of the source where the template starts.
+    pub template_first_line: u32,
+    pub warnings: Vec<String>,
+}
+
+/// The checker `create_definition` runs for the type reasoning.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReasoningChecker;
+
+impl DefinitionChecker for ReasoningChecker {
+    fn check(&self, source: &str) -> Result<Checked, Vec<Issue>> {
+        let document = check_reasoning(source)?;
+        Ok(Checked {
+            description: document.description.clone(),
+            warnings: document.warnings.clone(),
+            input_schema: document.input_schema.clone(),
+            output_schema: document.output_schema.clone(),
+            ..Checked::default()
+        })
+    }
+}
+
+/// Collects issues against the front matter's positions.
+struct Fields<'a> {
+    doc: &'a Located,
+    issues: Vec<Issue>,
+}
+
+impl Fields<'_> {
+    fn at(&mut self, pointer: &str, text: impl Into<String>) {
+        self.issues.push(self.doc.issue_at(pointer, text));
+    }
+
+    fn get(&self, pointer: &str) -> Option<&Value> {
+        self.doc.value().pointer(pointer)
+    }
+
+    /// Refuses every key of the mapping at `pointer` outside `allowed`.
+    fn only_keys(&mut self, pointer: &str, allowed: &[&str]) {
+        let Some(Value::Object(map)) = self.get(pointer) else {
+            return;
+        };
+        let unknown: Vec<String> = map
+            .keys()
+            .filter(|k| !allowed.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        for key in unknown {
+            let at = pointer::child_pointer(pointer, &key);
+            let text = format!("Unknown key: the keys here are {}.", allowed.join(", "));
+            self.issues.push(self.doc.issue_at_key(&at, text));
+        }
+    }
+
+    /// The mapping at `pointer`, or an issue when something else is there.
+    fn object(&mut self, pointer: &str) -> Option<Map<String, Value>> {
+        match self.get(pointer)? {
+            Value::Object(map) => Some(map.clone()),
+            _ => {
+                self.at(pointer, "Expected object.");
+                None
+            }
+        }
+    }
+
+    fn string(&mut self, pointer: &str) -> Option<String> {
+        match self.get(pointer)? {
+            Value::String(text) => Some(text.clone()),
+            _ => {
+                self.at(pointer, "Expected string.");
+                None
+            }
+        }
+    }
+
+    fn number(&mut self, pointer: &str) -> Option<f64> {
+        match self.get(pointer)? {
+            Value::Number(n) => n.as_f64(),
+            _ => {
+                self.at(pointer, "Expected number.");
+                None
+            }
+        }
+    }
+
+    /// A whole number within `min..=max`, or `text` at the pointer.
+    fn whole(&mut self, pointer: &str, min: u64, max: u64, text: &str) -> Option<u64> {
+        let value = self.get(pointer)?;
+        let whole = value.as_u64().or_else(|| {
+            value
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+                .map(|f| f as u64)
+        });
+        match whole {
+            Some(n) if (min..=max).contains(&n) => Some(n),
+            _ => {
+                self.at(pointer, text);
+                None
+            }
+        }
+    }
+}
+
+/// Checks a reasoning function's source; the document, or every problem found.
+pub fn check_reasoning(source: &str) -> Result<ReasoningDocument, Vec<Issue>> {
+    let read = read_markdown(source, &YamlConfig::front_matter());
+    let mut fields = Fields {
+        doc: &read.front_matter,
+        issues: read.issues.clone(),
+    };
+    if !read.complete {
+        return Err(fields.issues);
+    }
+    if !fields.doc.value().is_object() {
+        fields.at("", "The front matter must be a mapping of the fields description, model, config, input, output, provider_options and tools.");
+        return Err(fields.issues);
+    }
+    fields.only_keys("", &TOP_KEYS);
+    let description = check_description(&mut fields);
+    let model = check_model(&mut fields);
+    let config = check_config(&mut fields);
+    let (input_schema, input_default, input_fields) = check_input(&mut fields);
+    let (output_format, output_schema, output_shape) = check_output(&mut fields);
+    let provider_options = check_provider_options(&mut fields);
+    let tools = check_tools(&mut fields);
+    let mut warnings = Vec::new();
+    if let Some(schema) = &output_schema {
+        for warning in check_schema(schema, SchemaRole::Output).warnings {
+            let at = format!("/output/schema{}", warning.pointer);
+            warnings.push(fields.doc.issue_at(&at, warning.text).message());
+        }
+    }
+    warnings.truncate(auto_schema::WARNINGS_MAX);
+    check_template(&mut fields, read.body, read.body_first_line, input_fields);
+    if !fields.issues.is_empty() {
+        return Err(fields.issues);
+    }
+    let published_output_schema = output_schema
+        .clone()
+        .or_else(|| output_shape.as_deref().and_then(shape_schema));
+    Ok(ReasoningDocument {
+        description,
+        model: model.unwrap_or_default(),
+        config,
+        input_schema,
+        input_default,
+        output_format,
+        output_schema: published_output_schema,
+        output_shape,
+        provider_options,
+        tools,
+        template: read.body.to_owned(),
+        template_first_line: read.body_first_line,
+        warnings,
+    })
+}
+
+fn check_description(fields: &mut Fields<'_>) -> Option<String> {
+    let text = fields.string("/description")?;
+    let chars = text.chars().count();
+    if chars == 0 || chars > DESCRIPTION_CHARS_MAX {
+        fields.at("/description", "Expected text of 1 to 1,000 characters.");
+        return None;
+    }
+    Some(text)
+}
+
+const MODEL_FORM: &str =
+    "Expected a model reference in provider/model form, such as anthropic/claude-sonnet-4-5.";
+
+fn check_model(fields: &mut Fields<'_>) -> Option<String> {
+    if fields.get("/model").is_none() {
+        fields.at("/model", "Required: a model reference in provider/model form, such as anthropic/claude-sonnet-4-5.");
+        return None;
+    }
+    let text = fields.string("/model")?;
+    let well_formed = text.split_once('/').is_some_and(|(provider, model)| {
+        let mut chars = provider.chars();
+        chars.next().is_some_and(|c| c.is_ascii_lowercase())
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !model.is_empty()
+            && !model.chars().any(char::is_whitespace)
+    });
+    if !well_formed {
+        fields.at("/model", MODEL_FORM);
+        return None;
+    }
+    Some(text)
+}
+
+fn check_config(fields: &mut Fields<'_>) -> ReasoningConfig {
+    let mut config = ReasoningConfig {
+        max_output_tokens: MAX_OUTPUT_TOKENS_DEFAULT,
+        ..ReasoningConfig::default()
+    };
+    if fields.object("/config").is_none() {
+        return config;
+    }
+    fields.only_keys("/config", &CONFIG_KEYS);
+    if let Some(n) = fields.whole(
+        "/config/max_output_tokens",
+        MAX_OUTPUT_TOKENS_MIN,
+        MAX_OUTPUT_TOKENS_MAX,
+        "Expected a whole number from 1 to 64,000.",
+    ) {
+        config.max_output_tokens = n;
+    }
+    config.temperature = fields.number("/config/temperature");
+    config.top_p = fields.number("/config/top_p");
+    config.seed = fields.whole(
+        "/config/seed",
+        0,
+        u64::MAX,
+        "Expected a whole number of 0 or more.",
+    );
+    if let Some(value) = fields.get("/config/stop_sequences").cloned() {
+        match value {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(text) => config.stop_sequences.push(text.clone()),
+                        _ => fields.at(&format!("/config/stop_sequences/{i}"), "Expected string."),
+                    }
+                }
+            }
+            _ => fields.at("/config/stop_sequences", "Expected a list of strings."),
+        }
+    }
+    if let Some(effort) = fields.string("/config/reasoning") {
+        if REASONING_EFFORTS.contains(&effort.as_str()) {
+            config.reasoning = Some(effort);
+        } else {
+            fields.at(
+                "/config/reasoning",
+                "Expected one of none, minimal, low, medium, high or xhigh.",
+            );
+        }
+    }
+    config
+}
+
+/// Schema problems at their lines, under `base` (such as `/input/schema`).
+fn schema_issues(fields: &mut Fields<'_>, base: &str, schema: &Value, role: SchemaRole) -> bool {
+    let report = check_schema(schema, role);
+    for problem in &report.problems {
+        fields.at(&format!("{base}{}", problem.pointer), problem.text.clone());
+    }
+    report.is_ok()
+}
+
+/// The input schema, the defaults, and the fields a template may name (when the schema lists
+/// its properties and sets `additionalProperties: false`).
+type InputParts = (
+    Option<Value>,
+    Option<Map<String, Value>>,
+    Option<Vec<String>>,
+);
+
+fn check_input(fields: &mut Fields<'_>) -> InputParts {
+    if fields.object("/input").is_none() {
+        return (None, None, None);
+    }
+    fields.only_keys("/input", &INPUT_KEYS);
+    let schema = fields.get("/input/schema").cloned();
+    let schema_ok = match &schema {
+        Some(schema) => schema_issues(fields, "/input/schema", schema, SchemaRole::Input),
+        None => true,
+    };
+    let default = fields.object("/input/default");
+    if let (Some(schema), Some(default), true) = (&schema, &default, schema_ok) {
+        check_default(fields, schema, default);
+    }
+    let input_fields = schema.as_ref().and_then(closed_properties);
+    (schema, default, input_fields)
+}
+
+fn closed_properties(schema: &Value) -> Option<Vec<String>> {
+    if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
+        return None;
+    }
+    let properties = schema.get("properties")?.as_object()?;
+    Some(properties.keys().cloned().collect())
+}
+
+/// "input.default must match the input schema for the fields it names. Required fields may
+/// be left for the input to supply."
+fn check_default(fields: &mut Fields<'_>, schema: &Value, default: &Map<String, Value>) {
+    let mut relaxed = schema.clone();
+    if let Some(map) = relaxed.as_object_mut() {
+        map.remove("required");
+    }
+    let Ok(compiled) = CompiledSchema::compile(&relaxed) else {
+        return;
+    };
+    for issue in compiled.validate(&Value::Object(default.clone())) {
+        fields.at(
+            &format!("/input/default{}", issue.pointer),
+            issue.text.clone(),
+        );
+    }
+}
+
+fn check_output(fields: &mut Fields<'_>) -> (String, Option<Value>, Option<String>) {
+    if fields.object("/output").is_none() {
+        return ("text".into(), None, None);
+    }
+    fields.only_keys("/output", &OUTPUT_KEYS);
+    let format = fields.string("/output/format");
+    let format_ok = match format.as_deref() {
+        None | Some("text") | Some("json") => true,
+        Some(_) => {
+            fields.at("/output/format", "Expected text or json.");
+            false
+        }
+    };
+    let written_text = format.as_deref() == Some("text");
+    let schema = fields.get("/output/schema").cloned();
+    let shape = fields.string("/output/shape");
+    if let Some(schema) = &schema {
+        if written_text {
+            fields.at("/output/schema", "Not allowed with output.format text.");
+        } else {
+            schema_issues(fields, "/output/schema", schema, SchemaRole::Output);
+        }
+    }
+    if format.as_deref() == Some("json") && schema.is_none() && shape.is_none() {
+        fields.at(
+            "/output/schema",
+            "Required with output.format json: a JSON Schema the answer must match.",
+        );
+    }
+    if let Some(shape) = &shape {
+        if !OUTPUT_SHAPES.contains(&shape.as_str()) {
+            fields.at(
+                "/output/shape",
+                "Expected one of series, categories, table or text.",
+            );
+        } else if schema.is_some() {
+            fields.at("/output/shape", "Not allowed beside output.schema.");
+        } else if written_text {
+            fields.at("/output/shape", "Not allowed with output.format text.");
+        }
+    }
+    let json = format_ok && (format.as_deref() == Some("json") || shape.is_some());
+    (
+        if json { "json".into() } else { "text".into() },
+        schema,
+        shape,
+    )
+}
+
+fn check_provider_options(fields: &mut Fields<'_>) -> Map<String, Value> {
+    let Some(options) = fields.object("/provider_options") else {
+        return Map::new();
+    };
+    for (namespace, value) in &options {
+        let at = pointer::child_pointer("/provider_options", namespace);
+        for refusal in provider_options::check_namespace(namespace, value) {
+            let pointer = format!("{at}{}", refusal.pointer);
+            if refusal.at_key {
+                fields
+                    .issues
+                    .push(fields.doc.issue_at_key(&pointer, refusal.text));
+            } else {
+                fields.at(&pointer, refusal.text);
+            }
+        }
+    }
+    options
+}
+
+fn check_tools(fields: &mut Fields<'_>) -> Vec<ToolRef> {
+    let Some(value) = fields.get("/tools").cloned() else {
+        return Vec::new();
+    };
+    let Value::Array(items) = value else {
+        fields.at(
+            "/tools",
+            "Expected a list of tools, each server/tool or server/*.",
+        );
+        return Vec::new();
+    };
+    let mut seen = HashSet::new();
+    let mut tools = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("/tools/{i}");
+        match item.as_str().and_then(parse_tool) {
+            Some(tool) if !seen.insert(tool.clone()) => {
+                fields.at(
+                    &at,
+                    format!("{} is listed twice.", item.as_str().unwrap_or_default()),
+                );
+            }
+            Some(tool) => tools.push(tool),
+            None => fields.at(
+                &at,
+                "Expected server/tool or server/*, such as graph/search or notes/*.",
+            ),
+        }
+    }
+    tools
+}
+
+fn parse_tool(text: &str) -> Option<ToolRef> {
+    let (server, tool) = text.split_once('/')?;
+    let server_ok = (1..=TOOL_SERVER_CHARS_MAX).contains(&server.len())
+        && server
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !server_ok {
+        return None;
+    }
+    if tool == "*" {
+        return Some(ToolRef {
+            server: server.into(),
+            tool: None,
+        });
+    }
+    let tool_ok = (1..=TOOL_NAME_CHARS_MAX).contains(&tool.len())
+        && tool
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    tool_ok.then(|| ToolRef {
+        server: server.into(),
+        tool: Some(tool.into()),
+    })
+}
+
+fn check_template(
+    fields: &mut Fields<'_>,
+    body: &str,
+    first_line: u32,
+    input_fields: Option<Vec<String>>,
+) {
+    let config = auto_template::CheckConfig { input_fields };
+    for problem in auto_template::check(body, &config) {
+        let line = first_line.saturating_add(problem.line).saturating_sub(1);
+        fields.issues.push(Issue::at_line(line, "", problem.text));
+    }
+}
