@@ -26,7 +26,10 @@ use serde_json::Value;
 
 use crate::check::SchemaRole;
 use crate::cycles::recursive_loops;
-use crate::limits::{GOOGLE_SCHEMA_BYTES_WARN, GOOGLE_SCHEMA_DEPTH_WARN, WARNINGS_MAX};
+use crate::limits::{
+    GOOGLE_SCHEMA_BYTES_WARN, GOOGLE_SCHEMA_DEPTH_WARN, OPENAI_ENUM_VALUES_MAX,
+    OPENAI_OBJECT_DEPTH_MAX, OPENAI_PROPERTIES_MAX, WARNINGS_MAX,
+};
 use crate::pointer::{depth, push};
 use crate::walk::{SchemaNode, schema_nodes};
 
@@ -213,6 +216,7 @@ pub(crate) fn schema_warnings(
     let mut out = Vec::new();
     if role == SchemaRole::Output {
         out.extend(openai_root(schema));
+        out.extend(openai_sizes(nodes));
         out.extend(google_size(schema));
     }
     for node in nodes {
@@ -344,6 +348,62 @@ fn openai_object(node: &SchemaNode<'_>) -> Vec<SchemaWarning> {
                 providers(OPENAI_PROVIDERS)
             )));
         }
+    }
+    out
+}
+
+/// Whether a schema describes an object: its type says so, or it lists properties.
+fn is_object_schema(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => schema.get("properties").is_some(),
+    }
+}
+
+/// OpenAI's totals: properties, objects nested in objects, and enum values.
+fn openai_sizes(nodes: &[SchemaNode<'_>]) -> Vec<SchemaWarning> {
+    let mut out = Vec::new();
+    let (mut properties, mut enum_values) = (0, 0);
+    let mut deepest: Option<&SchemaNode<'_>> = None;
+    let mut deepest_level = 0;
+    for node in nodes {
+        properties += node
+            .value
+            .get("properties")
+            .and_then(Value::as_object)
+            .map_or(0, |p| p.len());
+        enum_values += node
+            .value
+            .get("enum")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        // Objects within objects: each `properties` step on the way down is one level.
+        let level = node
+            .pointer
+            .split('/')
+            .filter(|s| *s == "properties")
+            .count()
+            + 1;
+        if is_object_schema(node.value) && level > deepest_level {
+            (deepest, deepest_level) = (Some(node), level);
+        }
+    }
+    let openai = providers(OPENAI_PROVIDERS);
+    if properties > OPENAI_PROPERTIES_MAX {
+        out.push(warning("", format!(
+            "OpenAI and Azure strict structured outputs accept at most 5,000 properties in a schema; this one has {properties} ({openai})"
+        )));
+    }
+    if let Some(node) = deepest.filter(|_| deepest_level > OPENAI_OBJECT_DEPTH_MAX) {
+        out.push(warning(&node.pointer, format!(
+            "OpenAI and Azure strict structured outputs accept objects nested at most {OPENAI_OBJECT_DEPTH_MAX} levels deep; this object is at level {deepest_level} ({openai})"
+        )));
+    }
+    if enum_values > OPENAI_ENUM_VALUES_MAX {
+        out.push(warning("", format!(
+            "OpenAI and Azure strict structured outputs accept at most 1,000 enum values in a schema; this one has {enum_values} ({openai})"
+        )));
     }
     out
 }
