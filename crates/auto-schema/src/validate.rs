@@ -17,7 +17,7 @@ use crate::messages::{Fault, fault_of, form_noun};
 use crate::pointer::{first_too_deep, push, unescape};
 use crate::walk::schema_nodes;
 
-/// A schema ready to validate: it passed [`check_schema`] and was built once.
+/// A schema ready to validate: it passed [`check_schema`](crate::check_schema) and was built once.
 #[derive(Debug)]
 pub struct CompiledSchema {
     validator: jsonschema::Validator,
