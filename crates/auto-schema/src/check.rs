@@ -318,9 +318,11 @@ fn meta_problems(schema: &Value, draft: Draft, problems: &mut Vec<SchemaProblem>
         })
         .collect();
     for candidate in found {
+        // A problem of the whole schema (its size, its root) does not cover its parts.
         let covered = problems.iter().any(|p| {
             candidate.pointer == p.pointer
-                || candidate.pointer.starts_with(&format!("{}/", p.pointer))
+                || (!p.pointer.is_empty()
+                    && candidate.pointer.starts_with(&format!("{}/", p.pointer)))
         });
         if !covered {
             problems.push(candidate);
