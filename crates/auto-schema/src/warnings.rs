@@ -14,6 +14,9 @@
 //!   build-with-claude/structured-outputs): no recursive schemas, no numeric bounds or
 //!   `multipleOf`, no `minLength`/`maxLength`, no array bounds beyond `minItems` 0 or 1; the
 //!   SDKs strip them, as our adapter does, so they are not enforced while the model writes;
+//!   Its complexity limits (24 optional properties, 16 schemas with `anyOf` or a list of
+//!   types, across a request's strict schemas) were read as a converter's documentation
+//!   quotes them (hex.pm, lang_schema, LangSchema.Converter.Anthropic);
 //! - Google, Gemini API "Structured output", JSON Schema support (ai.google.dev/gemini-api/
 //!   docs/structured-output): `responseJsonSchema` takes `type`, `title`, `description`,
 //!   `enum`, `format`, `minimum`, `maximum`, `items`, `prefixItems`, `minItems`, `maxItems`,
@@ -27,8 +30,9 @@ use serde_json::Value;
 use crate::check::SchemaRole;
 use crate::cycles::recursive_loops;
 use crate::limits::{
-    GOOGLE_SCHEMA_BYTES_WARN, GOOGLE_SCHEMA_DEPTH_WARN, OPENAI_ENUM_VALUES_MAX,
-    OPENAI_OBJECT_DEPTH_MAX, OPENAI_PROPERTIES_MAX, WARNINGS_MAX,
+    ANTHROPIC_OPTIONAL_PROPERTIES_MAX, ANTHROPIC_UNION_SCHEMAS_MAX, GOOGLE_SCHEMA_BYTES_WARN,
+    GOOGLE_SCHEMA_DEPTH_WARN, OPENAI_ENUM_VALUES_MAX, OPENAI_OBJECT_DEPTH_MAX,
+    OPENAI_PROPERTIES_MAX, WARNINGS_MAX,
 };
 use crate::pointer::{depth, push};
 use crate::walk::{SchemaNode, schema_nodes};
@@ -217,6 +221,7 @@ pub(crate) fn schema_warnings(
     if role == SchemaRole::Output {
         out.extend(openai_root(schema));
         out.extend(openai_sizes(nodes));
+        out.extend(anthropic_sizes(nodes));
         out.extend(google_size(schema));
     }
     for node in nodes {
@@ -348,6 +353,43 @@ fn openai_object(node: &SchemaNode<'_>) -> Vec<SchemaWarning> {
                 providers(OPENAI_PROVIDERS)
             )));
         }
+    }
+    out
+}
+
+/// Anthropic's complexity limits: optional properties, and schemas with `anyOf` or a list of
+/// types (the nullable fields OpenAI asks for count here).
+fn anthropic_sizes(nodes: &[SchemaNode<'_>]) -> Vec<SchemaWarning> {
+    let (mut optional, mut unions) = (0, 0);
+    for node in nodes {
+        let required: Vec<&Value> = node
+            .value
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().collect())
+            .unwrap_or_default();
+        if let Some(properties) = node.value.get("properties").and_then(Value::as_object) {
+            optional += properties
+                .keys()
+                .filter(|k| !required.iter().any(|r| r.as_str() == Some(k.as_str())))
+                .count();
+        }
+        if node.value.get("anyOf").is_some() || node.value.get("type").is_some_and(Value::is_array)
+        {
+            unions += 1;
+        }
+    }
+    let anthropic = providers(ANTHROPIC_PROVIDERS);
+    let mut out = Vec::new();
+    if optional > ANTHROPIC_OPTIONAL_PROPERTIES_MAX {
+        out.push(warning("", format!(
+            "Anthropic models accept at most {ANTHROPIC_OPTIONAL_PROPERTIES_MAX} optional properties in a schema; this one has {optional}; the run ends as conflict, unworkable ({anthropic})"
+        )));
+    }
+    if unions > ANTHROPIC_UNION_SCHEMAS_MAX {
+        out.push(warning("", format!(
+            "Anthropic models accept at most {ANTHROPIC_UNION_SCHEMAS_MAX} schemas with anyOf or a list of types; this one has {unions}; the run ends as conflict, unworkable ({anthropic})"
+        )));
     }
     out
 }

@@ -269,3 +269,39 @@ fn google_size_warnings_at_their_thresholds() {
         1
     );
 }
+
+#[test]
+fn anthropic_complexity_at_the_limit_and_one_past() {
+    use auto_schema::{ANTHROPIC_OPTIONAL_PROPERTIES_MAX, ANTHROPIC_UNION_SCHEMAS_MAX};
+    let optional = |count: usize| {
+        let properties: serde_json::Map<String, Value> = (0..count)
+            .map(|i| (format!("p{i}"), json!({"type": "string"})))
+            .collect();
+        json!({"type": "object", "properties": properties})
+    };
+    let words = "optional properties";
+    assert_eq!(
+        warnings_mentioning(&optional(ANTHROPIC_OPTIONAL_PROPERTIES_MAX), words),
+        0
+    );
+    assert_eq!(
+        warnings_mentioning(&optional(ANTHROPIC_OPTIONAL_PROPERTIES_MAX + 1), words),
+        1
+    );
+    let unions = |count: usize| {
+        let properties: serde_json::Map<String, Value> = (0..count)
+            .map(|i| (format!("p{i}"), json!({"type": ["string", "null"]})))
+            .collect();
+        let required: Vec<String> = properties.keys().cloned().collect();
+        json!({"type": "object", "properties": properties, "required": required})
+    };
+    let words = "anyOf or a list of types";
+    assert_eq!(
+        warnings_mentioning(&unions(ANTHROPIC_UNION_SCHEMAS_MAX), words),
+        0
+    );
+    assert_eq!(
+        warnings_mentioning(&unions(ANTHROPIC_UNION_SCHEMAS_MAX + 1), words),
+        1
+    );
+}
