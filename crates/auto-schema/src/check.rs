@@ -10,7 +10,7 @@ use crate::formats::FORMATS;
 use crate::limits::{ENUM_VALUES_MAX, SCHEMA_BYTES_MAX, SCHEMA_DEPTH_MAX, WARNINGS_MAX};
 use crate::messages::fault_of;
 use crate::pointer::{first_too_deep, push, push_index, unescape};
-use crate::validate::prepare;
+use crate::validate::{build, prepare};
 use crate::walk::{SchemaNode, schema_nodes};
 use crate::warnings::{SchemaWarning, schema_warnings};
 
@@ -77,7 +77,9 @@ const TYPE_NAMES: &[&str] = &[
 
 /// Checks a schema as create_definition does. Pure; never panics; reports every problem.
 pub fn check_schema(schema: &Value, role: SchemaRole) -> SchemaReport {
-    let (problems, draft) = schema_problems(schema, role);
+    let Checked {
+        problems, draft, ..
+    } = schema_problems(schema, role);
     // A schema past the depth limit is refused for that alone (see `schema_problems`).
     let too_deep = first_too_deep(schema, SCHEMA_DEPTH_MAX).is_some();
     let mut warnings = if too_deep {
@@ -93,8 +95,17 @@ pub fn check_schema(schema: &Value, role: SchemaRole) -> SchemaReport {
     }
 }
 
-/// The refusals alone, and the draft: what compiling a schema needs.
-pub(crate) fn schema_problems(schema: &Value, role: SchemaRole) -> (Vec<SchemaProblem>, Draft) {
+/// What the refusals leave: the problems, the draft, and, when there is no problem, the
+/// validator built from the schema as [`prepare`] rewrote it.
+pub(crate) struct Checked {
+    pub problems: Vec<SchemaProblem>,
+    pub draft: Draft,
+    pub built: Option<(jsonschema::Validator, Value)>,
+}
+
+/// The refusals alone, and the validator when there is none: what compiling a schema needs.
+/// Building is part of the check, so a schema that is saved always compiles at run time.
+pub(crate) fn schema_problems(schema: &Value, role: SchemaRole) -> Checked {
     let mut problems = Vec::new();
     let draft = choose_draft(schema).unwrap_or_else(|found| {
         problems.push(problem("/$schema", refused_draft_text(&found)));
@@ -107,7 +118,11 @@ pub(crate) fn schema_problems(schema: &Value, role: SchemaRole) -> (Vec<SchemaPr
             &at,
             format!("A schema may nest at most {SCHEMA_DEPTH_MAX} levels of objects and lists"),
         ));
-        return (problems, draft);
+        return Checked {
+            problems,
+            draft,
+            built: None,
+        };
     }
     check_size(schema, &mut problems);
     if role == SchemaRole::Input {
@@ -123,7 +138,18 @@ pub(crate) fn schema_problems(schema: &Value, role: SchemaRole) -> (Vec<SchemaPr
         )));
     }
     meta_problems(schema, draft, &mut problems);
-    (dedupe(problems), draft)
+    let mut built = None;
+    if problems.is_empty() {
+        match build(schema, draft) {
+            Ok(validator) => built = Some(validator),
+            Err(refusal) => problems.push(refusal),
+        }
+    }
+    Checked {
+        problems: dedupe(problems),
+        draft,
+        built,
+    }
 }
 
 fn problem(pointer: &str, text: impl Into<String>) -> SchemaProblem {
@@ -234,17 +260,20 @@ fn ref_text(root: &Value, value: &Value) -> Option<String> {
     let Some(reference) = value.as_str() else {
         return Some(only.to_owned());
     };
-    let name = ref_target(reference).and_then(|p| {
-        p.strip_prefix("/$defs/")
-            .or_else(|| p.strip_prefix("/definitions/"))
-    });
-    match name {
-        Some(name) if !name.is_empty() && !name.contains('/') => {
-            let holder = if reference.starts_with("#/$defs/") {
-                "$defs"
-            } else {
-                "definitions"
-            };
+    let Some(target) = ref_target(reference) else {
+        return Some(if reference.starts_with('#') {
+            format!(
+                "$ref {reference} is not a URI fragment: write each character other than letters, digits and -._~ as %XX, such as %20 for a space"
+            )
+        } else {
+            format!("{only}, not {reference}")
+        });
+    };
+    let split = [("/$defs/", "$defs"), ("/definitions/", "definitions")]
+        .into_iter()
+        .find_map(|(prefix, holder)| Some((holder, target.strip_prefix(prefix)?)));
+    match split {
+        Some((holder, name)) if !name.is_empty() && !name.contains('/') => {
             let exists = root
                 .get(holder)
                 .and_then(|defs| defs.get(unescape(name)))
@@ -289,9 +318,11 @@ fn meta_problems(schema: &Value, draft: Draft, problems: &mut Vec<SchemaProblem>
         })
         .collect();
     for candidate in found {
+        // A problem of the whole schema (its size, its root) does not cover its parts.
         let covered = problems.iter().any(|p| {
             candidate.pointer == p.pointer
-                || candidate.pointer.starts_with(&format!("{}/", p.pointer))
+                || (!p.pointer.is_empty()
+                    && candidate.pointer.starts_with(&format!("{}/", p.pointer)))
         });
         if !covered {
             problems.push(candidate);

@@ -16,9 +16,28 @@ struct Edge {
     to: usize,
 }
 
-/// The pointer a local `$ref` names (`#/$defs/a` gives `/$defs/a`), if it is local.
-pub(crate) fn ref_target(reference: &str) -> Option<&str> {
-    reference.strip_prefix('#')
+/// The JSON pointer a local `$ref` names, its URI escapes undone (`#/$defs/a%20b` gives
+/// `/$defs/a b`); `None` when it is not a fragment, or not one a URI may hold.
+pub(crate) fn ref_target(reference: &str) -> Option<String> {
+    let fragment = reference.strip_prefix('#')?;
+    let bytes = fragment.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'%' {
+            let hex = fragment.get(i + 1..i + 3)?;
+            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+            continue;
+        }
+        if !(b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?".contains(&b)) {
+            return None;
+        }
+        decoded.push(b);
+        i += 1;
+    }
+    String::from_utf8(decoded).ok()
 }
 
 /// Every place where a definition loops back through `$ref`, `allOf`, `anyOf` or `oneOf`
@@ -98,7 +117,7 @@ fn edges_of(node: &SchemaNode<'_>, index: &HashMap<&str, usize>, all: bool) -> V
         .get("$ref")
         .and_then(Value::as_str)
         .and_then(ref_target)
-        .and_then(|target| index.get(target))
+        .and_then(|target| index.get(target.as_str()))
     {
         out.push(Edge {
             at: format!("{}/$ref", node.pointer),

@@ -61,6 +61,10 @@ pub(crate) fn is_date(text: &str) -> bool {
 
 /// (year, month, day) of a full-date.
 pub(crate) fn date_parts(text: &str) -> Option<(u32, u32, u32)> {
+    // Invariant for the slicing below: every index is a character boundary in ASCII text.
+    if !text.is_ascii() {
+        return None;
+    }
     let bytes = text.as_bytes();
     if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
         return None;
@@ -89,6 +93,10 @@ pub(crate) fn is_time(text: &str) -> bool {
 /// Seconds of the day in UTC (may fall outside 0..86400 after the offset), and the fraction's
 /// digits, of a full-time.
 pub(crate) fn time_seconds(text: &str) -> Option<(i64, String)> {
+    // Invariant for the slicing below: every index is a character boundary in ASCII text.
+    if !text.is_ascii() {
+        return None;
+    }
     let (partial, offset_seconds) = split_offset(text)?;
     let bytes = partial.as_bytes();
     if bytes.len() < 8 || bytes[2] != b':' || bytes[5] != b':' {

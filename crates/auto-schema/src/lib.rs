@@ -4,6 +4,21 @@
 //! ([`CompiledSchema`]), and the output shapes ([`shape_schema`], [`check_shape`]).
 //!
 //! Everything here is pure: no I/O, no clock, and no `$ref` ever leaves the document.
+//!
+//! Decisions the pages leave open, and why:
+//! - A schema that [`check_schema`] accepts always compiles: the check builds the validator,
+//!   and [`CompiledSchema::compile`] is the same check keeping what it built.
+//! - `$id` and nested `$schema` are removed before the validator reads a schema, so
+//!   `#/$defs/<name>` always means this document's root, as the check read it.
+//! - A `$ref` is a URI fragment: its `%XX` escapes are undone before the name is looked up,
+//!   and a fragment a URI cannot hold (a space) is refused rather than failing at run time.
+//! - A schema deeper than [`SCHEMA_DEPTH_MAX`] is refused for that alone: the other checks
+//!   recurse on depth.
+//! - Provider warnings concern output schemas, the only ones sent as structured output; an
+//!   input schema is warned about only for keywords the runtime does not know.
+//! - Google publishes no size or depth limit; [`GOOGLE_SCHEMA_BYTES_WARN`] and
+//!   [`GOOGLE_SCHEMA_DEPTH_WARN`] are our thresholds for the page's "very large or deeply
+//!   nested" caveat.
 
 mod check;
 mod cycles;

@@ -32,3 +32,23 @@ pub const GOOGLE_SCHEMA_DEPTH_WARN: usize = 32;
 
 /// At most this many enum values are named in one validation message; the rest are counted.
 pub const ENUM_VALUES_NAMED_MAX: usize = 10;
+
+/// OpenAI, Structured Outputs, "Supported schemas": "A schema may have up to 5000 object
+/// properties total, with up to 10 levels of nesting." Past these we warn.
+pub const OPENAI_PROPERTIES_MAX: usize = 5_000;
+
+/// OpenAI's nesting limit (see [`OPENAI_PROPERTIES_MAX`]), counted in objects within objects.
+pub const OPENAI_OBJECT_DEPTH_MAX: usize = 10;
+
+/// OpenAI, Structured Outputs, "Supported schemas": "A schema may have up to 1000 enum values
+/// across all enum properties." Past this we warn.
+pub const OPENAI_ENUM_VALUES_MAX: usize = 1_000;
+
+/// Anthropic, "Structured outputs", schema complexity limits: at most 24 optional parameters
+/// across the strict schemas of a request. Past this we warn. (Read through a converter's
+/// documentation that quotes the page; re-check against Anthropic's own.)
+pub const ANTHROPIC_OPTIONAL_PROPERTIES_MAX: usize = 24;
+
+/// Anthropic's other complexity limit: at most 16 parameters that use `anyOf` or a list of
+/// types. Past this we warn.
+pub const ANTHROPIC_UNION_SCHEMAS_MAX: usize = 16;

@@ -31,6 +31,10 @@ pub(crate) fn unescape(segment: &str) -> String {
 /// root container as level 1; `None` when nothing does. Iterative, so a hostile depth cannot
 /// exhaust the stack.
 pub(crate) fn first_too_deep(value: &Value, max: usize) -> Option<String> {
+    // The common case, a value within the limit, needs no pointer: count levels alone.
+    if depth(value) <= max {
+        return None;
+    }
     let mut stack: Vec<(&Value, String, usize)> = vec![(value, String::new(), 1)];
     while let Some((node, at, level)) = stack.pop() {
         let children: Vec<(&Value, String)> = match node {

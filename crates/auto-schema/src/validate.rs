@@ -17,7 +17,7 @@ use crate::messages::{Fault, fault_of, form_noun};
 use crate::pointer::{first_too_deep, push, unescape};
 use crate::walk::schema_nodes;
 
-/// A schema ready to validate: it passed [`check_schema`] and was built once.
+/// A schema ready to validate: it passed [`check_schema`](crate::check_schema) and was built once.
 #[derive(Debug)]
 pub struct CompiledSchema {
     validator: jsonschema::Validator,
@@ -127,24 +127,17 @@ impl CompiledSchema {
     /// Checks the schema as [`check_schema`](crate::check_schema) does (an output schema's rules, which every
     /// schema follows) and builds its validator. No `$ref` leaves the document.
     pub fn compile(schema: &Value) -> Result<Self, CompileError> {
-        let (problems, draft) = schema_problems(schema, SchemaRole::Output);
-        if !problems.is_empty() {
-            return Err(CompileError { problems });
+        let checked = schema_problems(schema, SchemaRole::Output);
+        match checked.built {
+            Some((validator, prepared)) if checked.problems.is_empty() => Ok(Self {
+                validator,
+                schema: prepared,
+                draft: checked.draft,
+            }),
+            _ => Err(CompileError {
+                problems: checked.problems,
+            }),
         }
-        let prepared = prepare(schema, draft);
-        let validator = options(draft)
-            .build(&prepared)
-            .map_err(|error| CompileError {
-                problems: vec![SchemaProblem {
-                    pointer: error.instance_path().as_str().to_owned(),
-                    text: fault_of(&error).answer_words(),
-                }],
-            })?;
-        Ok(Self {
-            validator,
-            schema: prepared,
-            draft,
-        })
     }
 
     /// The draft the schema is read as.
@@ -221,6 +214,22 @@ fn forms(holder: Option<&Value>, keyword: &str) -> Option<Fault> {
         .map(form_noun)
         .collect::<Option<Vec<String>>>()
         .map(Fault::Forms)
+}
+
+/// The validator of a schema, and the schema as it reads it. A refusal here is one the
+/// save-time rules did not foresee; it is reported in the validator's words.
+pub(crate) fn build(
+    schema: &Value,
+    draft: Draft,
+) -> Result<(jsonschema::Validator, Value), SchemaProblem> {
+    let prepared = prepare(schema, draft);
+    match options(draft).build(&prepared) {
+        Ok(validator) => Ok((validator, prepared)),
+        Err(error) => Err(SchemaProblem {
+            pointer: error.instance_path().as_str().to_owned(),
+            text: format!("The validator cannot read this schema: {}", error.masked()),
+        }),
+    }
 }
 
 /// The options every compiled schema shares: the draft, format assertion on, and our own

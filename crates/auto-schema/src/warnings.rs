@@ -14,6 +14,9 @@
 //!   build-with-claude/structured-outputs): no recursive schemas, no numeric bounds or
 //!   `multipleOf`, no `minLength`/`maxLength`, no array bounds beyond `minItems` 0 or 1; the
 //!   SDKs strip them, as our adapter does, so they are not enforced while the model writes;
+//!   Its complexity limits (24 optional properties, 16 schemas with `anyOf` or a list of
+//!   types, across a request's strict schemas) were read as a converter's documentation
+//!   quotes them (hex.pm, lang_schema, LangSchema.Converter.Anthropic);
 //! - Google, Gemini API "Structured output", JSON Schema support (ai.google.dev/gemini-api/
 //!   docs/structured-output): `responseJsonSchema` takes `type`, `title`, `description`,
 //!   `enum`, `format`, `minimum`, `maximum`, `items`, `prefixItems`, `minItems`, `maxItems`,
@@ -26,7 +29,11 @@ use serde_json::Value;
 
 use crate::check::SchemaRole;
 use crate::cycles::recursive_loops;
-use crate::limits::{GOOGLE_SCHEMA_BYTES_WARN, GOOGLE_SCHEMA_DEPTH_WARN, WARNINGS_MAX};
+use crate::limits::{
+    ANTHROPIC_OPTIONAL_PROPERTIES_MAX, ANTHROPIC_UNION_SCHEMAS_MAX, GOOGLE_SCHEMA_BYTES_WARN,
+    GOOGLE_SCHEMA_DEPTH_WARN, OPENAI_ENUM_VALUES_MAX, OPENAI_OBJECT_DEPTH_MAX,
+    OPENAI_PROPERTIES_MAX, WARNINGS_MAX,
+};
 use crate::pointer::{depth, push};
 use crate::walk::{SchemaNode, schema_nodes};
 
@@ -213,6 +220,8 @@ pub(crate) fn schema_warnings(
     let mut out = Vec::new();
     if role == SchemaRole::Output {
         out.extend(openai_root(schema));
+        out.extend(openai_sizes(nodes));
+        out.extend(anthropic_sizes(nodes));
         out.extend(google_size(schema));
     }
     for node in nodes {
@@ -344,6 +353,99 @@ fn openai_object(node: &SchemaNode<'_>) -> Vec<SchemaWarning> {
                 providers(OPENAI_PROVIDERS)
             )));
         }
+    }
+    out
+}
+
+/// Anthropic's complexity limits: optional properties, and schemas with `anyOf` or a list of
+/// types (the nullable fields OpenAI asks for count here).
+fn anthropic_sizes(nodes: &[SchemaNode<'_>]) -> Vec<SchemaWarning> {
+    let (mut optional, mut unions) = (0, 0);
+    for node in nodes {
+        let required: Vec<&Value> = node
+            .value
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().collect())
+            .unwrap_or_default();
+        if let Some(properties) = node.value.get("properties").and_then(Value::as_object) {
+            optional += properties
+                .keys()
+                .filter(|k| !required.iter().any(|r| r.as_str() == Some(k.as_str())))
+                .count();
+        }
+        if node.value.get("anyOf").is_some() || node.value.get("type").is_some_and(Value::is_array)
+        {
+            unions += 1;
+        }
+    }
+    let anthropic = providers(ANTHROPIC_PROVIDERS);
+    let mut out = Vec::new();
+    if optional > ANTHROPIC_OPTIONAL_PROPERTIES_MAX {
+        out.push(warning("", format!(
+            "Anthropic models accept at most {ANTHROPIC_OPTIONAL_PROPERTIES_MAX} optional properties in a schema; this one has {optional}; the run ends as conflict, unworkable ({anthropic})"
+        )));
+    }
+    if unions > ANTHROPIC_UNION_SCHEMAS_MAX {
+        out.push(warning("", format!(
+            "Anthropic models accept at most {ANTHROPIC_UNION_SCHEMAS_MAX} schemas with anyOf or a list of types; this one has {unions}; the run ends as conflict, unworkable ({anthropic})"
+        )));
+    }
+    out
+}
+
+/// Whether a schema describes an object: its type says so, or it lists properties.
+fn is_object_schema(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => schema.get("properties").is_some(),
+    }
+}
+
+/// OpenAI's totals: properties, objects nested in objects, and enum values.
+fn openai_sizes(nodes: &[SchemaNode<'_>]) -> Vec<SchemaWarning> {
+    let mut out = Vec::new();
+    let (mut properties, mut enum_values) = (0, 0);
+    let mut deepest: Option<&SchemaNode<'_>> = None;
+    let mut deepest_level = 0;
+    for node in nodes {
+        properties += node
+            .value
+            .get("properties")
+            .and_then(Value::as_object)
+            .map_or(0, |p| p.len());
+        enum_values += node
+            .value
+            .get("enum")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        // Objects within objects: each `properties` step on the way down is one level.
+        let level = node
+            .pointer
+            .split('/')
+            .filter(|s| *s == "properties")
+            .count()
+            + 1;
+        if is_object_schema(node.value) && level > deepest_level {
+            (deepest, deepest_level) = (Some(node), level);
+        }
+    }
+    let openai = providers(OPENAI_PROVIDERS);
+    if properties > OPENAI_PROPERTIES_MAX {
+        out.push(warning("", format!(
+            "OpenAI and Azure strict structured outputs accept at most 5,000 properties in a schema; this one has {properties} ({openai})"
+        )));
+    }
+    if let Some(node) = deepest.filter(|_| deepest_level > OPENAI_OBJECT_DEPTH_MAX) {
+        out.push(warning(&node.pointer, format!(
+            "OpenAI and Azure strict structured outputs accept objects nested at most {OPENAI_OBJECT_DEPTH_MAX} levels deep; this object is at level {deepest_level} ({openai})"
+        )));
+    }
+    if enum_values > OPENAI_ENUM_VALUES_MAX {
+        out.push(warning("", format!(
+            "OpenAI and Azure strict structured outputs accept at most 1,000 enum values in a schema; this one has {enum_values} ({openai})"
+        )));
     }
     out
 }

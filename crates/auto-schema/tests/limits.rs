@@ -196,3 +196,112 @@ fn checking_never_panics_on_odd_schemas() {
         let _ = CompiledSchema::compile(&schema);
     }
 }
+
+fn warnings_mentioning(schema: &Value, words: &str) -> usize {
+    let report = check_schema(schema, SchemaRole::Output);
+    report
+        .warnings
+        .iter()
+        .filter(|w| w.text.contains(words))
+        .count()
+}
+
+#[test]
+fn openai_enum_total_at_the_limit_and_one_past() {
+    use auto_schema::OPENAI_ENUM_VALUES_MAX;
+    let split = |total: usize| {
+        let first: Vec<usize> = (0..total / 2).collect();
+        let second: Vec<usize> = (total / 2..total).collect();
+        json!({"type": "object", "properties": {"a": {"enum": first}, "b": {"enum": second}}})
+    };
+    assert_eq!(
+        warnings_mentioning(&split(OPENAI_ENUM_VALUES_MAX), "enum values"),
+        0
+    );
+    assert_eq!(
+        warnings_mentioning(&split(OPENAI_ENUM_VALUES_MAX + 1), "enum values"),
+        1
+    );
+}
+
+/// Objects nested `levels` deep through `properties`, the root counted as level 1.
+fn nested_objects(levels: usize) -> Value {
+    let mut schema = json!({"type": "object"});
+    for _ in 1..levels {
+        schema = json!({"type": "object", "properties": {"a": schema}});
+    }
+    schema
+}
+
+#[test]
+fn openai_object_depth_at_the_limit_and_one_past() {
+    use auto_schema::OPENAI_OBJECT_DEPTH_MAX;
+    let words = "nested at most";
+    assert_eq!(
+        warnings_mentioning(&nested_objects(OPENAI_OBJECT_DEPTH_MAX), words),
+        0
+    );
+    assert_eq!(
+        warnings_mentioning(&nested_objects(OPENAI_OBJECT_DEPTH_MAX + 1), words),
+        1
+    );
+}
+
+#[test]
+fn google_size_warnings_at_their_thresholds() {
+    use auto_schema::{GOOGLE_SCHEMA_BYTES_WARN, GOOGLE_SCHEMA_DEPTH_WARN};
+    let words = "very large schemas";
+    assert_eq!(
+        warnings_mentioning(&schema_of_bytes(GOOGLE_SCHEMA_BYTES_WARN), words),
+        0
+    );
+    assert_eq!(
+        warnings_mentioning(&schema_of_bytes(GOOGLE_SCHEMA_BYTES_WARN + 1), words),
+        1
+    );
+    let words = "deeply nested schemas";
+    assert_eq!(
+        warnings_mentioning(&schema_of_depth(GOOGLE_SCHEMA_DEPTH_WARN), words),
+        0
+    );
+    assert_eq!(
+        warnings_mentioning(&schema_of_depth(GOOGLE_SCHEMA_DEPTH_WARN + 1), words),
+        1
+    );
+}
+
+#[test]
+fn anthropic_complexity_at_the_limit_and_one_past() {
+    use auto_schema::{ANTHROPIC_OPTIONAL_PROPERTIES_MAX, ANTHROPIC_UNION_SCHEMAS_MAX};
+    let optional = |count: usize| {
+        let properties: serde_json::Map<String, Value> = (0..count)
+            .map(|i| (format!("p{i}"), json!({"type": "string"})))
+            .collect();
+        json!({"type": "object", "properties": properties})
+    };
+    let words = "optional properties";
+    assert_eq!(
+        warnings_mentioning(&optional(ANTHROPIC_OPTIONAL_PROPERTIES_MAX), words),
+        0
+    );
+    assert_eq!(
+        warnings_mentioning(&optional(ANTHROPIC_OPTIONAL_PROPERTIES_MAX + 1), words),
+        1
+    );
+    let unions = |count: usize| {
+        let properties: serde_json::Map<String, Value> = (0..count)
+            .map(|i| (format!("p{i}"), json!({"type": ["string", "null"]})))
+            .collect();
+        let required: Vec<String> = properties.keys().cloned().collect();
+        json!({"type": "object", "properties": properties, "required": required})
+    };
+    let words = "anyOf or a list of types";
+    assert_eq!(
+        warnings_mentioning(&unions(ANTHROPIC_UNION_SCHEMAS_MAX), words),
+        0
+    );
+    assert_eq!(
+        warnings_mentioning(&unions(ANTHROPIC_UNION_SCHEMAS_MAX + 1), words),
+        1
+    );
+}
