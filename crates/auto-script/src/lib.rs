@@ -4,10 +4,13 @@
 //! - [`check_expression`] and [`check_program`] say, with the compiler's words and positions,
 //!   why a text is not one expression or one module, or which free name its place lacks.
 //! - [`strip_expression`] and [`strip_program`] turn accepted TypeScript into JavaScript.
+//! - [`Sandbox`] runs them: one prepared, frozen QuickJS context per thread, with the work,
+//!   time and memory budgets of the workflow page, the recorded clock and JSON values in and out.
 
 mod check;
 mod library;
 mod position;
+mod sandbox;
 mod strip;
 
 pub use check::{
@@ -17,4 +20,5 @@ pub use check::{
 };
 pub use library::{LIBRARY_GLOBALS, is_library_global};
 pub use position::{Position, ScriptOrigin, ScriptProblem};
+pub use sandbox::*;
 pub use strip::{STRIP_CACHE_ENTRIES_MAX, StrippedProgram, strip_expression, strip_program};

@@ -1,0 +1,716 @@
+//! The QuickJS sandbox expressions and computation programs run in: one runtime and one
+//! prepared, deep-frozen context per thread, reused across evaluations, with the workflow
+//! page's budgets of work, time and memory, the recorded clock, and JSON values in and out.
+//!
+//! Architecture invariant: nothing an evaluation does survives it. The context's intrinsics
+//! are frozen, each expression runs as a strict function whose `$` names are its parameters,
+//! and a context that an evaluation left with queued promise jobs is thrown away and built anew
+//! before the next one.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use rquickjs::context::EvalOptions;
+use rquickjs::context::intrinsic::{
+    Date, Eval, Json, MapSet, Promise, Proxy, RegExp, RegExpCompiler, TypedArrays,
+};
+use rquickjs::function::Args;
+use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
+use serde_json::Value as Json_;
+
+use crate::strip::{StrippedProgram, strip_expression, strip_program};
+
+/// "The engine counts one checkpoint every 10,000 of its steps, where a call or the jump of a
+/// loop is a step." (workflow page, "Expressions"). QuickJS calls the interrupt handler once
+/// every 10,000 steps, so each call of the handler is one checkpoint.
+pub const CHECKPOINT_STEPS: u32 = 10_000;
+/// "An expression may do 250 checkpoints of work."
+pub const EXPRESSION_CHECKPOINTS_MAX: u32 = 250;
+/// "The expressions of one input of a run may do 500 together."
+pub const INPUT_CHECKPOINTS_MAX: u32 = 500;
+/// "... in at most 2 seconds" (the expressions of one input together).
+pub const INPUT_TIME_MS_MAX: u64 = 2_000;
+/// "... and a sandbox of 64 MiB"; the same for a computation program (supplement, section 7).
+pub const SANDBOX_BYTES_MAX: usize = 64 * 1024 * 1024;
+/// "A value that an expression gives may nest at most 512 levels, the same as a value that a
+/// run holds." An object or an array is one level.
+pub const VALUE_DEPTH_MAX: usize = 512;
+/// A computation program's run: "10 seconds, 64 MiB, a work budget" (supplement, section 7).
+pub const PROGRAM_TIME_MS_MAX: u64 = 10_000;
+/// The work budget of one run of a computation program: 100,000 checkpoints are a billion
+/// engine steps, about three seconds on an idle core, so the work budget rather than the clock
+/// stops a runaway program on a machine that is not overloaded.
+pub const PROGRAM_CHECKPOINTS_MAX: u32 = 100_000;
+/// The JavaScript stack: deep enough for a value of [`VALUE_DEPTH_MAX`] levels to go through
+/// JSON, small enough to fit in a thread's 2 MiB stack with room for its Rust frames.
+pub const SANDBOX_STACK_BYTES_MAX: usize = 512 * 1024;
+/// Compiled expressions and programs kept per thread; past this the cache starts again empty.
+pub const COMPILED_CACHE_ENTRIES_MAX: usize = 1_024;
+
+/// The status of an expression error: the expression threw, overflowed its stack, or gave a
+/// value JSON cannot carry.
+pub const EXPRESSION_ERROR_STATUS: u16 = 400;
+/// The status of a runtime error: a budget of work, time or memory ran out.
+pub const RUNTIME_ERROR_STATUS: u16 = 500;
+
+const PRELUDE: &str = include_str!("prelude.js");
+const EXPRESSION_FILE: &str = "expression";
+const PROGRAM_FILE: &str = "program";
+
+/// Which budget ran out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Limit {
+    /// Checkpoints of work, of the expression, of the input's expressions, or of the program.
+    Work,
+    /// Wall-clock time.
+    Time,
+    /// The sandbox's memory.
+    Memory,
+}
+
+/// Why an evaluation gave no value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ScriptError {
+    /// The code failed by itself: it threw (a stack overflow too), was not valid, or gave a
+    /// value JSON cannot carry. Status [`EXPRESSION_ERROR_STATUS`].
+    #[error("{message}")]
+    Expression {
+        /// The engine's or the code's words, such as `TypeError: cannot read property 'x' of null`.
+        message: String,
+        /// The program's line the error came from, for a computation program that threw.
+        line: Option<u32>,
+    },
+    /// A budget ran out; the code cannot catch this. Status [`RUNTIME_ERROR_STATUS`].
+    #[error("{message}")]
+    Runtime {
+        /// Which budget, in words.
+        message: String,
+        /// Which budget.
+        limit: Limit,
+    },
+}
+
+impl ScriptError {
+    /// The error's status: 400 for an expression error, 500 for a runtime error.
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Expression { .. } => EXPRESSION_ERROR_STATUS,
+            Self::Runtime { .. } => RUNTIME_ERROR_STATUS,
+        }
+    }
+
+    fn expression(message: impl Into<String>) -> Self {
+        Self::Expression {
+            message: message.into(),
+            line: None,
+        }
+    }
+
+    fn runtime(limit: Limit, message: impl Into<String>) -> Self {
+        Self::Runtime {
+            message: message.into(),
+            limit,
+        }
+    }
+}
+
+/// What the expressions of one input of a run have used together so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InputBudget {
+    checkpoints_used: u32,
+    time_used: Duration,
+}
+
+impl InputBudget {
+    /// A budget nothing has used yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Checkpoints of work used so far.
+    pub fn checkpoints_used(&self) -> u32 {
+        self.checkpoints_used
+    }
+
+    /// Time spent evaluating so far.
+    pub fn time_used(&self) -> Duration {
+        self.time_used
+    }
+}
+
+/// What one evaluation may use, and what it used; shared with the interrupt handler.
+#[derive(Debug)]
+struct Meter {
+    active: bool,
+    checkpoints: u32,
+    checkpoints_max: u32,
+    /// Past this many checkpoints the input's budget, not the expression's, is the one spent.
+    checkpoints_input_max: u32,
+    deadline: Instant,
+    tripped: Option<Trip>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trip {
+    Work,
+    InputWork,
+    Time,
+}
+
+impl Meter {
+    fn idle() -> Self {
+        Self {
+            active: false,
+            checkpoints: 0,
+            checkpoints_max: 0,
+            checkpoints_input_max: 0,
+            deadline: Instant::now(),
+            tripped: None,
+        }
+    }
+
+    /// One checkpoint; true stops the code.
+    fn checkpoint(&mut self) -> bool {
+        if !self.active {
+            return false;
+        }
+        if self.tripped.is_none() {
+            self.checkpoints = self.checkpoints.saturating_add(1);
+            if self.checkpoints > self.checkpoints_max {
+                self.tripped = Some(Trip::Work);
+            } else if self.checkpoints > self.checkpoints_input_max {
+                self.tripped = Some(Trip::InputWork);
+            } else if Instant::now() >= self.deadline {
+                self.tripped = Some(Trip::Time);
+            }
+        }
+        self.tripped.is_some()
+    }
+}
+
+/// The budgets of one evaluation.
+#[derive(Clone, Copy, Debug)]
+struct Allowance {
+    checkpoints_max: u32,
+    checkpoints_input_max: u32,
+    time: Duration,
+    kind: CodeKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CodeKind {
+    Expression,
+    Program,
+}
+
+struct CompiledProgram {
+    factory: Persistent<Function<'static>>,
+    lines: StrippedProgram,
+}
+
+/// One QuickJS runtime and its prepared context. Not `Send`: each thread keeps its own, as
+/// [`evaluate`] and [`run_program`] do.
+pub struct Sandbox {
+    // Invariant: every `Persistent` is dropped before the runtime it belongs to, so these
+    // fields come first (fields drop in declaration order).
+    expressions: HashMap<String, Persistent<Function<'static>>>,
+    programs: HashMap<String, CompiledProgram>,
+    hooks: Hooks,
+    context: Context,
+    runtime: Runtime,
+    meter: Rc<RefCell<Meter>>,
+    /// Set when an evaluation left something behind (queued promise jobs) that the freeze
+    /// cannot cover; such a sandbox must be built anew.
+    spoiled: bool,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("expressions", &self.expressions.len())
+            .field("programs", &self.programs.len())
+            .field("spoiled", &self.spoiled)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Hooks {
+    set_now: Persistent<Function<'static>>,
+    to_json_text: Persistent<Function<'static>>,
+    describe_error: Persistent<Function<'static>>,
+}
+
+impl Sandbox {
+    /// A fresh sandbox: a runtime with the memory and stack limits, and a context prepared by
+    /// the prelude (library trimmed, Date replaced, code from text blocked, all frozen).
+    pub fn new() -> Result<Self, ScriptError> {
+        let unprepared =
+            |_| ScriptError::runtime(Limit::Memory, "The sandbox could not be prepared.");
+        let runtime = Runtime::new().map_err(unprepared)?;
+        runtime.set_memory_limit(SANDBOX_BYTES_MAX);
+        runtime.set_max_stack_size(SANDBOX_STACK_BYTES_MAX);
+        let meter = Rc::new(RefCell::new(Meter::idle()));
+        let handler_meter = Rc::clone(&meter);
+        runtime.set_interrupt_handler(Some(Box::new(move || {
+            handler_meter
+                .try_borrow_mut()
+                .map(|mut meter| meter.checkpoint())
+                .unwrap_or(true)
+        })));
+        let context = Context::custom::<(
+            Date,
+            Eval,
+            RegExpCompiler,
+            RegExp,
+            Json,
+            Proxy,
+            MapSet,
+            TypedArrays,
+            // Without the Promise intrinsic QuickJS aborts on `async`; the prelude deletes
+            // the global instead.
+            Promise,
+        )>(&runtime)
+        .map_err(unprepared)?;
+        let hooks = context
+            .with(|ctx| -> rquickjs::Result<Hooks> {
+                let hooks: Object = ctx.eval_with_options(PRELUDE, options("prelude"))?;
+                Ok(Hooks {
+                    set_now: Persistent::save(&ctx, hooks.get::<_, Function>("setNow")?),
+                    to_json_text: Persistent::save(&ctx, hooks.get::<_, Function>("toJsonText")?),
+                    describe_error: Persistent::save(
+                        &ctx,
+                        hooks.get::<_, Function>("describeError")?,
+                    ),
+                })
+            })
+            .map_err(unprepared)?;
+        Ok(Self {
+            expressions: HashMap::new(),
+            programs: HashMap::new(),
+            hooks,
+            context,
+            runtime,
+            meter,
+            spoiled: false,
+        })
+    }
+
+    /// Evaluates the TypeScript expression `expression` with `vars` (each name with its `$`)
+    /// as its variables, `now_ms` (milliseconds since the epoch) as the clock, within the
+    /// expression's budget and what is left of `budget`, which it charges.
+    pub fn evaluate(
+        &mut self,
+        expression: &str,
+        vars: &[(&str, &Json_)],
+        now_ms: i64,
+        budget: &mut InputBudget,
+    ) -> Result<Json_, ScriptError> {
+        let time_max = Duration::from_millis(INPUT_TIME_MS_MAX);
+        if budget.time_used >= time_max {
+            return Err(trip_error(Trip::Time, CodeKind::Expression));
+        }
+        let allowance = Allowance {
+            checkpoints_max: EXPRESSION_CHECKPOINTS_MAX,
+            checkpoints_input_max: INPUT_CHECKPOINTS_MAX.saturating_sub(budget.checkpoints_used),
+            time: time_max - budget.time_used,
+            kind: CodeKind::Expression,
+        };
+        let started = Instant::now();
+        let function = self.compiled_expression(expression, vars);
+        let result = function.and_then(|function| {
+            let inputs: Vec<&Json_> = vars.iter().map(|(_, value)| *value).collect();
+            self.run(&function, &[], &inputs, now_ms, allowance, None)
+        });
+        let checkpoints = self.meter.borrow().checkpoints;
+        budget.checkpoints_used = budget.checkpoints_used.saturating_add(checkpoints);
+        budget.time_used = budget.time_used.saturating_add(started.elapsed());
+        result
+    }
+
+    /// Runs a computation program: its default export is called with `input`, with `now_ms`
+    /// as the clock, within [`PROGRAM_CHECKPOINTS_MAX`], [`PROGRAM_TIME_MS_MAX`] and
+    /// [`SANDBOX_BYTES_MAX`]. The program must have passed [`crate::check_program`].
+    pub fn run_program(
+        &mut self,
+        program: &str,
+        input: &Json_,
+        now_ms: i64,
+    ) -> Result<Json_, ScriptError> {
+        let allowance = Allowance {
+            checkpoints_max: PROGRAM_CHECKPOINTS_MAX,
+            checkpoints_input_max: PROGRAM_CHECKPOINTS_MAX,
+            time: Duration::from_millis(PROGRAM_TIME_MS_MAX),
+            kind: CodeKind::Program,
+        };
+        let (factory, lines) = self.compiled_program(program)?;
+        self.run(
+            &factory,
+            &["default"],
+            &[input],
+            now_ms,
+            allowance,
+            Some(&lines),
+        )
+    }
+
+    /// Whether an evaluation left something behind that only a new sandbox clears.
+    pub fn is_spoiled(&self) -> bool {
+        self.spoiled
+    }
+
+    fn compiled_expression(
+        &mut self,
+        expression: &str,
+        vars: &[(&str, &Json_)],
+    ) -> Result<Persistent<Function<'static>>, ScriptError> {
+        let mut parameters = String::new();
+        for (index, (name, _)) in vars.iter().enumerate() {
+            if !is_variable_name(name) {
+                return Err(ScriptError::expression(format!(
+                    "{name} is not a variable name"
+                )));
+            }
+            if vars[..index].iter().any(|(other, _)| other == name) {
+                return Err(ScriptError::expression(format!("{name} is given twice")));
+            }
+            if index > 0 {
+                parameters.push_str(", ");
+            }
+            parameters.push_str(name);
+        }
+        let key = format!("{parameters}\u{0}{expression}");
+        if let Some(function) = self.expressions.get(&key) {
+            return Ok(function.clone());
+        }
+        let javascript = strip_expression(expression).map_err(|problems| {
+            let text = problems.first().map_or_else(String::new, |p| {
+                format!("Line {}, column {}: {}", p.line, p.column, p.text)
+            });
+            ScriptError::expression(text)
+        })?;
+        let source = format!(
+            "(function ({parameters}) {{\n\"use strict\";\nreturn (\n{javascript}\n);\n}})"
+        );
+        let function = self.compile(&source, EXPRESSION_FILE)?;
+        if self.expressions.len() >= COMPILED_CACHE_ENTRIES_MAX {
+            self.expressions.clear();
+        }
+        self.expressions.insert(key, function.clone());
+        Ok(function)
+    }
+
+    fn compiled_program(
+        &mut self,
+        program: &str,
+    ) -> Result<(Persistent<Function<'static>>, StrippedProgram), ScriptError> {
+        if let Some(compiled) = self.programs.get(program) {
+            return Ok((compiled.factory.clone(), compiled.lines.clone()));
+        }
+        let stripped = strip_program(program).map_err(|problems| {
+            let first = problems.first();
+            ScriptError::Expression {
+                message: first.map_or_else(String::new, |p| p.text.clone()),
+                line: first.map(|p| p.line),
+            }
+        })?;
+        let factory = self.compile(&stripped.factory, PROGRAM_FILE)?;
+        if self.programs.len() >= COMPILED_CACHE_ENTRIES_MAX {
+            self.programs.clear();
+        }
+        let compiled = CompiledProgram {
+            factory: factory.clone(),
+            lines: stripped.clone(),
+        };
+        self.programs.insert(program.to_owned(), compiled);
+        Ok((factory, stripped))
+    }
+
+    fn compile(
+        &self,
+        source: &str,
+        file: &str,
+    ) -> Result<Persistent<Function<'static>>, ScriptError> {
+        self.context.with(|ctx| {
+            let compiled: rquickjs::Result<Function> = ctx.eval_with_options(source, options(file));
+            match compiled {
+                Ok(function) => Ok(Persistent::save(&ctx, function)),
+                Err(error) => Err(ScriptError::expression(exception_text(&ctx, error))),
+            }
+        })
+    }
+
+    /// Calls `function` with `inputs` as JSON; for a program (`export` names the export to
+    /// call), `function` is the factory that returns the exports. Then converts the value.
+    fn run(
+        &mut self,
+        function: &Persistent<Function<'static>>,
+        export: &[&str],
+        inputs: &[&Json_],
+        now_ms: i64,
+        allowance: Allowance,
+        lines: Option<&StrippedProgram>,
+    ) -> Result<Json_, ScriptError> {
+        let texts = inputs
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(|error| ScriptError::expression(error.to_string()))?;
+        self.start_meter(allowance);
+        let outcome = self.context.with(|ctx| {
+            let called = call_in(&ctx, &self.hooks, function, export, &texts, now_ms);
+            match called {
+                Ok(text) => Ok(text),
+                Err(error) => Err(self.classify(&ctx, error, allowance.kind, lines)),
+            }
+        });
+        self.meter.borrow_mut().active = false;
+        if self.runtime.is_job_pending() {
+            self.spoiled = true;
+        }
+        if matches!(
+            outcome,
+            Err(ScriptError::Runtime {
+                limit: Limit::Memory,
+                ..
+            })
+        ) {
+            self.runtime.run_gc();
+        }
+        let text = outcome?;
+        parse_json(&text)
+    }
+
+    fn start_meter(&self, allowance: Allowance) {
+        let mut meter = self.meter.borrow_mut();
+        *meter = Meter {
+            active: true,
+            checkpoints: 0,
+            checkpoints_max: allowance.checkpoints_max,
+            checkpoints_input_max: allowance.checkpoints_input_max,
+            deadline: Instant::now() + allowance.time,
+            tripped: None,
+        };
+    }
+
+    /// An exception as the error it stands for: a budget the meter saw run out, memory, or an
+    /// error of the code itself.
+    fn classify(
+        &self,
+        ctx: &Ctx<'_>,
+        error: rquickjs::Error,
+        kind: CodeKind,
+        lines: Option<&StrippedProgram>,
+    ) -> ScriptError {
+        if let Some(trip) = self.meter.borrow().tripped {
+            return trip_error(trip, kind);
+        }
+        if !matches!(error, rquickjs::Error::Exception) {
+            return match error {
+                rquickjs::Error::Allocation => memory_error(kind),
+                other => ScriptError::expression(other.to_string()),
+            };
+        }
+        let thrown = ctx.catch();
+        let description = self
+            .hooks
+            .describe_error
+            .clone()
+            .restore(ctx)
+            .and_then(|describe| {
+                let described: Object = describe.call((thrown,))?;
+                Ok((
+                    described.get::<_, bool>("outOfMemory")?,
+                    described.get::<_, String>("message")?,
+                    described.get::<_, String>("stack")?,
+                ))
+            });
+        if let Some(trip) = self.meter.borrow().tripped {
+            return trip_error(trip, kind);
+        }
+        match description {
+            Ok((true, _, _)) => memory_error(kind),
+            Ok((false, message, stack)) => ScriptError::Expression {
+                message,
+                line: lines.and_then(|lines| program_line(&stack, lines)),
+            },
+            Err(_) => memory_error(kind),
+        }
+    }
+}
+
+/// Sets the clock, builds the inputs and calls the code; gives the value's JSON text.
+fn call_in<'js>(
+    ctx: &Ctx<'js>,
+    hooks: &Hooks,
+    function: &Persistent<Function<'static>>,
+    export: &[&str],
+    texts: &[String],
+    now_ms: i64,
+) -> rquickjs::Result<String> {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "times within 2^53 ms, 285,000 years, are exact"
+    )]
+    let now = now_ms as f64;
+    hooks.set_now.clone().restore(ctx)?.call::<_, ()>((now,))?;
+    let mut function = function.clone().restore(ctx)?;
+    if let Some(name) = export.first() {
+        let exports: Object = function.call(())?;
+        let value: Value = exports.get(*name)?;
+        function = match value.into_function() {
+            Some(function) => function,
+            None => {
+                let message = format!("The {name} export is not a function");
+                return Err(
+                    ctx.throw(rquickjs::String::from_str(ctx.clone(), &message)?.into_value())
+                );
+            }
+        };
+    }
+    let mut args = Args::new(ctx.clone(), texts.len());
+    for text in texts {
+        args.push_arg(ctx.json_parse(text.as_str())?)?;
+    }
+    let value: Value = function.call_arg(args)?;
+    let text: rquickjs::String = hooks.to_json_text.clone().restore(ctx)?.call((value,))?;
+    text.to_string()
+}
+
+fn options(file: &str) -> EvalOptions {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.backtrace_barrier = true;
+    options.promise = false;
+    options.filename = Some(file.to_owned());
+    options
+}
+
+fn trip_error(trip: Trip, kind: CodeKind) -> ScriptError {
+    let message = match (trip, kind) {
+        (Trip::Work, CodeKind::Expression) => {
+            format!(
+                "The expression did more than {EXPRESSION_CHECKPOINTS_MAX} checkpoints of work."
+            )
+        }
+        (Trip::InputWork, CodeKind::Expression) => format!(
+            "The expressions of this input did more than {INPUT_CHECKPOINTS_MAX} checkpoints of work together."
+        ),
+        (Trip::Work | Trip::InputWork, CodeKind::Program) => {
+            format!("The program did more than {PROGRAM_CHECKPOINTS_MAX} checkpoints of work.")
+        }
+        (Trip::Time, CodeKind::Expression) => format!(
+            "The expressions of this input ran longer than {} seconds together.",
+            INPUT_TIME_MS_MAX / 1_000
+        ),
+        (Trip::Time, CodeKind::Program) => {
+            format!(
+                "The program ran longer than {} seconds.",
+                PROGRAM_TIME_MS_MAX / 1_000
+            )
+        }
+    };
+    let limit = if trip == Trip::Time {
+        Limit::Time
+    } else {
+        Limit::Work
+    };
+    ScriptError::runtime(limit, message)
+}
+
+fn memory_error(kind: CodeKind) -> ScriptError {
+    let what = match kind {
+        CodeKind::Expression => "The expression",
+        CodeKind::Program => "The program",
+    };
+    ScriptError::runtime(
+        Limit::Memory,
+        format!("{what} used more than the sandbox's 64 MiB."),
+    )
+}
+
+fn exception_text(ctx: &Ctx<'_>, error: rquickjs::Error) -> String {
+    if !matches!(error, rquickjs::Error::Exception) {
+        return error.to_string();
+    }
+    let thrown = ctx.catch();
+    thrown
+        .as_exception()
+        .and_then(|exception| exception.message())
+        .map_or_else(
+            || "The code could not be compiled".to_owned(),
+            |m| format!("SyntaxError: {m}"),
+        )
+}
+
+/// The program's line of the innermost frame of `stack` that is in the program.
+fn program_line(stack: &str, lines: &StrippedProgram) -> Option<u32> {
+    let marker = format!("{PROGRAM_FILE}:");
+    let start = stack.find(&marker)? + marker.len();
+    let digits: String = stack[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    lines.program_line(digits.parse().ok()?)
+}
+
+fn is_variable_name(name: &str) -> bool {
+    let mut characters = name.chars();
+    characters.next() == Some('$')
+        && name.len() > 1
+        && characters.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The converter's text as a value; the converter has already bounded its depth to
+/// [`VALUE_DEPTH_MAX`], so the parser's own recursion limit is lifted.
+fn parse_json(text: &str) -> Result<Json_, ScriptError> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    serde::Deserialize::deserialize(&mut deserializer)
+        .map_err(|error: serde_json::Error| ScriptError::expression(error.to_string()))
+}
+
+thread_local! {
+    static SANDBOX: RefCell<Option<Sandbox>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` with this thread's sandbox, building it first when there is none or when the
+/// last evaluation spoiled it.
+pub fn with_sandbox<R>(
+    work: impl FnOnce(&mut Sandbox) -> Result<R, ScriptError>,
+) -> Result<R, ScriptError> {
+    SANDBOX.with(|slot| {
+        let mut slot = slot.try_borrow_mut().map_err(|_| {
+            ScriptError::expression("The sandbox is already evaluating on this thread")
+        })?;
+        if slot.as_ref().is_none_or(Sandbox::is_spoiled) {
+            // Drop the old sandbox before building the new one, so two never hold memory.
+            *slot = None;
+            *slot = Some(Sandbox::new()?);
+        }
+        match slot.as_mut() {
+            Some(sandbox) => work(sandbox),
+            None => Err(ScriptError::runtime(
+                Limit::Memory,
+                "The sandbox could not be prepared.",
+            )),
+        }
+    })
+}
+
+/// [`Sandbox::evaluate`] in this thread's sandbox.
+pub fn evaluate(
+    expression: &str,
+    vars: &[(&str, &Json_)],
+    now_ms: i64,
+    budget: &mut InputBudget,
+) -> Result<Json_, ScriptError> {
+    with_sandbox(|sandbox| sandbox.evaluate(expression, vars, now_ms, budget))
+}
+
+/// [`Sandbox::run_program`] in this thread's sandbox.
+pub fn run_program(program: &str, input: &Json_, now_ms: i64) -> Result<Json_, ScriptError> {
+    with_sandbox(|sandbox| sandbox.run_program(program, input, now_ms))
+}
