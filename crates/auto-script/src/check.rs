@@ -16,6 +16,7 @@ use oxc_parser::Parser;
 use oxc_semantic::SemanticBuilder;
 use oxc_span::{GetSpan, SourceType};
 
+use crate::guard;
 use crate::library::is_library_global;
 use crate::position::ScriptProblem;
 
@@ -284,10 +285,17 @@ fn check_names(
         .map(|d| problem_of(source, d, offset_shift))
         .collect();
     let semantic = built.semantic;
+    for finding in guard::forbidden(&semantic) {
+        problems.push(at(
+            source,
+            finding.offset.saturating_sub(offset_shift),
+            finding.text,
+        ));
+    }
     let scoping = semantic.scoping();
     for (name, references) in scoping.root_unresolved_references() {
         let name = name.as_str();
-        if offered(name) {
+        if offered(name) || name.starts_with(guard::RESERVED_PREFIX) {
             continue;
         }
         for &reference_id in references {

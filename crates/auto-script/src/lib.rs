@@ -8,6 +8,7 @@
 //!   time and memory budgets of the workflow page, the recorded clock and JSON values in and out.
 
 mod check;
+mod guard;
 mod library;
 mod position;
 mod sandbox;
@@ -18,6 +19,7 @@ pub use check::{
     NO_DEFAULT_EXPORT, NO_MODULES, NOT_ONE_EXPRESSION, Place, cannot_find_name, check_expression,
     check_program,
 };
+pub use guard::{NO_ASYNC, RESERVED_NAME};
 pub use library::{LIBRARY_GLOBALS, is_library_global};
 pub use position::{Position, ScriptOrigin, ScriptProblem};
 pub use sandbox::*;

@@ -1,7 +1,7 @@
 // Prepares a fresh QuickJS context once: removes what the library lacks, puts in the fixed-clock,
 // UTC-only Date, blocks code built from text, makes localeCompare read no locale, and deep-freezes
 // everything reachable so that one evaluation can leave nothing for the next. It returns the
-// host's hooks, which no global reaches: setNow(ms) and toJsonText(value).
+// host's hooks, which no global reaches.
 (function () {
   "use strict";
   const global = globalThis;
@@ -17,6 +17,7 @@
   const ThrowingMap = Map;
   const ErrorConstructor = Error;
   const InternalErrorPrototype = InternalError.prototype;
+  const SuppressedErrorPrototype = SuppressedError.prototype;
   const VALUE_DEPTH_MAX = 512;
 
   // The four function prototypes, captured before their constructors go away.
@@ -51,6 +52,11 @@
     delete global[name];
   }
   delete Math.random;
+  delete Array.fromAsync;
+  // These two are accessors that write the context's own state, which freezing cannot stop:
+  // one expression could make every later error run its code. Plain values replace them.
+  defineProperty(ErrorConstructor, "prepareStackTrace", { value: undefined, writable: false, configurable: false });
+  defineProperty(ErrorConstructor, "stackTraceLimit", { value: 10, writable: false, configurable: false });
 
   // Code from text: every way to the Function constructor goes through these four.
   function blocked() {
@@ -198,12 +204,36 @@
     return text === undefined ? "null" : text;
   }
 
+  // Memory overruns: QuickJS throws them as an InternalError that `try` could catch, so every
+  // catch hands what it caught to `caught` first (see guard.rs), which notes the overrun and
+  // throws it on. An error that a `using` disposal suppressed is looked into as well.
+  let outOfMemorySeen = false;
+  function isOutOfMemory(value, depth) {
+    if (typeof value !== "object" || value === null || depth > 32) {
+      return false;
+    }
+    const prototype = getPrototypeOf(value);
+    if (prototype === InternalErrorPrototype) {
+      return value.message === "out of memory";
+    }
+    if (prototype === SuppressedErrorPrototype) {
+      return isOutOfMemory(value.error, depth + 1) || isOutOfMemory(value.suppressed, depth + 1);
+    }
+    return false;
+  }
+  function caught(value) {
+    if (isOutOfMemory(value, 0)) {
+      outOfMemorySeen = true;
+      throw value;
+    }
+  }
+
   // { outOfMemory, message, stack } of a thrown value. Only the engine makes an InternalError
   // (its constructor is no global), so one saying "out of memory" is the memory limit.
   function describeError(thrown) {
     try {
       if (typeof thrown === "object" && thrown !== null) {
-        if (getPrototypeOf(thrown) === InternalErrorPrototype && thrown.message === "out of memory") {
+        if (isOutOfMemory(thrown, 0)) {
           return { outOfMemory: true, message: "", stack: "" };
         }
         if (thrown instanceof ErrorConstructor) {
@@ -225,7 +255,9 @@
   }
 
   return freeze({
-    setNow: freeze(function setNow(ms) { nowMs = ms; }),
+    begin: freeze(function begin(ms) { nowMs = ms; outOfMemorySeen = false; }),
+    outOfMemorySeen: freeze(function seen() { return outOfMemorySeen; }),
+    caught: freeze(caught),
     toJsonText: freeze(toJsonText),
     describeError: freeze(describeError),
   });

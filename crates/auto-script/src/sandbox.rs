@@ -20,6 +20,7 @@ use rquickjs::function::Args;
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
 use serde_json::Value as Json_;
 
+use crate::guard::CAUGHT_HOOK;
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
 
 /// "The engine counts one checkpoint every 10,000 of its steps, where a call or the jump of a
@@ -237,7 +238,9 @@ impl std::fmt::Debug for Sandbox {
 }
 
 struct Hooks {
-    set_now: Persistent<Function<'static>>,
+    begin: Persistent<Function<'static>>,
+    out_of_memory_seen: Persistent<Function<'static>>,
+    caught: Persistent<Function<'static>>,
     to_json_text: Persistent<Function<'static>>,
     describe_error: Persistent<Function<'static>>,
 }
@@ -277,7 +280,12 @@ impl Sandbox {
             .with(|ctx| -> rquickjs::Result<Hooks> {
                 let hooks: Object = ctx.eval_with_options(PRELUDE, options("prelude"))?;
                 Ok(Hooks {
-                    set_now: Persistent::save(&ctx, hooks.get::<_, Function>("setNow")?),
+                    begin: Persistent::save(&ctx, hooks.get::<_, Function>("begin")?),
+                    out_of_memory_seen: Persistent::save(
+                        &ctx,
+                        hooks.get::<_, Function>("outOfMemorySeen")?,
+                    ),
+                    caught: Persistent::save(&ctx, hooks.get::<_, Function>("caught")?),
                     to_json_text: Persistent::save(&ctx, hooks.get::<_, Function>("toJsonText")?),
                     describe_error: Persistent::save(
                         &ctx,
@@ -427,13 +435,21 @@ impl Sandbox {
         Ok((factory, stripped))
     }
 
+    /// Compiles `source`, a function expression, within a function whose one parameter is the
+    /// hook every `catch` of the code calls first (see the guard module).
     fn compile(
         &self,
         source: &str,
         file: &str,
     ) -> Result<Persistent<Function<'static>>, ScriptError> {
+        let outer = format!("(function ({CAUGHT_HOOK}) {{ \"use strict\"; return {source}; }})");
         self.context.with(|ctx| {
-            let compiled: rquickjs::Result<Function> = ctx.eval_with_options(source, options(file));
+            let compiled = ctx
+                .eval_with_options::<Function, _>(outer, options(file))
+                .and_then(|outer| {
+                    let caught = self.hooks.caught.clone().restore(&ctx)?;
+                    outer.call::<_, Function>((caught,))
+                });
             match compiled {
                 Ok(function) => Ok(Persistent::save(&ctx, function)),
                 Err(error) => Err(ScriptError::expression(exception_text(&ctx, error))),
@@ -459,8 +475,8 @@ impl Sandbox {
             .map_err(|error| ScriptError::expression(error.to_string()))?;
         self.start_meter(allowance);
         let outcome = self.context.with(|ctx| {
-            let called = call_in(&ctx, &self.hooks, function, export, &texts, now_ms);
-            match called {
+            match call_in(&ctx, &self.hooks, function, export, &texts, now_ms) {
+                Ok(_) if self.out_of_memory_seen(&ctx) => Err(memory_error(allowance.kind)),
                 Ok(text) => Ok(text),
                 Err(error) => Err(self.classify(&ctx, error, allowance.kind, lines)),
             }
@@ -513,6 +529,9 @@ impl Sandbox {
             };
         }
         let thrown = ctx.catch();
+        if self.out_of_memory_seen(ctx) {
+            return memory_error(kind);
+        }
         let description = self
             .hooks
             .describe_error
@@ -540,6 +559,18 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// Whether a `catch` of the code caught a memory overrun during this evaluation.
+    fn out_of_memory_seen(&self, ctx: &Ctx<'_>) -> bool {
+        self.hooks
+            .out_of_memory_seen
+            .clone()
+            .restore(ctx)
+            .and_then(|seen| seen.call::<_, bool>(()))
+            .unwrap_or(true)
+    }
+}
+
 /// Sets the clock, builds the inputs and calls the code; gives the value's JSON text.
 fn call_in<'js>(
     ctx: &Ctx<'js>,
@@ -554,7 +585,7 @@ fn call_in<'js>(
         reason = "times within 2^53 ms, 285,000 years, are exact"
     )]
     let now = now_ms as f64;
-    hooks.set_now.clone().restore(ctx)?.call::<_, ()>((now,))?;
+    hooks.begin.clone().restore(ctx)?.call::<_, ()>((now,))?;
     let mut function = function.clone().restore(ctx)?;
     if let Some(name) = export.first() {
         let exports: Object = function.call(())?;

@@ -16,17 +16,19 @@ use oxc_codegen::{Codegen, CodegenOptions};
 use oxc_diagnostics::OxcDiagnostic;
 use oxc_parser::Parser;
 use oxc_semantic::SemanticBuilder;
-use oxc_span::{GetSpan, Span};
+use oxc_span::GetSpan;
 use oxc_transformer::{TransformOptions, Transformer};
 
 use crate::check::{expression_source_type, program_source_type, wrap_expression};
+use crate::guard::{self, Edit};
 use crate::position::ScriptProblem;
 
 /// Stripped expressions kept per thread; past this many the cache starts again empty, so a
 /// stream of distinct expressions cannot grow it without bound.
 pub const STRIP_CACHE_ENTRIES_MAX: usize = 4_096;
 
-/// The name under which a stripped program's body keeps its default export.
+/// The name under which a stripped program's body keeps its default export (reserved: see
+/// [`guard::RESERVED_PREFIX`]).
 const DEFAULT_EXPORT_BINDING: &str = "__auto_default_export__";
 
 thread_local! {
@@ -65,15 +67,44 @@ fn strip_expression_uncached(source: &str) -> Result<String, Vec<ScriptProblem>>
             .collect());
     }
     let wrapped = wrap_expression(source);
-    let printed =
-        transform_and_print(&wrapped, expression_source_type(), false).map_err(|problems| {
-            problems
-                .into_iter()
-                .map(|p| reposition(source, p))
-                .collect::<Vec<_>>()
-        })?;
+    let guarded = guarded(&wrapped, expression_source_type(), |_, _| Vec::new())
+        .map_err(|problems| problems.into_iter().map(reposition).collect::<Vec<_>>())?;
+    let printed = transform_and_print(&guarded, expression_source_type(), false)
+        .map_err(|problems| problems.into_iter().map(reposition).collect::<Vec<_>>())?;
     let code = printed.code.trim_end();
     Ok(code.strip_suffix(';').unwrap_or(code).to_owned())
+}
+
+/// `source` with every `catch` reporting to the sandbox and `more` edits applied, or the
+/// problems that forbid running it (async code, imports, reserved names).
+fn guarded(
+    source: &str,
+    source_type: oxc_span::SourceType,
+    more: impl FnOnce(&str, &Program<'_>) -> Vec<Edit>,
+) -> Result<String, Vec<ScriptProblem>> {
+    let allocator = Allocator::default();
+    let parsed = Parser::new(&allocator, source, source_type).parse();
+    if !parsed.diagnostics.is_empty() {
+        return Err(parsed
+            .diagnostics
+            .into_vec()
+            .iter()
+            .map(|d| problem_of(source, d))
+            .collect());
+    }
+    let built = SemanticBuilder::new()
+        .with_build_nodes(true)
+        .build(&parsed.program);
+    let findings = guard::forbidden(&built.semantic);
+    if !findings.is_empty() {
+        return Err(findings
+            .into_iter()
+            .map(|finding| ScriptProblem::at_offset(source, finding.offset as usize, finding.text))
+            .collect());
+    }
+    let mut edits = guard::catch_edits(&built.semantic, source);
+    edits.extend(more(source, &parsed.program));
+    Ok(guard::apply(source, edits))
 }
 
 /// A program as a function expression's source and the line map of its printed code.
@@ -98,19 +129,21 @@ impl StrippedProgram {
 /// declaration, and it returns the module's exports as an object's properties. The program
 /// must have passed [`crate::check_program`]; a program that does not parse gives its problems.
 pub fn strip_program(source: &str) -> Result<StrippedProgram, Vec<ScriptProblem>> {
-    let allocator = Allocator::default();
-    let parsed = Parser::new(&allocator, source, program_source_type()).parse();
-    if !parsed.diagnostics.is_empty() {
-        return Err(parsed
-            .diagnostics
-            .into_vec()
-            .iter()
-            .map(|d| problem_of(source, d))
-            .collect());
-    }
-    let body = unexported_body(source, &parsed.program);
+    let mut exports = Vec::new();
+    let body = guarded(source, program_source_type(), |source, program| {
+        let (edits, found) = export_edits(source, program);
+        exports = found;
+        edits
+    })?;
+    let properties: Vec<String> = exports
+        .iter()
+        .map(|(exported, local)| format!("{}: {local}", quote(exported)))
+        .collect();
     // The body keeps the program's lines: edits replace text with text of no more lines.
-    let function_source = format!("(function () {{{body}\n}})");
+    let function_source = format!(
+        "(function () {{{body}\nreturn {{ {} }};\n}})",
+        properties.join(", ")
+    );
     let printed = transform_and_print(&function_source, program_source_type(), true)?;
     Ok(StrippedProgram {
         factory: printed.code,
@@ -118,14 +151,29 @@ pub fn strip_program(source: &str) -> Result<StrippedProgram, Vec<ScriptProblem>
     })
 }
 
-/// The module's text with `export` removed and a `return` of its exports appended.
-fn unexported_body(source: &str, program: &Program<'_>) -> String {
-    let mut edits: Vec<(Span, String)> = Vec::new();
+/// The edits that take `export` off the module's declarations, and its exports as
+/// (exported name, local name) pairs.
+fn export_edits(source: &str, program: &Program<'_>) -> (Vec<Edit>, Vec<(String, String)>) {
+    let mut edits: Vec<Edit> = Vec::new();
     let mut exports: Vec<(String, String)> = Vec::new();
+    // Removed text leaves its line breaks behind, so every later line stays where it was.
+    let removal = |start: u32, end: u32, text: &str| Edit {
+        start,
+        end,
+        text: format!(
+            "{text}{}",
+            source
+                .get(start as usize..end as usize)
+                .unwrap_or_default()
+                .chars()
+                .filter(|c| *c == '\n')
+                .collect::<String>()
+        ),
+    };
     for statement in &program.body {
         match statement {
             Statement::ExportDefaultDeclaration(export) => {
-                let prefix = Span::new(export.span.start, export.declaration.span().start);
+                let (start, end) = (export.span.start, export.declaration.span().start);
                 let named = match &export.declaration {
                     ExportDefaultDeclarationKind::FunctionDeclaration(function) => {
                         function.id.as_ref()
@@ -134,24 +182,29 @@ fn unexported_body(source: &str, program: &Program<'_>) -> String {
                     _ => None,
                 };
                 if let Some(id) = named {
-                    edits.push((prefix, String::new()));
+                    edits.push(removal(start, end, ""));
                     exports.push(("default".into(), id.name.to_string()));
                 } else {
-                    edits.push((prefix, format!("const {DEFAULT_EXPORT_BINDING} = ")));
+                    edits.push(removal(
+                        start,
+                        end,
+                        &format!("const {DEFAULT_EXPORT_BINDING} = "),
+                    ));
                     exports.push(("default".into(), DEFAULT_EXPORT_BINDING.into()));
                 }
             }
             Statement::ExportDeclaration(export) => {
-                edits.push((
-                    Span::new(export.span.start, export.declaration.span().start),
-                    String::new(),
+                edits.push(removal(
+                    export.span.start,
+                    export.declaration.span().start,
+                    "",
                 ));
                 for name in runtime_names(&export.declaration) {
                     exports.push((name.clone(), name));
                 }
             }
             Statement::ExportNamedDeclaration(export) => {
-                edits.push((export.span, String::new()));
+                edits.push(removal(export.span.start, export.span.end, ""));
                 for specifier in &export.specifiers {
                     exports.push((specifier.exported.to_string(), specifier.local.to_string()));
                 }
@@ -159,23 +212,7 @@ fn unexported_body(source: &str, program: &Program<'_>) -> String {
             _ => {}
         }
     }
-    let mut body = String::with_capacity(source.len() + 64);
-    let mut cursor = 0_usize;
-    for (span, replacement) in edits {
-        let (start, end) = (span.start as usize, span.end as usize);
-        body.push_str(&source[cursor..start]);
-        body.push_str(&replacement);
-        // Keep the removed text's line breaks so every later line stays where it was.
-        body.extend(source[start..end].chars().filter(|c| *c == '\n'));
-        cursor = end;
-    }
-    body.push_str(&source[cursor..]);
-    let properties: Vec<String> = exports
-        .iter()
-        .map(|(exported, local)| format!("{}: {local}", quote(exported)))
-        .collect();
-    body.push_str(&format!("\nreturn {{ {} }};", properties.join(", ")));
-    body
+    (edits, exports)
 }
 
 /// The names a declaration binds at run time: none for a type or an interface.
@@ -262,15 +299,15 @@ fn transform_and_print(
     })
 }
 
-/// A problem found in the wrapped expression, moved back to the expression's own text.
-fn reposition(source: &str, problem: ScriptProblem) -> ScriptProblem {
+/// A problem found in the wrapped expression, moved back to the expression's own text: the
+/// wrapper adds one character before the first line only.
+fn reposition(problem: ScriptProblem) -> ScriptProblem {
     if problem.line == 1 {
         ScriptProblem {
             column: problem.column.saturating_sub(1).max(1),
             ..problem
         }
     } else {
-        let _ = source;
         problem
     }
 }
