@@ -335,3 +335,32 @@ fn sorted(mut problems: Vec<ScriptProblem>) -> Vec<ScriptProblem> {
     problems.dedup();
     problems
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_check_past_its_time_refuses_to_go_on() {
+        let mut on_time = DocumentCheck::start();
+        assert_eq!(
+            on_time.check_expression("$data", &Place::offering(&["$data"])),
+            Ok(vec![])
+        );
+        let started =
+            Instant::now().checked_sub(Duration::from_millis(DOCUMENT_CHECK_TIME_MS_MAX + 1));
+        let mut late = DocumentCheck {
+            started: started.unwrap_or_else(Instant::now),
+        };
+        if started.is_some() {
+            assert_eq!(
+                late.check_expression("1", &Place::offering(&[])),
+                Err(CheckTimedOut)
+            );
+            assert_eq!(
+                late.check_program("export default () => 1", &[]),
+                Err(CheckTimedOut)
+            );
+        }
+    }
+}

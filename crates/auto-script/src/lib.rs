@@ -6,6 +6,20 @@
 //! - [`strip_expression`] and [`strip_program`] turn accepted TypeScript into JavaScript.
 //! - [`Sandbox`] runs them: one prepared, frozen QuickJS context per thread, with the work,
 //!   time and memory budgets of the workflow page, the recorded clock and JSON values in and out.
+//!   [`evaluate`] and [`run_program`] use the calling thread's sandbox.
+//!
+//! What the engine cannot give exactly, and what is done instead:
+//!
+//! - QuickJS counts 10,000 steps per checkpoint per context, and the count carries over from
+//!   one evaluation to the next, so an evaluation's first checkpoint may come early: an
+//!   expression gets between 249 and 250 checkpoints' worth of steps before the 251st stops it.
+//! - Builtins count no steps (`Array(1e6).fill(0)`, `'x'.repeat(n)`, `indexOf`), and the
+//!   clock is read at checkpoints only; memory (64 MiB) bounds what a builtin can do, and a
+//!   loop over builtins reaches a checkpoint every 10,000 steps.
+//! - The memory limit is an `InternalError` that `try` could catch; the guard makes every
+//!   `catch` report it first, so the expression cannot catch it (see `guard.rs`).
+//! - Promise stays an intrinsic (QuickJS aborts without it) but is no global, and async code is
+//!   refused; a sandbox that still ends an evaluation with queued promise jobs is rebuilt.
 
 mod check;
 mod guard;
@@ -22,5 +36,11 @@ pub use check::{
 pub use guard::{NO_ASYNC, RESERVED_NAME};
 pub use library::{LIBRARY_GLOBALS, is_library_global};
 pub use position::{Position, ScriptOrigin, ScriptProblem};
-pub use sandbox::*;
+pub use sandbox::{
+    CHECKPOINT_STEPS, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX,
+    EXPRESSION_CHECKPOINTS_MAX, EXPRESSION_ERROR_STATUS, INPUT_CHECKPOINTS_MAX, INPUT_TIME_MS_MAX,
+    InputBudget, Limit, PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, RUNTIME_ERROR_STATUS,
+    SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX, Sandbox, ScriptError, VALUE_DEPTH_MAX, evaluate,
+    run_program, with_sandbox,
+};
 pub use strip::{STRIP_CACHE_ENTRIES_MAX, StrippedProgram, strip_expression, strip_program};

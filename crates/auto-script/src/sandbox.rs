@@ -49,6 +49,9 @@ pub const PROGRAM_CHECKPOINTS_MAX: u32 = 100_000;
 pub const SANDBOX_STACK_BYTES_MAX: usize = 512 * 1024;
 /// Compiled expressions and programs kept per thread; past this the cache starts again empty.
 pub const COMPILED_CACHE_ENTRIES_MAX: usize = 1_024;
+/// Source bytes of the compiled code kept per thread: compiled code lives in the sandbox's
+/// 64 MiB, so the cache must not crowd out the evaluations; past this it starts again empty.
+pub const COMPILED_CACHE_BYTES_MAX: usize = 4 * 1024 * 1024;
 
 /// The status of an expression error: the expression threw, overflowed its stack, or gave a
 /// value JSON cannot carry.
@@ -219,6 +222,8 @@ pub struct Sandbox {
     expressions: HashMap<String, Persistent<Function<'static>>>,
     programs: HashMap<String, CompiledProgram>,
     hooks: Hooks,
+    /// Source bytes of what `expressions` and `programs` hold.
+    cached_bytes: usize,
     context: Context,
     runtime: Runtime,
     meter: Rc<RefCell<Meter>>,
@@ -298,6 +303,7 @@ impl Sandbox {
             expressions: HashMap::new(),
             programs: HashMap::new(),
             hooks,
+            cached_bytes: 0,
             context,
             runtime,
             meter,
@@ -402,9 +408,7 @@ impl Sandbox {
             "(function ({parameters}) {{\n\"use strict\";\nreturn (\n{javascript}\n);\n}})"
         );
         let function = self.compile(&source, EXPRESSION_FILE)?;
-        if self.expressions.len() >= COMPILED_CACHE_ENTRIES_MAX {
-            self.expressions.clear();
-        }
+        self.make_room(source.len());
         self.expressions.insert(key, function.clone());
         Ok(function)
     }
@@ -424,15 +428,30 @@ impl Sandbox {
             }
         })?;
         let factory = self.compile(&stripped.factory, PROGRAM_FILE)?;
-        if self.programs.len() >= COMPILED_CACHE_ENTRIES_MAX {
-            self.programs.clear();
-        }
+        self.make_room(stripped.factory.len());
         let compiled = CompiledProgram {
             factory: factory.clone(),
             lines: stripped.clone(),
         };
         self.programs.insert(program.to_owned(), compiled);
         Ok((factory, stripped))
+    }
+
+    /// Empties the compiled caches when one more entry of `bytes` would pass their bounds.
+    fn make_room(&mut self, bytes: usize) {
+        let entries = self.expressions.len() + self.programs.len();
+        if entries >= COMPILED_CACHE_ENTRIES_MAX
+            || self.cached_bytes.saturating_add(bytes) > COMPILED_CACHE_BYTES_MAX
+        {
+            self.forget_compiled();
+        }
+        self.cached_bytes = self.cached_bytes.saturating_add(bytes);
+    }
+
+    fn forget_compiled(&mut self) {
+        self.expressions.clear();
+        self.programs.clear();
+        self.cached_bytes = 0;
     }
 
     /// Compiles `source`, a function expression, within a function whose one parameter is the
@@ -492,6 +511,8 @@ impl Sandbox {
                 ..
             })
         ) {
+            // What the cache holds counts against the limit too: start again from the prelude.
+            self.forget_compiled();
             self.runtime.run_gc();
         }
         let text = outcome?;

@@ -397,3 +397,24 @@ fn text_that_is_not_one_expression_is_refused_before_it_runs() {
         assert!(message.starts_with("Line 1, column "), "{text}: {message}");
     }
 }
+
+#[test]
+fn the_compiled_cache_stays_within_its_bounds() {
+    let mut sandbox = Sandbox::new().unwrap();
+    for index in 0..(auto_script::COMPILED_CACHE_ENTRIES_MAX + 100) {
+        let value = sandbox.evaluate(
+            &format!("{index} + 1"),
+            &[],
+            NOW_MS,
+            &mut InputBudget::new(),
+        );
+        assert_eq!(value.unwrap(), json!(index + 1));
+    }
+    // Large expressions: together past the cache's bytes, so it starts again on the way.
+    let numbers: Vec<String> = (0..12_000).map(|n| n.to_string()).collect();
+    for index in 0..100 {
+        let expression = format!("[{}].length + {index}", numbers.join(","));
+        let value = sandbox.evaluate(&expression, &[], NOW_MS, &mut InputBudget::new());
+        assert_eq!(value.unwrap(), json!(12_000 + index), "expression {index}");
+    }
+}
