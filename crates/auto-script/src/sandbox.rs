@@ -18,7 +18,7 @@ use rquickjs::context::intrinsic::{
 };
 use rquickjs::function::Args;
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
-use serde_json::Value as Json_;
+use serde_json::Value as JsonValue;
 
 use crate::guard::CAUGHT_HOOK;
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
@@ -317,10 +317,10 @@ impl Sandbox {
     pub fn evaluate(
         &mut self,
         expression: &str,
-        vars: &[(&str, &Json_)],
+        vars: &[(&str, &JsonValue)],
         now_ms: i64,
         budget: &mut InputBudget,
-    ) -> Result<Json_, ScriptError> {
+    ) -> Result<JsonValue, ScriptError> {
         let time_max = Duration::from_millis(INPUT_TIME_MS_MAX);
         if budget.time_used >= time_max {
             return Err(trip_error(Trip::Time, CodeKind::Expression));
@@ -332,9 +332,11 @@ impl Sandbox {
             kind: CodeKind::Expression,
         };
         let started = Instant::now();
+        // Invariant: the meter counts this evaluation only, even when it fails to compile.
+        *self.meter.borrow_mut() = Meter::idle();
         let function = self.compiled_expression(expression, vars);
         let result = function.and_then(|function| {
-            let inputs: Vec<&Json_> = vars.iter().map(|(_, value)| *value).collect();
+            let inputs: Vec<&JsonValue> = vars.iter().map(|(_, value)| *value).collect();
             self.run(&function, &[], &inputs, now_ms, allowance, None)
         });
         let checkpoints = self.meter.borrow().checkpoints;
@@ -349,9 +351,9 @@ impl Sandbox {
     pub fn run_program(
         &mut self,
         program: &str,
-        input: &Json_,
+        input: &JsonValue,
         now_ms: i64,
-    ) -> Result<Json_, ScriptError> {
+    ) -> Result<JsonValue, ScriptError> {
         let allowance = Allowance {
             checkpoints_max: PROGRAM_CHECKPOINTS_MAX,
             checkpoints_input_max: PROGRAM_CHECKPOINTS_MAX,
@@ -377,7 +379,7 @@ impl Sandbox {
     fn compiled_expression(
         &mut self,
         expression: &str,
-        vars: &[(&str, &Json_)],
+        vars: &[(&str, &JsonValue)],
     ) -> Result<Persistent<Function<'static>>, ScriptError> {
         let mut parameters = String::new();
         for (index, (name, _)) in vars.iter().enumerate() {
@@ -482,11 +484,11 @@ impl Sandbox {
         &mut self,
         function: &Persistent<Function<'static>>,
         export: &[&str],
-        inputs: &[&Json_],
+        inputs: &[&JsonValue],
         now_ms: i64,
         allowance: Allowance,
         lines: Option<&StrippedProgram>,
-    ) -> Result<Json_, ScriptError> {
+    ) -> Result<JsonValue, ScriptError> {
         let texts = inputs
             .iter()
             .map(serde_json::to_string)
@@ -717,7 +719,7 @@ fn is_variable_name(name: &str) -> bool {
 
 /// The converter's text as a value; the converter has already bounded its depth to
 /// [`VALUE_DEPTH_MAX`], so the parser's own recursion limit is lifted.
-fn parse_json(text: &str) -> Result<Json_, ScriptError> {
+fn parse_json(text: &str) -> Result<JsonValue, ScriptError> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     deserializer.disable_recursion_limit();
     serde::Deserialize::deserialize(&mut deserializer)
@@ -755,14 +757,18 @@ pub fn with_sandbox<R>(
 /// [`Sandbox::evaluate`] in this thread's sandbox.
 pub fn evaluate(
     expression: &str,
-    vars: &[(&str, &Json_)],
+    vars: &[(&str, &JsonValue)],
     now_ms: i64,
     budget: &mut InputBudget,
-) -> Result<Json_, ScriptError> {
+) -> Result<JsonValue, ScriptError> {
     with_sandbox(|sandbox| sandbox.evaluate(expression, vars, now_ms, budget))
 }
 
 /// [`Sandbox::run_program`] in this thread's sandbox.
-pub fn run_program(program: &str, input: &Json_, now_ms: i64) -> Result<Json_, ScriptError> {
+pub fn run_program(
+    program: &str,
+    input: &JsonValue,
+    now_ms: i64,
+) -> Result<JsonValue, ScriptError> {
     with_sandbox(|sandbox| sandbox.run_program(program, input, now_ms))
 }

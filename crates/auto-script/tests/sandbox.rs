@@ -418,3 +418,13 @@ fn the_compiled_cache_stays_within_its_bounds() {
         assert_eq!(value.unwrap(), json!(12_000 + index), "expression {index}");
     }
 }
+
+#[test]
+fn an_expression_that_does_not_compile_charges_no_work() {
+    let mut budget = InputBudget::new();
+    evaluate(&spin(100_000), &[], NOW_MS, &mut budget).unwrap();
+    let used = budget.checkpoints_used();
+    assert!(used > 0);
+    assert_expression_error(evaluate("a; b", &[], NOW_MS, &mut budget));
+    assert_eq!(budget.checkpoints_used(), used);
+}
