@@ -40,7 +40,7 @@ pub use sandbox::{
     CHECKPOINT_STEPS, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX,
     EXPRESSION_CHECKPOINTS_MAX, EXPRESSION_ERROR_STATUS, INPUT_CHECKPOINTS_MAX, INPUT_TIME_MS_MAX,
     InputBudget, Limit, PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, RUNTIME_ERROR_STATUS,
-    SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX, Sandbox, ScriptError, VALUE_DEPTH_MAX, evaluate,
-    run_program, with_sandbox,
+    SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX, Sandbox, ScriptError, VALUE_DEPTH_MAX,
+    VALUE_TEXT_BYTES_MAX, evaluate, run_program, with_sandbox,
 };
 pub use strip::{STRIP_CACHE_ENTRIES_MAX, StrippedProgram, strip_expression, strip_program};

@@ -38,6 +38,10 @@ pub const SANDBOX_BYTES_MAX: usize = 64 * 1024 * 1024;
 /// "A value that an expression gives may nest at most 512 levels, the same as a value that a
 /// run holds." An object or an array is one level.
 pub const VALUE_DEPTH_MAX: usize = 512;
+/// The largest value an evaluation may hand out, as JSON text. Not a page's limit: the sandbox
+/// bounds what the code holds, and this bounds what leaves it, since a value read into Rust can
+/// take many times its text's size (an empty array is 3 bytes of text and 32 of memory).
+pub const VALUE_TEXT_BYTES_MAX: usize = 16 * 1024 * 1024;
 /// A computation program's run: "10 seconds, 64 MiB, a work budget" (supplement, section 7).
 pub const PROGRAM_TIME_MS_MAX: u64 = 10_000;
 /// The work budget of one run of a computation program: 100,000 checkpoints are a billion
@@ -518,6 +522,9 @@ impl Sandbox {
             self.runtime.run_gc();
         }
         let text = outcome?;
+        if text.len() > VALUE_TEXT_BYTES_MAX {
+            return Err(too_large_error(allowance.kind));
+        }
         parse_json(&text)
     }
 
@@ -672,6 +679,20 @@ fn trip_error(trip: Trip, kind: CodeKind) -> ScriptError {
         Limit::Work
     };
     ScriptError::runtime(limit, message)
+}
+
+fn too_large_error(kind: CodeKind) -> ScriptError {
+    let what = match kind {
+        CodeKind::Expression => "The expression's value",
+        CodeKind::Program => "The program's value",
+    };
+    ScriptError::runtime(
+        Limit::Memory,
+        format!(
+            "{what} is larger than {} MiB as JSON.",
+            VALUE_TEXT_BYTES_MAX / (1024 * 1024)
+        ),
+    )
 }
 
 fn memory_error(kind: CodeKind) -> ScriptError {

@@ -428,3 +428,23 @@ fn an_expression_that_does_not_compile_charges_no_work() {
     assert_expression_error(evaluate("a; b", &[], NOW_MS, &mut budget));
     assert_eq!(budget.checkpoints_used(), used);
 }
+
+#[test]
+fn a_value_larger_than_16_mib_as_json_does_not_leave_the_sandbox() {
+    let edge = auto_script::VALUE_TEXT_BYTES_MAX - 2;
+    let fits = eval(&format!("'x'.repeat({edge}).length")).unwrap();
+    assert_eq!(fits, json!(edge));
+    assert_eq!(
+        eval(&format!("'x'.repeat({edge})"))
+            .unwrap()
+            .as_str()
+            .map(str::len),
+        Some(edge)
+    );
+    let message = assert_runtime(eval(&format!("'x'.repeat({})", edge + 1)), Limit::Memory);
+    assert_eq!(
+        message,
+        "The expression's value is larger than 16 MiB as JSON."
+    );
+    assert_still_works();
+}
