@@ -11,8 +11,8 @@
 //! What the engine cannot give exactly, and what is done instead:
 //!
 //! - QuickJS counts 10,000 steps per checkpoint per context, and the count carries over from
-//!   one evaluation to the next, so an evaluation's first checkpoint may come early: an
-//!   expression gets between 249 and 250 checkpoints' worth of steps before the 251st stops it.
+//!   one evaluation to the next, so an evaluation's first checkpoint may come early: the 251st
+//!   checkpoint, which stops an expression, falls between its 2,500,001st and 2,510,000th step.
 //! - Builtins count no steps (`Array(1e6).fill(0)`, `'x'.repeat(n)`, `indexOf`), and the
 //!   clock is read at checkpoints only; memory (64 MiB) bounds what a builtin can do, and a
 //!   loop over builtins reaches a checkpoint every 10,000 steps.
@@ -21,6 +21,7 @@
 //! - Promise stays an intrinsic (QuickJS aborts without it) but is no global, and async code is
 //!   refused; a sandbox that still ends an evaluation with queued promise jobs is rebuilt.
 
+mod budget;
 mod check;
 mod guard;
 mod library;
@@ -28,6 +29,12 @@ mod position;
 mod sandbox;
 mod strip;
 
+pub use budget::{
+    CHECKPOINT_STEPS, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX,
+    EXPRESSION_CHECKPOINTS_MAX, EXPRESSION_ERROR_STATUS, INPUT_CHECKPOINTS_MAX, INPUT_TIME_MS_MAX,
+    InputBudget, Limit, PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, RUNTIME_ERROR_STATUS,
+    SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX, ScriptError, VALUE_DEPTH_MAX, VALUE_TEXT_BYTES_MAX,
+};
 pub use check::{
     CheckTimedOut, DEFAULT_EXPORT_NOT_FUNCTION, DOCUMENT_CHECK_TIME_MS_MAX, DocumentCheck,
     NO_DEFAULT_EXPORT, NO_MODULES, NOT_ONE_EXPRESSION, Place, cannot_find_name, check_expression,
@@ -36,11 +43,5 @@ pub use check::{
 pub use guard::{NO_ASYNC, RESERVED_NAME};
 pub use library::{LIBRARY_GLOBALS, is_library_global};
 pub use position::{Position, ScriptOrigin, ScriptProblem};
-pub use sandbox::{
-    CHECKPOINT_STEPS, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX,
-    EXPRESSION_CHECKPOINTS_MAX, EXPRESSION_ERROR_STATUS, INPUT_CHECKPOINTS_MAX, INPUT_TIME_MS_MAX,
-    InputBudget, Limit, PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, RUNTIME_ERROR_STATUS,
-    SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX, Sandbox, ScriptError, VALUE_DEPTH_MAX,
-    VALUE_TEXT_BYTES_MAX, evaluate, run_program, with_sandbox,
-};
+pub use sandbox::{Sandbox, evaluate, run_program, with_sandbox};
 pub use strip::{STRIP_CACHE_ENTRIES_MAX, StrippedProgram, strip_expression, strip_program};
