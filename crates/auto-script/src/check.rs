@@ -16,9 +16,10 @@ use oxc_parser::Parser;
 use oxc_semantic::SemanticBuilder;
 use oxc_span::{GetSpan, SourceType};
 
+use crate::depth::{SCRIPT_BYTES_MAX, with_compiler_stack};
 use crate::guard;
 use crate::library::is_library_global;
-use crate::position::ScriptProblem;
+use crate::position::{ScriptProblem, locate_all};
 
 /// "A save allows the check 2 seconds of the server's wall-clock time; a document whose check
 /// takes longer is refused invalid_input." (workflow page, "Expressions")
@@ -26,6 +27,8 @@ pub const DOCUMENT_CHECK_TIME_MS_MAX: u64 = 2_000;
 
 /// Refusal of a text that parses as statements rather than one expression.
 pub const NOT_ONE_EXPRESSION: &str = "An expression is one TypeScript expression, not statements.";
+/// Refusal of a text longer than [`SCRIPT_BYTES_MAX`].
+pub const TOO_LONG: &str = "The text is longer than the 65,536 bytes a document may hold.";
 /// Refusal of an `import` or an `export ... from` in a program: the sandbox has no modules.
 pub const NO_MODULES: &str = "A program cannot import: the sandbox has no modules.";
 /// Refusal of a program without `export default`.
@@ -62,15 +65,23 @@ pub fn cannot_find_name(name: &str) -> String {
 /// Checks that `source` is one TypeScript expression whose free names `place` offers. Problems
 /// come in source order, with positions in `source`; an empty list means the expression passes.
 pub fn check_expression(source: &str, place: &Place<'_>) -> Vec<ScriptProblem> {
+    if let Some(problem) = too_long(source) {
+        return vec![problem];
+    }
+    with_compiler_stack(source.len(), || check_expression_within(source, place))
+}
+
+fn check_expression_within(source: &str, place: &Place<'_>) -> Vec<ScriptProblem> {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, expression_source_type()).parse_expression();
     if let Err(diagnostics) = parsed {
         return not_one_expression(source).unwrap_or_else(|| {
-            diagnostics
+            let found = diagnostics
                 .into_vec()
                 .iter()
-                .map(|d| problem_of(source, d, 0))
-                .collect()
+                .map(|d| problem_of(d, 0))
+                .collect();
+            sorted(locate_all(source, found))
         });
     }
     // Invariant: `source` is one expression, so wrapping it in parentheses gives a program of
@@ -79,37 +90,53 @@ pub fn check_expression(source: &str, place: &Place<'_>) -> Vec<ScriptProblem> {
     let wrapped = wrap_expression(source);
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, &wrapped, expression_source_type()).parse();
-    let mut problems: Vec<ScriptProblem> = parsed
+    let mut found: Vec<Found> = parsed
         .diagnostics
         .into_vec()
         .iter()
-        .map(|d| problem_of(source, d, WRAP_OFFSET))
+        .map(|d| problem_of(d, WRAP_OFFSET))
         .collect();
-    problems.extend(check_names(source, &parsed.program, WRAP_OFFSET, |name| {
+    found.extend(check_names(&parsed.program, WRAP_OFFSET, |name| {
         place.offers(name)
     }));
-    sorted(problems)
+    sorted(locate_all(source, found))
 }
 
 /// Checks that `source` is one module whose default export is a function, with no imports,
 /// whose free names are the library's or among `offered_names`. Problems come in source order.
 pub fn check_program(source: &str, offered_names: &[&str]) -> Vec<ScriptProblem> {
+    if let Some(problem) = too_long(source) {
+        return vec![problem];
+    }
+    with_compiler_stack(source.len(), || check_program_within(source, offered_names))
+}
+
+fn check_program_within(source: &str, offered_names: &[&str]) -> Vec<ScriptProblem> {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, program_source_type()).parse();
-    let mut problems: Vec<ScriptProblem> = parsed
+    let mut found: Vec<Found> = parsed
         .diagnostics
         .into_vec()
         .iter()
-        .map(|d| problem_of(source, d, 0))
+        .map(|d| problem_of(d, 0))
         .collect();
-    if !problems.is_empty() {
-        return sorted(problems);
+    if !found.is_empty() {
+        return sorted(locate_all(source, found));
     }
-    problems.extend(check_module_shape(source, &parsed.program));
-    problems.extend(check_names(source, &parsed.program, 0, |name| {
+    found.extend(check_module_shape(&parsed.program));
+    found.extend(check_names(&parsed.program, 0, |name| {
         is_library_global(name) || offered_names.contains(&name)
     }));
-    sorted(problems)
+    sorted(locate_all(source, found))
+}
+
+/// The refusal of a text longer than a document can be, if `source` is one.
+pub(crate) fn too_long(source: &str) -> Option<ScriptProblem> {
+    (source.len() > SCRIPT_BYTES_MAX).then(|| ScriptProblem {
+        line: 1,
+        column: 1,
+        text: TOO_LONG.to_owned(),
+    })
 }
 
 /// The checks of one document, which together may take [`DOCUMENT_CHECK_TIME_MS_MAX`].
@@ -212,7 +239,7 @@ fn not_one_expression(source: &str) -> Option<Vec<ScriptProblem>> {
     )])
 }
 
-fn check_module_shape(source: &str, program: &Program<'_>) -> Vec<ScriptProblem> {
+fn check_module_shape(program: &Program<'_>) -> Vec<Found> {
     let mut problems = Vec::new();
     let mut default_export = None;
     for statement in &program.body {
@@ -221,17 +248,16 @@ fn check_module_shape(source: &str, program: &Program<'_>) -> Vec<ScriptProblem>
             | Statement::ExportAllDeclaration(_)
             | Statement::ExportFromDeclaration(_)
             | Statement::TSImportEqualsDeclaration(_) => {
-                problems.push(at(source, statement.span().start, NO_MODULES));
+                problems.push(at(statement.span().start, NO_MODULES));
             }
             Statement::ExportDefaultDeclaration(export) => default_export = Some(export),
             _ => {}
         }
     }
     match default_export {
-        None => problems.push(at(source, program.span.end, NO_DEFAULT_EXPORT)),
+        None => problems.push(at(program.span.end, NO_DEFAULT_EXPORT)),
         Some(export) if !is_plain_function(&export.declaration) => {
             problems.push(at(
-                source,
                 export.declaration.span().start,
                 DEFAULT_EXPORT_NOT_FUNCTION,
             ));
@@ -269,25 +295,23 @@ fn is_plain_function_expression(expression: &Expression<'_>) -> bool {
 /// occurrence at its own place. Semantic early errors (a name declared twice, `delete` of a
 /// name in strict code, ...) come too.
 fn check_names(
-    source: &str,
     program: &Program<'_>,
     offset_shift: u32,
     offered: impl Fn(&str) -> bool,
-) -> Vec<ScriptProblem> {
+) -> Vec<Found> {
     let built = SemanticBuilder::new()
         .with_check_syntax_error(true)
         .with_build_nodes(true)
         .build(program);
-    let mut problems: Vec<ScriptProblem> = built
+    let mut problems: Vec<Found> = built
         .diagnostics
         .into_vec()
         .iter()
-        .map(|d| problem_of(source, d, offset_shift))
+        .map(|d| problem_of(d, offset_shift))
         .collect();
     let semantic = built.semantic;
     for finding in guard::forbidden(&semantic) {
         problems.push(at(
-            source,
             finding.offset.saturating_sub(offset_shift),
             finding.text,
         ));
@@ -305,25 +329,28 @@ fn check_names(
             }
             let span = semantic.nodes().get_node(reference.node_id()).span();
             let offset = span.start.saturating_sub(offset_shift);
-            problems.push(at(source, offset, cannot_find_name(name)));
+            problems.push(at(offset, cannot_find_name(name)));
         }
     }
     problems
 }
 
-fn at(source: &str, offset: u32, text: impl Into<String>) -> ScriptProblem {
-    ScriptProblem::at_offset(source, offset as usize, text)
+/// A problem found at a byte offset, located later with the others (see [`locate_all`]).
+type Found = (u32, String);
+
+fn at(offset: u32, text: impl Into<String>) -> Found {
+    (offset, text.into())
 }
 
 /// A compiler diagnostic as a problem at its primary label, or its first, or the start.
-fn problem_of(source: &str, diagnostic: &OxcDiagnostic, offset_shift: u32) -> ScriptProblem {
+fn problem_of(diagnostic: &OxcDiagnostic, offset_shift: u32) -> Found {
     let label = diagnostic
         .labels
         .iter()
         .find(|label| label.primary())
         .or_else(|| diagnostic.labels.first());
     let offset = label.map_or(0, |label| label.offset().saturating_sub(offset_shift));
-    at(source, offset, diagnostic.message.to_string())
+    at(offset, diagnostic.message.to_string())
 }
 
 fn sorted(mut problems: Vec<ScriptProblem>) -> Vec<ScriptProblem> {

@@ -23,6 +23,7 @@
 
 mod budget;
 mod check;
+mod depth;
 mod guard;
 mod library;
 mod position;
@@ -37,9 +38,10 @@ pub use budget::{
 };
 pub use check::{
     CheckTimedOut, DEFAULT_EXPORT_NOT_FUNCTION, DOCUMENT_CHECK_TIME_MS_MAX, DocumentCheck,
-    NO_DEFAULT_EXPORT, NO_MODULES, NOT_ONE_EXPRESSION, Place, cannot_find_name, check_expression,
-    check_program,
+    NO_DEFAULT_EXPORT, NO_MODULES, NOT_ONE_EXPRESSION, Place, TOO_LONG, cannot_find_name,
+    check_expression, check_program,
 };
+pub use depth::{COMPILER_STACK_BYTES_BASE, COMPILER_STACK_BYTES_PER_TEXT_BYTE, SCRIPT_BYTES_MAX};
 pub use guard::{NO_ASYNC, RESERVED_NAME};
 pub use library::{LIBRARY_GLOBALS, is_library_global};
 pub use position::{Position, ScriptOrigin, ScriptProblem};

@@ -20,25 +20,69 @@ impl Position {
     /// The line and column of byte `offset` in `text`; an offset past the end, or inside a
     /// character, is taken at the next character boundary or the end.
     pub fn of_offset(text: &str, offset: usize) -> Self {
-        let mut line = 1_u32;
-        let mut column = 1_u32;
-        let mut after_carriage_return = false;
-        for (index, character) in text.char_indices() {
-            if index >= offset {
+        let mut walker = Walker::default();
+        walker.walk_to(text, offset);
+        walker.position
+    }
+}
+
+/// Walks a text once, keeping the position of the next character.
+#[derive(Debug)]
+struct Walker {
+    position: Position,
+    /// Byte offset of the next character.
+    offset: usize,
+    after_carriage_return: bool,
+}
+
+impl Default for Walker {
+    fn default() -> Self {
+        Self {
+            position: Position { line: 1, column: 1 },
+            offset: 0,
+            after_carriage_return: false,
+        }
+    }
+}
+
+impl Walker {
+    /// Moves to byte `target` of `text`, or to the first character boundary past it, or the end.
+    fn walk_to(&mut self, text: &str, target: usize) {
+        let rest = text.get(self.offset..).unwrap_or_default();
+        for character in rest.chars() {
+            if self.offset >= target {
                 break;
             }
             match character {
-                '\n' if after_carriage_return => {}
+                '\n' if self.after_carriage_return => {}
                 '\n' | '\r' => {
-                    line = line.saturating_add(1);
-                    column = 1;
+                    self.position.line = self.position.line.saturating_add(1);
+                    self.position.column = 1;
                 }
-                _ => column = column.saturating_add(1),
+                _ => self.position.column = self.position.column.saturating_add(1),
             }
-            after_carriage_return = character == '\r';
+            self.after_carriage_return = character == '\r';
+            self.offset += character.len_utf8();
         }
-        Self { line, column }
     }
+}
+
+/// Problems found at byte offsets of `text`, with their positions, computed in one pass over
+/// the text: a text of 65,536 bytes may hold tens of thousands of problems.
+pub(crate) fn locate_all(text: &str, found: Vec<(u32, String)>) -> Vec<ScriptProblem> {
+    let mut order: Vec<usize> = (0..found.len()).collect();
+    order.sort_by_key(|&index| found[index].0);
+    let mut positions = vec![Position { line: 1, column: 1 }; found.len()];
+    let mut walker = Walker::default();
+    for index in order {
+        walker.walk_to(text, found[index].0 as usize);
+        positions[index] = walker.position;
+    }
+    found
+        .into_iter()
+        .zip(positions)
+        .map(|((_, text), Position { line, column })| ScriptProblem { line, column, text })
+        .collect()
 }
 
 /// Where a script's text starts in its document, so that a problem found in the text can be

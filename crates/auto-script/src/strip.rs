@@ -19,7 +19,8 @@ use oxc_semantic::SemanticBuilder;
 use oxc_span::GetSpan;
 use oxc_transformer::{TransformOptions, Transformer};
 
-use crate::check::{expression_source_type, program_source_type, wrap_expression};
+use crate::check::{expression_source_type, program_source_type, too_long, wrap_expression};
+use crate::depth::with_compiler_stack;
 use crate::guard::{self, Edit};
 use crate::position::ScriptProblem;
 
@@ -36,13 +37,18 @@ thread_local! {
 }
 
 /// The JavaScript of one TypeScript expression, as an expression; cached per thread by source.
-/// Text that is not one expression gives the compiler's problems, as [`crate::check_expression`]
-/// would report them.
+/// Text that is not one expression gives the compiler's first problem; [`crate::check_expression`]
+/// reports them all.
 pub fn strip_expression(source: &str) -> Result<Rc<str>, Vec<ScriptProblem>> {
     if let Some(hit) = STRIPPED_EXPRESSIONS.with(|cache| cache.borrow().get(source).cloned()) {
         return Ok(hit);
     }
-    let stripped: Rc<str> = Rc::from(strip_expression_uncached(source)?);
+    if let Some(problem) = too_long(source) {
+        return Err(vec![problem]);
+    }
+    let stripped: Rc<str> = Rc::from(with_compiler_stack(source.len(), || {
+        strip_expression_uncached(source)
+    })?);
     STRIPPED_EXPRESSIONS.with(|cache| {
         let mut cache = cache.borrow_mut();
         if cache.len() >= STRIP_CACHE_ENTRIES_MAX {
@@ -63,6 +69,7 @@ fn strip_expression_uncached(source: &str) -> Result<String, Vec<ScriptProblem>>
         return Err(diagnostics
             .into_vec()
             .iter()
+            .take(1)
             .map(|d| problem_of(source, d))
             .collect());
     }
@@ -89,6 +96,7 @@ fn guarded(
             .diagnostics
             .into_vec()
             .iter()
+            .take(1)
             .map(|d| problem_of(source, d))
             .collect());
     }
@@ -100,6 +108,7 @@ fn guarded(
         return Err(findings
             .into_iter()
             .map(|finding| ScriptProblem::at_offset(source, finding.offset as usize, finding.text))
+            .take(1)
             .collect());
     }
     let mut edits = guard::catch_edits(&built.semantic, source);
@@ -127,8 +136,15 @@ impl StrippedProgram {
 
 /// The function a module becomes: its body is the module's, with `export` taken off each
 /// declaration, and it returns the module's exports as an object's properties. The program
-/// must have passed [`crate::check_program`]; a program that does not parse gives its problems.
+/// must have passed [`crate::check_program`]; a program that does not parse gives its first problem.
 pub fn strip_program(source: &str) -> Result<StrippedProgram, Vec<ScriptProblem>> {
+    if let Some(problem) = too_long(source) {
+        return Err(vec![problem]);
+    }
+    with_compiler_stack(source.len(), || strip_program_within(source))
+}
+
+fn strip_program_within(source: &str) -> Result<StrippedProgram, Vec<ScriptProblem>> {
     let mut exports = Vec::new();
     let body = guarded(source, program_source_type(), |source, program| {
         let (edits, found) = export_edits(source, program);
@@ -259,6 +275,7 @@ fn transform_and_print(
             .diagnostics
             .into_vec()
             .iter()
+            .take(1)
             .map(|d| problem_of(source, d))
             .collect());
     }
@@ -274,6 +291,7 @@ fn transform_and_print(
         return Err(transformed
             .diagnostics
             .iter()
+            .take(1)
             .map(|d| problem_of(source, d))
             .collect());
     }

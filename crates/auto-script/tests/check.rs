@@ -117,3 +117,59 @@ fn every_check_reports_what_the_corpus_says() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn the_deepest_nesting_a_document_can_hold_is_checked_quickly_and_safely() {
+    use auto_script::{SCRIPT_BYTES_MAX, TOO_LONG, strip_expression};
+    let half = SCRIPT_BYTES_MAX / 2 - 1;
+    let texts = [
+        format!("{}1{}", "(".repeat(half), ")".repeat(half)),
+        format!("{}1{}", "[".repeat(half), "]".repeat(half)),
+        format!("{}1", "!".repeat(SCRIPT_BYTES_MAX - 1)),
+        format!("{}1", "x => ".repeat(SCRIPT_BYTES_MAX / 5 - 1)),
+    ];
+    // Every depth up to the largest, on the test thread's own 2 MiB stack or a grown one.
+    for levels in [100, 1_000, 3_000, 8_000, 16_000] {
+        let text = format!("{}1{}", "(".repeat(levels), ")".repeat(levels));
+        assert_eq!(
+            check_expression(&text, &Place::offering(&[])),
+            vec![],
+            "{levels}"
+        );
+        assert!(strip_expression(&text).is_ok(), "{levels}");
+    }
+    for text in &texts {
+        assert_eq!(
+            check_expression(text, &Place::offering(&[])),
+            vec![],
+            "{}",
+            &text[..12]
+        );
+        assert!(strip_expression(text).is_ok(), "{}", &text[..12]);
+    }
+    // Tens of thousands of problems in one text are located in one pass.
+    let started = std::time::Instant::now();
+    let many = format!("{}1", "a ? b : ".repeat(SCRIPT_BYTES_MAX / 8 - 1));
+    let problems = check_expression(&many, &Place::offering(&[]));
+    assert_eq!(problems.len(), 2 * (SCRIPT_BYTES_MAX / 8 - 1));
+    assert_eq!(
+        problems.last().map(|p| p.column),
+        Some(u32::try_from(many.len()).unwrap() - 4)
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let too_long = "1".repeat(SCRIPT_BYTES_MAX + 1);
+    let refused = check_expression(&too_long, &Place::offering(&[]));
+    assert_eq!(
+        refused,
+        vec![ScriptProblem {
+            line: 1,
+            column: 1,
+            text: TOO_LONG.to_owned()
+        }]
+    );
+    assert_eq!(check_program(&too_long, &[]), refused);
+}
