@@ -448,3 +448,24 @@ fn a_value_larger_than_16_mib_as_json_does_not_leave_the_sandbox() {
     );
     assert_still_works();
 }
+
+#[test]
+fn deeply_nested_code_fails_as_an_expression_error_without_harm() {
+    let levels = auto_script::SCRIPT_BYTES_MAX / 2 - 1;
+    let arrays = format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+    let message = assert_expression_error(eval(&arrays));
+    assert!(
+        message.contains("stack overflow") || message.contains("Maximum call stack"),
+        "{message}"
+    );
+    let negations = format!("{}true", "!".repeat(auto_script::SCRIPT_BYTES_MAX - 4));
+    let result = eval(&negations);
+    assert!(
+        matches!(
+            result,
+            Ok(Value::Bool(true)) | Err(ScriptError::Expression { .. })
+        ),
+        "{result:?}"
+    );
+    assert_still_works();
+}
