@@ -20,6 +20,9 @@
 //!   `catch` report it first, so the expression cannot catch it (see `guard.rs`).
 //! - Promise stays an intrinsic (QuickJS aborts without it) but is no global, and async code is
 //!   refused; a sandbox that still ends an evaluation with queued promise jobs is rebuilt.
+//! - The compiler has no nesting limit of its own: texts are held to the document's 65,536
+//!   bytes and compiled on a stack sized for their length (see `depth.rs`); QuickJS checks its
+//!   own stack, which is held to 512 KiB.
 
 mod budget;
 mod check;
