@@ -191,7 +191,9 @@ impl RunStatus {
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Started, Self::Succeeded, Self::Rejected, Self::Failed].into_iter().find(|s| s.as_str() == text)
+        [Self::Started, Self::Succeeded, Self::Rejected, Self::Failed]
+            .into_iter()
+            .find(|s| s.as_str() == text)
     }
 }
 
