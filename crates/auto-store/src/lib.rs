@@ -141,10 +141,71 @@ pub trait Store: Send + Sync + 'static {
     -> Result<Vec<Event>>;
 
     async fn get_event(&self, playbook: &PlaybookRef, id: &str) -> Result<Option<Event>>;
+
+    // Runs. A run's events carry its `run_id` and the `run_seq` the caller expects next; the
+    // unique `(run_id, run_seq)` refuses a second attempt that numbers the same event, so of
+    // two attempts that go on at once the second stops at its first event. Each change below
+    // gives its events the run's `run_id` when they have none (`Conflict` when one names
+    // another run), raises the run's `last_run_seq` to their highest `run_seq`, and sets its
+    // `last_event_at` to the database's time of the change.
+
+    /// Records a new run as `started` (attempt 1) with its first events (its `run_started`),
+    /// in one transaction. `Conflict` when the playbook has a run of that id.
+    async fn start_run(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewRun,
+        events: Vec<NewEvent>,
+    ) -> Result<(Run, Vec<Event>)>;
+
+    /// Starts an ended run again under its id (the next attempt): status `started`, output,
+    /// record, problem and `ended_at` cleared, `attempt` raised by one, with `events`, in one
+    /// transaction. Compare-and-set: `Conflict` unless the run's attempt is `expected_attempt`
+    /// and it has ended. `started_at` and `last_run_seq` stay: the run keeps its place in
+    /// `list_runs`, and its events go on numbering after those of the attempts before.
+    async fn restart_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        expected_attempt: i64,
+        events: Vec<NewEvent>,
+    ) -> Result<(Run, Vec<Event>)>;
+
+    /// Appends events of a run that is `started`, each with the `run_seq` its writer expects;
+    /// updates the run's `last_run_seq` and `last_event_at`. `Conflict` when a number is taken
+    /// or the run has ended; `NotFound` when there is no such run.
+    async fn record_run_events(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<Event>>;
+
+    /// Ends a `started` run with its ending and its last events (its `run_succeeded`, ...), in
+    /// one transaction; `ended_at` is the database's time. `Conflict` when it has ended, and
+    /// when `ending.status` is `Started`, which ends nothing (then nothing changes).
+    async fn end_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        ending: RunEnding,
+        events: Vec<NewEvent>,
+    ) -> Result<(Run, Vec<Event>)>;
+
+    async fn get_run(&self, playbook: &PlaybookRef, run_id: &str) -> Result<Option<Run>>;
+
+    /// Runs newest first (by `started_at`, then `run_id`, both descending), filtered, after the
+    /// cursor, at most `limit` (0 means [`RUNS_PAGE_MAX`], and no page is larger). A cursor
+    /// that names no run of the playbook gives an empty page. `NotFound` when the playbook does
+    /// not exist.
+    async fn list_runs(&self, playbook: &PlaybookRef, filter: &RunFilter) -> Result<Vec<Run>>;
 }
 
 /// The most events one `list_events` returns; a filter's `limit` of 0 asks for this many.
 pub const EVENTS_PAGE_MAX: u32 = 10_000;
+
+/// The most runs one `list_runs` returns; a filter's `limit` of 0 asks for this many.
+pub const RUNS_PAGE_MAX: u32 = 1_000;
 
 /// Opens the store a URL names, creating the database and running migrations when needed:
 /// `sqlite://path` (created when missing; refused with `Locked` while another server holds

@@ -169,3 +169,97 @@ pub struct EventFilter {
     /// is cut to it.
     pub limit: u32,
 }
+
+/// Where a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Started,
+    Succeeded,
+    Rejected,
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Started => "started",
+            Self::Succeeded => "succeeded",
+            Self::Rejected => "rejected",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Started, Self::Succeeded, Self::Rejected, Self::Failed]
+            .into_iter()
+            .find(|s| s.as_str() == text)
+    }
+}
+
+/// A run to record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewRun {
+    pub run_id: String,
+    pub key: DefinitionKey,
+    pub definition_version: i64,
+    pub input: Value,
+    /// The caller it acts for, such as `local`, a key's caller id, or `playbook:<id>`.
+    pub started_by: String,
+    pub parent_run_id: Option<String>,
+    pub task_reference: Option<String>,
+    pub depth: Option<i64>,
+    pub call_depth: Option<i64>,
+    /// What started it, when a trigger did: opaque to the store.
+    pub trigger: Option<Value>,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunEnding {
+    /// `Succeeded`, `Rejected` or `Failed`; never `Started`.
+    pub status: RunStatus,
+    pub output: Option<Value>,
+    pub record: Option<Value>,
+    /// The problem document of a rejection or failure: opaque to the store.
+    pub problem: Option<Value>,
+}
+
+/// A run as recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub run_id: String,
+    pub key: DefinitionKey,
+    pub definition_version: i64,
+    pub status: RunStatus,
+    pub input: Value,
+    pub output: Option<Value>,
+    pub record: Option<Value>,
+    pub problem: Option<Value>,
+    pub started_by: String,
+    pub parent_run_id: Option<String>,
+    pub task_reference: Option<String>,
+    pub depth: Option<i64>,
+    pub call_depth: Option<i64>,
+    pub trigger: Option<Value>,
+    /// 1 for the first attempt; raised by `restart_run`.
+    pub attempt: i64,
+    /// The highest `run_seq` recorded for the run, 0 before any.
+    pub last_run_seq: i64,
+    /// The database's time of the run's last event.
+    pub last_event_at: DateTime<Utc>,
+    pub started_at: DateTime<Utc>,
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+/// Which runs `list_runs` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunFilter {
+    pub def_type: Option<String>,
+    pub name: Option<String>,
+    pub status: Option<RunStatus>,
+    /// Only runs listed after this one (newest first): the `run_id` of the last run of the page
+    /// before.
+    pub after_run_id: Option<String>,
+    pub limit: u32,
+}

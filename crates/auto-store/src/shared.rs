@@ -5,8 +5,20 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     DefinitionKey, DefinitionStatus, DefinitionVersion, EVENTS_PAGE_MAX, Event, EventFilter,
-    NewDefinitionVersion, NewEvent, PlaybookRef, Result, StoreError,
+    NewDefinitionVersion, NewEvent, PlaybookRef, RUNS_PAGE_MAX, Result, RunFilter, RunStatus,
+    StoreError,
 };
+
+/// The columns of `runs` a run is read from, in the order both stores' `run_from_row` read
+/// them by name.
+macro_rules! run_columns {
+    () => {
+        "run_id, def_type, name, definition_version, status, input, output, record, problem, \
+         started_by, parent_run_id, task_reference, depth, call_depth, trigger_info, attempt, \
+         last_run_seq, last_event_at, started_at, ended_at"
+    };
+}
+pub(crate) use run_columns;
 
 /// How many events a filter asks for: its `limit`, where 0, and any value above
 /// [`EVENTS_PAGE_MAX`], mean `EVENTS_PAGE_MAX`.
@@ -143,4 +155,131 @@ pub(crate) fn saved_version(
         updated_at: saved_at,
         saved_seq,
     }
+}
+
+/// How many runs a filter asks for: its `limit`, where 0, and any value above
+/// [`RUNS_PAGE_MAX`], mean `RUNS_PAGE_MAX`.
+pub(crate) fn runs_page_limit(filter: &RunFilter) -> i64 {
+    let limit = if filter.limit == 0 {
+        RUNS_PAGE_MAX
+    } else {
+        filter.limit.min(RUNS_PAGE_MAX)
+    };
+    i64::from(limit)
+}
+
+/// The `list_runs` statement for a filter, its parameters written by `placeholder` (`?N` on
+/// SQLite, `$N` on PostgreSQL) and bound in this order: the playbook's pk, then `def_type`,
+/// `name`, `status` and `after_run_id` where the filter has them, then the limit. Only the
+/// filter's conditions are in it, so each combination is planned for its own index; the cursor
+/// run is found without them, so a run whose status changed since the page before still marks
+/// its place.
+pub(crate) fn list_runs_sql(filter: &RunFilter, placeholder: fn(usize) -> String) -> String {
+    let mut sql = format!(
+        concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE playbook_pk = {}"
+        ),
+        placeholder(1)
+    );
+    let mut next = 2;
+    let conditions = [
+        (filter.def_type.is_some(), "def_type"),
+        (filter.name.is_some(), "name"),
+        (filter.status.is_some(), "status"),
+    ];
+    for (present, column) in conditions {
+        if present {
+            sql.push_str(&format!(" AND {column} = {}", placeholder(next)));
+            next += 1;
+        }
+    }
+    if filter.after_run_id.is_some() {
+        sql.push_str(&format!(
+            " AND (started_at, run_id) < (SELECT started_at, run_id FROM runs \
+             WHERE playbook_pk = {} AND run_id = {})",
+            placeholder(1),
+            placeholder(next)
+        ));
+        next += 1;
+    }
+    sql.push_str(&format!(
+        " ORDER BY started_at DESC, run_id DESC LIMIT {}",
+        placeholder(next)
+    ));
+    sql
+}
+
+/// A run's events, each given the run's id when it has none, and the highest `run_seq` among
+/// them (0 when none has one). `Conflict` when an event names another run.
+pub(crate) fn run_events(run_id: &str, events: Vec<NewEvent>) -> Result<(Vec<NewEvent>, i64)> {
+    let mut last_run_seq = 0;
+    let events = events
+        .into_iter()
+        .map(|mut event| {
+            match event.run_id.as_deref() {
+                None => event.run_id = Some(run_id.to_owned()),
+                Some(own) if own == run_id => {}
+                Some(other) => {
+                    return Err(StoreError::Conflict(format!(
+                        "the event {} of run {other} cannot be recorded as run {run_id}'s",
+                        event.id
+                    )));
+                }
+            }
+            last_run_seq = last_run_seq.max(event.run_seq.unwrap_or(0));
+            Ok(event)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((events, last_run_seq))
+}
+
+/// The error for a run that is not there.
+pub(crate) fn run_not_found(playbook: &PlaybookRef, run_id: &str) -> StoreError {
+    StoreError::NotFound(format!(
+        "run {run_id} in playbook {}/{}",
+        playbook.org, playbook.playbook
+    ))
+}
+
+/// Refuses an ending that is no ending: a caller's mistake, refused before anything changes.
+pub(crate) fn check_ending_status(status: RunStatus, run_id: &str) -> Result<()> {
+    if status == RunStatus::Started {
+        return Err(StoreError::Conflict(format!(
+            "the run {run_id} cannot end as started: an ending is succeeded, rejected or failed"
+        )));
+    }
+    Ok(())
+}
+
+/// Why a change to a run did not apply, from what is stored now: its status and attempt, or
+/// nothing. `expected_attempt` is the compare-and-set of `restart_run`, which wants the run
+/// ended; the other changes want it `started`.
+pub(crate) fn run_change_refused(
+    playbook: &PlaybookRef,
+    run_id: &str,
+    stored: Option<(String, i64)>,
+    expected_attempt: Option<i64>,
+) -> Result<StoreError> {
+    let Some((status, attempt)) = stored else {
+        return Ok(run_not_found(playbook, run_id));
+    };
+    let status = parse_run_status(&status)?;
+    let refusal = match expected_attempt {
+        None => format!("the run {run_id} has ended ({})", status.as_str()),
+        Some(_) if status == RunStatus::Started => {
+            format!("the run {run_id} is still started (attempt {attempt})")
+        }
+        Some(expected) => format!(
+            "the run {run_id} is at attempt {attempt}, not {expected}: it changed since it was read"
+        ),
+    };
+    Ok(StoreError::Conflict(refusal))
+}
+
+/// Reads a run's status as stored.
+pub(crate) fn parse_run_status(status: &str) -> Result<RunStatus> {
+    RunStatus::parse(status)
+        .ok_or_else(|| StoreError::Corrupt(format!("a run's status is {status:?}")))
 }

@@ -17,15 +17,16 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
     SqliteSynchronous,
 };
-use sqlx::{Row, SqlSafeStr, Sqlite, Transaction};
+use sqlx::{AssertSqlSafe, Row, SqlSafeStr, Sqlite, Transaction};
 
 use crate::shared::{
-    definition_change_refused, event_insert_error, page_limit, parse_status, playbook_not_found,
-    recorded_event, saved_version, single,
+    check_ending_status, definition_change_refused, event_insert_error, list_runs_sql, page_limit,
+    parse_run_status, parse_status, playbook_not_found, recorded_event, run_change_refused,
+    run_columns, run_events, runs_page_limit, saved_version, single,
 };
 use crate::{
-    DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, Org,
-    Playbook, PlaybookRef, Result, Store, StoreError,
+    DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
+    Org, Playbook, PlaybookRef, Result, Run, RunEnding, RunFilter, Store, StoreError,
 };
 
 /// How many connections read beside the one that writes.
@@ -44,6 +45,7 @@ macro_rules! now_sql {
 }
 
 const MIGRATION_STORE: &str = include_str!("../migrations/sqlite/0001_store.sql");
+const MIGRATION_RUNS: &str = include_str!("../migrations/sqlite/0002_runs.sql");
 
 /// The columns `event_from_row` reads, in the order a `SELECT` lists them.
 macro_rules! event_columns {
@@ -183,13 +185,22 @@ fn lock_database_file(path: &Path) -> Result<File> {
 }
 
 fn migrator() -> Migrator {
-    Migrator::with_migrations(vec![Migration::new(
-        1,
-        Cow::Borrowed("the store"),
-        MigrationType::Simple,
-        MIGRATION_STORE.into_sql_str(),
-        false,
-    )])
+    Migrator::with_migrations(vec![
+        Migration::new(
+            1,
+            Cow::Borrowed("the store"),
+            MigrationType::Simple,
+            MIGRATION_STORE.into_sql_str(),
+            false,
+        ),
+        Migration::new(
+            2,
+            Cow::Borrowed("runs"),
+            MigrationType::Simple,
+            MIGRATION_RUNS.into_sql_str(),
+            false,
+        ),
+    ])
 }
 
 /// A time as stored: RFC 3339 in UTC, with as many fractional digits as it has.
@@ -385,6 +396,62 @@ fn playbook_from_row(row: &SqliteRow) -> Result<Playbook> {
         title: row.try_get("title")?,
         created_at: parse_time(row.try_get("created_at")?)?,
     })
+}
+
+fn optional_json(row: &SqliteRow, column: &str, what: &str) -> Result<Option<Value>> {
+    let text: Option<String> = row.try_get(column)?;
+    text.as_deref()
+        .map(|text| parse_json(text, what))
+        .transpose()
+}
+
+fn run_from_row(row: &SqliteRow) -> Result<Run> {
+    let input: String = row.try_get("input")?;
+    let ended_at: Option<String> = row.try_get("ended_at")?;
+    Ok(Run {
+        run_id: row.try_get("run_id")?,
+        key: DefinitionKey {
+            def_type: row.try_get("def_type")?,
+            name: row.try_get("name")?,
+        },
+        definition_version: row.try_get("definition_version")?,
+        status: parse_run_status(row.try_get("status")?)?,
+        input: parse_json(&input, "a run's input")?,
+        output: optional_json(row, "output", "a run's output")?,
+        record: optional_json(row, "record", "a run's record")?,
+        problem: optional_json(row, "problem", "a run's problem")?,
+        started_by: row.try_get("started_by")?,
+        parent_run_id: row.try_get("parent_run_id")?,
+        task_reference: row.try_get("task_reference")?,
+        depth: row.try_get("depth")?,
+        call_depth: row.try_get("call_depth")?,
+        trigger: optional_json(row, "trigger_info", "a run's trigger")?,
+        attempt: row.try_get("attempt")?,
+        last_run_seq: row.try_get("last_run_seq")?,
+        last_event_at: parse_time(row.try_get("last_event_at")?)?,
+        started_at: parse_time(row.try_get("started_at")?)?,
+        ended_at: ended_at.as_deref().map(parse_time).transpose()?,
+    })
+}
+
+/// The status and attempt of a run, when there is one.
+async fn stored_run_state(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook_pk: i64,
+    run_id: &str,
+) -> Result<Option<(String, i64)>> {
+    let row =
+        sqlx::query("SELECT status, attempt FROM runs WHERE playbook_pk = ?1 AND run_id = ?2")
+            .bind(playbook_pk)
+            .bind(run_id)
+            .fetch_optional(&mut **tx)
+            .await?;
+    row.map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+        .transpose()
+}
+
+fn optional_json_text(value: Option<&Value>) -> Result<Option<String>> {
+    value.map(to_json_text).transpose()
 }
 
 /// Saves a version row, its overview taken from the version before when `new` has none, and
@@ -783,6 +850,199 @@ impl Store for SqliteStore {
         .as_ref()
         .map(event_from_row)
         .transpose()
+    }
+
+    async fn start_run(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewRun,
+        events: Vec<NewEvent>,
+    ) -> Result<(Run, Vec<Event>)> {
+        let (events, last_run_seq) = run_events(&new.run_id, events)?;
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        let row = sqlx::query(concat!(
+            "INSERT INTO runs (playbook_pk, run_id, def_type, name, definition_version, status, \
+             input, started_by, parent_run_id, task_reference, depth, call_depth, trigger_info, \
+             attempt, last_run_seq, last_event_at, started_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, 'started', ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1, ?13, ?14, \
+             ?14) ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
+            run_columns!()
+        ))
+        .bind(reserved.playbook_pk)
+        .bind(&new.run_id)
+        .bind(&new.key.def_type)
+        .bind(&new.key.name)
+        .bind(new.definition_version)
+        .bind(to_json_text(&new.input)?)
+        .bind(&new.started_by)
+        .bind(&new.parent_run_id)
+        .bind(&new.task_reference)
+        .bind(new.depth)
+        .bind(new.call_depth)
+        .bind(optional_json_text(new.trigger.as_ref())?)
+        .bind(last_run_seq)
+        .bind(&reserved.now_text)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            return Err(StoreError::Conflict(format!(
+                "the playbook {}/{} has a run {}",
+                playbook.org, playbook.playbook, new.run_id
+            )));
+        };
+        let run = run_from_row(&row)?;
+        let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+        tx.commit().await?;
+        Ok((run, events))
+    }
+
+    async fn restart_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        expected_attempt: i64,
+        events: Vec<NewEvent>,
+    ) -> Result<(Run, Vec<Event>)> {
+        let (events, last_run_seq) = run_events(run_id, events)?;
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        let row = sqlx::query(concat!(
+            "UPDATE runs SET status = 'started', output = NULL, record = NULL, problem = NULL, \
+             ended_at = NULL, attempt = attempt + 1, last_run_seq = max(last_run_seq, ?4), \
+             last_event_at = ?5 \
+             WHERE playbook_pk = ?1 AND run_id = ?2 AND status <> 'started' AND attempt = ?3 \
+             RETURNING ",
+            run_columns!()
+        ))
+        .bind(reserved.playbook_pk)
+        .bind(run_id)
+        .bind(expected_attempt)
+        .bind(last_run_seq)
+        .bind(&reserved.now_text)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            let stored = stored_run_state(&mut tx, reserved.playbook_pk, run_id).await?;
+            return Err(run_change_refused(
+                playbook,
+                run_id,
+                stored,
+                Some(expected_attempt),
+            )?);
+        };
+        let run = run_from_row(&row)?;
+        let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+        tx.commit().await?;
+        Ok((run, events))
+    }
+
+    async fn record_run_events(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<Event>> {
+        let (events, last_run_seq) = run_events(run_id, events)?;
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        let updated: Option<i64> = sqlx::query_scalar(
+            "UPDATE runs SET last_run_seq = max(last_run_seq, ?3), last_event_at = ?4 \
+             WHERE playbook_pk = ?1 AND run_id = ?2 AND status = 'started' RETURNING attempt",
+        )
+        .bind(reserved.playbook_pk)
+        .bind(run_id)
+        .bind(last_run_seq)
+        .bind(&reserved.now_text)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if updated.is_none() {
+            let stored = stored_run_state(&mut tx, reserved.playbook_pk, run_id).await?;
+            return Err(run_change_refused(playbook, run_id, stored, None)?);
+        }
+        let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+        tx.commit().await?;
+        Ok(events)
+    }
+
+    async fn end_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        ending: RunEnding,
+        events: Vec<NewEvent>,
+    ) -> Result<(Run, Vec<Event>)> {
+        check_ending_status(ending.status, run_id)?;
+        let (events, last_run_seq) = run_events(run_id, events)?;
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        let row = sqlx::query(concat!(
+            "UPDATE runs SET status = ?3, output = ?4, record = ?5, problem = ?6, ended_at = ?8, \
+             last_run_seq = max(last_run_seq, ?7), last_event_at = ?8 \
+             WHERE playbook_pk = ?1 AND run_id = ?2 AND status = 'started' RETURNING ",
+            run_columns!()
+        ))
+        .bind(reserved.playbook_pk)
+        .bind(run_id)
+        .bind(ending.status.as_str())
+        .bind(optional_json_text(ending.output.as_ref())?)
+        .bind(optional_json_text(ending.record.as_ref())?)
+        .bind(optional_json_text(ending.problem.as_ref())?)
+        .bind(last_run_seq)
+        .bind(&reserved.now_text)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            let stored = stored_run_state(&mut tx, reserved.playbook_pk, run_id).await?;
+            return Err(run_change_refused(playbook, run_id, stored, None)?);
+        };
+        let run = run_from_row(&row)?;
+        let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+        tx.commit().await?;
+        Ok((run, events))
+    }
+
+    async fn get_run(&self, playbook: &PlaybookRef, run_id: &str) -> Result<Option<Run>> {
+        sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE playbook_pk = (SELECT pk FROM playbooks WHERE org = ?1 AND id = ?2) \
+             AND run_id = ?3"
+        ))
+        .bind(&playbook.org)
+        .bind(&playbook.playbook)
+        .bind(run_id)
+        .fetch_optional(&self.reader)
+        .await?
+        .as_ref()
+        .map(run_from_row)
+        .transpose()
+    }
+
+    async fn list_runs(&self, playbook: &PlaybookRef, filter: &RunFilter) -> Result<Vec<Run>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        // Invariant: the statement is made of fixed text and numbered placeholders only.
+        let sql = list_runs_sql(filter, |n| format!("?{n}"));
+        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(playbook_pk);
+        if let Some(def_type) = &filter.def_type {
+            query = query.bind(def_type);
+        }
+        if let Some(name) = &filter.name {
+            query = query.bind(name);
+        }
+        if let Some(status) = filter.status {
+            query = query.bind(status.as_str());
+        }
+        if let Some(after_run_id) = &filter.after_run_id {
+            query = query.bind(after_run_id);
+        }
+        query
+            .bind(runs_page_limit(filter))
+            .fetch_all(&self.reader)
+            .await?
+            .iter()
+            .map(run_from_row)
+            .collect()
     }
 }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use auto_store::{
-    DefinitionKey, DefinitionStatus, EventFilter, NewDefinitionVersion, NewEvent, PlaybookRef,
-    Result, Store, StoreError,
+    DefinitionKey, DefinitionStatus, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
+    PlaybookRef, Result, Run, RunEnding, RunFilter, RunStatus, Store, StoreError,
 };
 use chrono::{TimeZone, Utc};
 use serde_json::{Map, json};
@@ -51,6 +51,14 @@ store_suite!(
     followers_never_see_a_gap,
     concurrent_updates_one_wins,
     concurrent_run_numbers_one_wins,
+    run_start_and_get_round_trip,
+    run_ids_are_unique_per_playbook,
+    run_events_take_their_numbers,
+    runs_end_once,
+    runs_restart_under_their_id,
+    run_last_event_at_follows_the_database_clock,
+    runs_list_newest_first,
+    concurrent_run_events_one_wins,
 );
 
 async fn sqlite_store() -> (Arc<dyn Store>, tempfile::TempDir) {
@@ -921,4 +929,713 @@ async fn a_missing_directory_is_an_error_naming_the_lock_file() {
     };
     let lock_path = format!("{}.lock", path.display());
     assert!(error.to_string().contains(&lock_path), "{error}");
+}
+
+// Runs.
+
+fn new_run(run_id: &str, def_type: &str, name: &str) -> NewRun {
+    NewRun {
+        run_id: run_id.into(),
+        key: DefinitionKey::new(def_type, name),
+        definition_version: 1,
+        input: json!({"n": 1}),
+        started_by: "local".into(),
+        parent_run_id: None,
+        task_reference: None,
+        depth: None,
+        call_depth: None,
+        trigger: None,
+    }
+}
+
+/// An event numbered for the run it is recorded with, which gives it its `run_id`.
+fn numbered(id: &str, run_seq: i64) -> NewEvent {
+    NewEvent {
+        run_seq: Some(run_seq),
+        ..event(id, "step_started")
+    }
+}
+
+fn succeeded(output: serde_json::Value) -> RunEnding {
+    RunEnding {
+        status: RunStatus::Succeeded,
+        output: Some(output),
+        record: Some(json!({"calls": 1})),
+        problem: None,
+    }
+}
+
+fn failed() -> RunEnding {
+    RunEnding {
+        status: RunStatus::Failed,
+        output: None,
+        record: Some(json!({"calls": 2})),
+        problem: Some(json!({"reason": "unavailable", "status": 503})),
+    }
+}
+
+async fn run_of(store: &dyn Store, playbook: &PlaybookRef, run_id: &str) -> Result<Run> {
+    let run = store.get_run(playbook, run_id).await?;
+    Ok(run.unwrap_or_else(|| panic!("the run {run_id} is not stored")))
+}
+
+async fn run_start_and_get_round_trip(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let before = store.now().await?;
+    let new = NewRun {
+        run_id: "run-1".into(),
+        key: DefinitionKey::new("reasoning", "review-brief"),
+        definition_version: 3,
+        input: json!({"z": [1, 2.5, "x"], "a": {"nested": null}, "big": 9_007_199_254_740_993_i64}),
+        started_by: "playbook:billing".into(),
+        parent_run_id: Some("parent-7".into()),
+        task_reference: Some("/do/0/review".into()),
+        depth: Some(2),
+        call_depth: Some(1),
+        trigger: Some(json!({"kind": "schedule", "cron": "0 9 * * 1"})),
+    };
+    let (run, events) = store
+        .start_run(&playbook, new.clone(), vec![numbered("started", 1)])
+        .await?;
+    // Its events carry the run's id, and the number its writer gave.
+    assert_eq!(events.len(), 1);
+    let started = &events[0];
+    assert_eq!(
+        (started.seq, started.run_id.as_deref(), started.run_seq),
+        (1, Some("run-1"), Some(1))
+    );
+    let expected = Run {
+        run_id: new.run_id,
+        key: new.key,
+        definition_version: 3,
+        status: RunStatus::Started,
+        input: new.input,
+        output: None,
+        record: None,
+        problem: None,
+        started_by: new.started_by,
+        parent_run_id: new.parent_run_id,
+        task_reference: new.task_reference,
+        depth: Some(2),
+        call_depth: Some(1),
+        trigger: new.trigger,
+        attempt: 1,
+        last_run_seq: 1,
+        last_event_at: started.recorded_at,
+        started_at: started.recorded_at,
+        ended_at: None,
+    };
+    assert_eq!(run, expected);
+    assert!(before <= run.started_at && run.started_at <= store.now().await?);
+    assert_eq!(store.get_run(&playbook, "run-1").await?, Some(expected));
+    assert_eq!(
+        store.get_event(&playbook, "started").await?.as_ref(),
+        Some(started)
+    );
+    // The fields a run may leave out stay out.
+    let (bare, events) = store
+        .start_run(
+            &playbook,
+            new_run("run-2", "workflow", "onboard"),
+            Vec::new(),
+        )
+        .await?;
+    assert!(events.is_empty());
+    assert_eq!(
+        (
+            bare.parent_run_id,
+            bare.task_reference,
+            bare.depth,
+            bare.call_depth,
+            bare.trigger
+        ),
+        (None, None, None, None, None)
+    );
+    assert_eq!(
+        (bare.last_run_seq, bare.last_event_at),
+        (0, bare.started_at)
+    );
+    assert_eq!(
+        store.get_run(&playbook, "run-2").await?.map(|r| r.input),
+        Some(json!({"n": 1}))
+    );
+    assert_eq!(store.get_run(&playbook, "none").await?, None);
+    assert_eq!(
+        store
+            .get_run(&PlaybookRef::new("acme", "missing"), "run-1")
+            .await?,
+        None
+    );
+    Ok(())
+}
+
+async fn run_ids_are_unique_per_playbook(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(
+            &playbook,
+            new_run("run-1", "reasoning", "a"),
+            vec![numbered("s1", 1)],
+        )
+        .await?;
+    let again = store
+        .start_run(
+            &playbook,
+            new_run("run-1", "reasoning", "b"),
+            vec![numbered("s2", 1)],
+        )
+        .await;
+    assert_eq!(
+        conflict_message(again),
+        "the playbook acme/support has a run run-1"
+    );
+    // Nothing of the refused start is kept: no event, no seq spent, the run as it was.
+    assert_eq!(store.get_event(&playbook, "s2").await?, None);
+    assert_eq!(
+        run_of(&*store, &playbook, "run-1").await?.key,
+        DefinitionKey::new("reasoning", "a")
+    );
+    // An event id taken refuses the start, the run too.
+    let taken = store
+        .start_run(
+            &playbook,
+            new_run("run-3", "reasoning", "a"),
+            vec![numbered("s1", 1)],
+        )
+        .await;
+    assert!(is_conflict(&taken), "{taken:?}");
+    assert_eq!(store.get_run(&playbook, "run-3").await?, None);
+    // An event that names another run is refused.
+    let other = store
+        .start_run(
+            &playbook,
+            new_run("run-4", "reasoning", "a"),
+            vec![run_event("s4", "run-9", 1)],
+        )
+        .await;
+    assert!(is_conflict(&other), "{other:?}");
+    assert_eq!(store.get_run(&playbook, "run-4").await?, None);
+    // Another playbook has its own run ids.
+    store.create_playbook("acme", "other", None).await?;
+    store
+        .start_run(
+            &PlaybookRef::new("acme", "other"),
+            new_run("run-1", "reasoning", "a"),
+            vec![numbered("s1", 1)],
+        )
+        .await?;
+    let missing = store
+        .start_run(
+            &PlaybookRef::new("acme", "missing"),
+            new_run("run-1", "reasoning", "a"),
+            Vec::new(),
+        )
+        .await;
+    assert!(is_not_found(&missing), "{missing:?}");
+    let seqs: Vec<_> = all_events(&*store, &playbook)
+        .await?
+        .into_iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [1]);
+    Ok(())
+}
+
+async fn run_events_take_their_numbers(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(
+            &playbook,
+            new_run("run-1", "reasoning", "a"),
+            vec![numbered("started", 1)],
+        )
+        .await?;
+    store
+        .append_events(&playbook, vec![event("elsewhere", "published")])
+        .await?;
+    let recorded = store
+        .record_run_events(
+            &playbook,
+            "run-1",
+            vec![numbered("call-2", 2), run_event("call-3", "run-1", 3)],
+        )
+        .await?;
+    let numbers: Vec<_> = recorded
+        .iter()
+        .map(|e| (e.seq, e.run_id.as_deref(), e.run_seq))
+        .collect();
+    assert_eq!(
+        numbers,
+        [(3, Some("run-1"), Some(2)), (4, Some("run-1"), Some(3))]
+    );
+    let run = run_of(&*store, &playbook, "run-1").await?;
+    assert_eq!(
+        (run.last_run_seq, run.last_event_at),
+        (3, recorded[0].recorded_at)
+    );
+
+    // A number taken refuses the whole change: nothing is appended, the run is as it was.
+    let taken = store
+        .record_run_events(
+            &playbook,
+            "run-1",
+            vec![numbered("call-4", 4), numbered("again-3", 3)],
+        )
+        .await;
+    let expected = "an event of the same run with the same number is already recorded in \
+                    playbook acme/support";
+    assert_eq!(conflict_message(taken), expected);
+    assert_eq!(store.get_event(&playbook, "call-4").await?, None);
+    assert_eq!(run_of(&*store, &playbook, "run-1").await?, run);
+
+    // An event without a number (the end of a call still open) is recorded beside them.
+    let unnumbered = store
+        .record_run_events(&playbook, "run-1", vec![event("answered", "t")])
+        .await?;
+    assert_eq!(
+        (
+            unnumbered[0].seq,
+            unnumbered[0].run_id.as_deref(),
+            unnumbered[0].run_seq
+        ),
+        (5, Some("run-1"), None)
+    );
+    let after = run_of(&*store, &playbook, "run-1").await?;
+    assert_eq!(
+        (after.last_run_seq, after.last_event_at),
+        (3, unnumbered[0].recorded_at)
+    );
+    let next = store
+        .record_run_events(&playbook, "run-1", vec![numbered("call-4", 4)])
+        .await?;
+    assert_eq!(next[0].seq, 6);
+
+    // The run's history, from list_events by its id.
+    let history: Vec<_> = store
+        .list_events(
+            &playbook,
+            &EventFilter {
+                run_id: Some("run-1".into()),
+                ..Default::default()
+            },
+        )
+        .await?
+        .into_iter()
+        .map(|e| (e.id, e.run_seq))
+        .collect();
+    let expected_history = [
+        ("started", Some(1)),
+        ("call-2", Some(2)),
+        ("call-3", Some(3)),
+        ("answered", None),
+        ("call-4", Some(4)),
+    ];
+    let expected_history: Vec<_> = expected_history
+        .iter()
+        .map(|(id, n)| (id.to_string(), *n))
+        .collect();
+    assert_eq!(history, expected_history);
+
+    let other_run = store
+        .record_run_events(&playbook, "run-1", vec![run_event("x", "run-2", 1)])
+        .await;
+    assert!(is_conflict(&other_run), "{other_run:?}");
+    let missing = store
+        .record_run_events(&playbook, "none", vec![numbered("y", 1)])
+        .await;
+    assert!(is_not_found(&missing), "{missing:?}");
+    let missing_playbook = store
+        .record_run_events(&PlaybookRef::new("acme", "missing"), "run-1", Vec::new())
+        .await;
+    assert!(is_not_found(&missing_playbook), "{missing_playbook:?}");
+    assert_eq!(all_events(&*store, &playbook).await?.len(), 6);
+    Ok(())
+}
+
+async fn runs_end_once(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(
+            &playbook,
+            new_run("run-1", "reasoning", "a"),
+            vec![numbered("started", 1)],
+        )
+        .await?;
+    // An ending that is no ending is refused, and changes nothing.
+    let not_an_ending = RunEnding {
+        status: RunStatus::Started,
+        ..succeeded(json!(null))
+    };
+    let refused = store
+        .end_run(&playbook, "run-1", not_an_ending, vec![numbered("x", 2)])
+        .await;
+    assert!(is_conflict(&refused), "{refused:?}");
+    assert_eq!(store.get_event(&playbook, "x").await?, None);
+
+    let output = json!({"verdict": "approve", "score": 0.75});
+    let (ended, events) = store
+        .end_run(
+            &playbook,
+            "run-1",
+            succeeded(output.clone()),
+            vec![numbered("succeeded", 2)],
+        )
+        .await?;
+    let at = events[0].recorded_at;
+    assert_eq!(
+        (ended.status, ended.output.as_ref(), ended.record.as_ref()),
+        (
+            RunStatus::Succeeded,
+            Some(&output),
+            Some(&json!({"calls": 1}))
+        )
+    );
+    assert_eq!(
+        (
+            ended.problem.as_ref(),
+            ended.ended_at,
+            ended.last_event_at,
+            ended.last_run_seq
+        ),
+        (None, Some(at), at, 2)
+    );
+    assert_eq!(run_of(&*store, &playbook, "run-1").await?, ended);
+
+    let twice = store
+        .end_run(&playbook, "run-1", failed(), vec![numbered("failed", 3)])
+        .await;
+    assert_eq!(
+        conflict_message(twice),
+        "the run run-1 has ended (succeeded)"
+    );
+    let after_end = store
+        .record_run_events(&playbook, "run-1", vec![numbered("late", 3)])
+        .await;
+    assert_eq!(
+        conflict_message(after_end),
+        "the run run-1 has ended (succeeded)"
+    );
+    assert_eq!(run_of(&*store, &playbook, "run-1").await?, ended);
+    let missing = store.end_run(&playbook, "none", failed(), Vec::new()).await;
+    assert!(is_not_found(&missing), "{missing:?}");
+    let ids: Vec<_> = all_events(&*store, &playbook)
+        .await?
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(ids, ["started", "succeeded"]);
+
+    // A JSON null is kept as one, apart from no value.
+    store
+        .start_run(&playbook, new_run("run-2", "reasoning", "a"), Vec::new())
+        .await?;
+    let (null_output, _) = store
+        .end_run(&playbook, "run-2", succeeded(json!(null)), Vec::new())
+        .await?;
+    assert_eq!(null_output.output, Some(json!(null)));
+    assert_eq!(run_of(&*store, &playbook, "run-2").await?, null_output);
+    Ok(())
+}
+
+async fn runs_restart_under_their_id(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let (first, _) = store
+        .start_run(
+            &playbook,
+            new_run("run-1", "reasoning", "a"),
+            vec![numbered("started", 1)],
+        )
+        .await?;
+    // A run still started is not started again.
+    let running = store
+        .restart_run(&playbook, "run-1", 1, vec![numbered("again", 2)])
+        .await;
+    assert_eq!(
+        conflict_message(running),
+        "the run run-1 is still started (attempt 1)"
+    );
+    store
+        .end_run(&playbook, "run-1", failed(), vec![numbered("failed", 2)])
+        .await?;
+    let stale = store
+        .restart_run(&playbook, "run-1", 2, vec![numbered("again", 3)])
+        .await;
+    assert_eq!(
+        conflict_message(stale),
+        "the run run-1 is at attempt 1, not 2: it changed since it was read"
+    );
+    // A number taken refuses the restart: the run stays ended.
+    let taken = store
+        .restart_run(&playbook, "run-1", 1, vec![numbered("again", 2)])
+        .await;
+    assert!(is_conflict(&taken), "{taken:?}");
+    assert_eq!(
+        run_of(&*store, &playbook, "run-1").await?.status,
+        RunStatus::Failed
+    );
+
+    let (second, events) = store
+        .restart_run(&playbook, "run-1", 1, vec![numbered("again", 3)])
+        .await?;
+    let at = events[0].recorded_at;
+    let expected = Run {
+        status: RunStatus::Started,
+        attempt: 2,
+        last_run_seq: 3,
+        last_event_at: at,
+        ..first.clone()
+    };
+    assert_eq!(second, expected);
+    assert_eq!(
+        (
+            second.output,
+            second.record,
+            second.problem,
+            second.ended_at
+        ),
+        (None, None, None, None)
+    );
+    assert_eq!(second.started_at, first.started_at);
+    assert_eq!(run_of(&*store, &playbook, "run-1").await?, expected);
+    // The second attempt goes on under the next numbers, and ends.
+    store
+        .record_run_events(&playbook, "run-1", vec![numbered("call", 4)])
+        .await?;
+    let (ended, _) = store
+        .end_run(
+            &playbook,
+            "run-1",
+            succeeded(json!(1)),
+            vec![numbered("done", 5)],
+        )
+        .await?;
+    assert_eq!((ended.attempt, ended.last_run_seq), (2, 5));
+    // The attempt read before the second one no longer applies.
+    let stale = store.restart_run(&playbook, "run-1", 1, Vec::new()).await;
+    assert!(is_conflict(&stale), "{stale:?}");
+    let (third, _) = store.restart_run(&playbook, "run-1", 2, Vec::new()).await?;
+    assert_eq!((third.attempt, third.status), (3, RunStatus::Started));
+    let missing = store.restart_run(&playbook, "none", 1, Vec::new()).await;
+    assert!(is_not_found(&missing), "{missing:?}");
+    Ok(())
+}
+
+async fn run_last_event_at_follows_the_database_clock(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let before = store.now().await?;
+    let (started, _) = store
+        .start_run(
+            &playbook,
+            new_run("run-1", "reasoning", "a"),
+            vec![numbered("started", 1)],
+        )
+        .await?;
+    assert!(before <= started.last_event_at);
+    let mut last = started.last_event_at;
+    for n in 2..=4 {
+        // More than SQLite's millisecond apart.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let recorded = store
+            .record_run_events(&playbook, "run-1", vec![numbered(&format!("e{n}"), n)])
+            .await?;
+        let run = run_of(&*store, &playbook, "run-1").await?;
+        assert_eq!(run.last_event_at, recorded[0].recorded_at);
+        assert!(last < run.last_event_at, "{last} {}", run.last_event_at);
+        assert!(run.last_event_at <= store.now().await?);
+        assert_eq!(run.started_at, started.started_at);
+        last = run.last_event_at;
+    }
+    // The age of the last event, on the database's clock.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let age = store.now().await? - last;
+    assert!(age >= chrono::Duration::milliseconds(20), "{age}");
+    Ok(())
+}
+
+async fn runs_list_newest_first(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    // Started in order of their ids: newest first is the ids' reverse order, whether two
+    // starts share a time (then the greater id is first) or not.
+    let runs = [
+        ("r01", "reasoning", "a"),
+        ("r02", "workflow", "a"),
+        ("r03", "reasoning", "b"),
+        ("r04", "reasoning", "a"),
+        ("r05", "workflow", "a"),
+        ("r06", "reasoning", "a"),
+        ("r07", "reasoning", "b"),
+    ];
+    for (run_id, def_type, name) in runs {
+        store
+            .start_run(&playbook, new_run(run_id, def_type, name), Vec::new())
+            .await?;
+    }
+    for run_id in ["r02", "r04"] {
+        store
+            .end_run(&playbook, run_id, succeeded(json!(1)), Vec::new())
+            .await?;
+    }
+    store
+        .end_run(&playbook, "r06", failed(), Vec::new())
+        .await?;
+    let list = |filter: RunFilter| {
+        let (store, playbook) = (store.clone(), playbook.clone());
+        async move {
+            let runs = store.list_runs(&playbook, &filter).await?;
+            Ok::<_, StoreError>(runs.into_iter().map(|r| r.run_id).collect::<Vec<_>>())
+        }
+    };
+    let text = |s: &str| Some(s.to_string());
+    assert_eq!(
+        list(RunFilter::default()).await?,
+        ["r07", "r06", "r05", "r04", "r03", "r02", "r01"]
+    );
+    let listed = store.list_runs(&playbook, &RunFilter::default()).await?;
+    assert_eq!(listed[1], run_of(&*store, &playbook, "r06").await?);
+    assert_eq!(
+        list(RunFilter {
+            def_type: text("reasoning"),
+            ..Default::default()
+        })
+        .await?,
+        ["r07", "r06", "r04", "r03", "r01"]
+    );
+    assert_eq!(
+        list(RunFilter {
+            def_type: text("reasoning"),
+            name: text("a"),
+            ..Default::default()
+        })
+        .await?,
+        ["r06", "r04", "r01"]
+    );
+    assert_eq!(
+        list(RunFilter {
+            name: text("a"),
+            ..Default::default()
+        })
+        .await?,
+        ["r06", "r05", "r04", "r02", "r01"]
+    );
+    assert_eq!(
+        list(RunFilter {
+            status: Some(RunStatus::Succeeded),
+            ..Default::default()
+        })
+        .await?,
+        ["r04", "r02"]
+    );
+    assert_eq!(
+        list(RunFilter {
+            def_type: text("reasoning"),
+            status: Some(RunStatus::Started),
+            ..Default::default()
+        })
+        .await?,
+        ["r07", "r03", "r01"]
+    );
+    assert!(
+        list(RunFilter {
+            def_type: text("recall"),
+            ..Default::default()
+        })
+        .await?
+        .is_empty()
+    );
+
+    // Pages by cursor: each starts after the last run of the page before.
+    let mut paged = Vec::new();
+    let mut after_run_id = None;
+    loop {
+        let page = list(RunFilter {
+            after_run_id: after_run_id.clone(),
+            limit: 3,
+            ..Default::default()
+        })
+        .await?;
+        assert!(page.len() <= 3);
+        let Some(last) = page.last().cloned() else {
+            break;
+        };
+        paged.extend(page);
+        after_run_id = Some(last);
+    }
+    assert_eq!(paged, ["r07", "r06", "r05", "r04", "r03", "r02", "r01"]);
+    let filtered_page = RunFilter {
+        def_type: text("reasoning"),
+        after_run_id: text("r06"),
+        limit: 2,
+        ..Default::default()
+    };
+    assert_eq!(list(filtered_page).await?, ["r04", "r03"]);
+    // A cursor run that no longer matches the filter still marks its place.
+    let started_after = RunFilter {
+        status: Some(RunStatus::Started),
+        after_run_id: text("r04"),
+        ..Default::default()
+    };
+    assert_eq!(list(started_after).await?, ["r03", "r01"]);
+    // A cursor that names no run gives an empty page.
+    let unknown = RunFilter {
+        after_run_id: text("nope"),
+        ..Default::default()
+    };
+    assert!(list(unknown).await?.is_empty());
+    // A restart keeps the run's place.
+    store.restart_run(&playbook, "r04", 1, Vec::new()).await?;
+    assert_eq!(
+        list(RunFilter::default()).await?,
+        ["r07", "r06", "r05", "r04", "r03", "r02", "r01"]
+    );
+    let missing = store
+        .list_runs(&PlaybookRef::new("acme", "missing"), &RunFilter::default())
+        .await;
+    assert!(is_not_found(&missing), "{missing:?}");
+    Ok(())
+}
+
+/// Two attempts of one run that go on at once: of those that number the same event, one
+/// records it and the others stop.
+async fn concurrent_run_events_one_wins(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(
+            &playbook,
+            new_run("run-1", "reasoning", "a"),
+            vec![numbered("started", 1)],
+        )
+        .await?;
+    let racers: Vec<_> = (0..RACERS)
+        .map(|n| {
+            let (store, playbook) = (store.clone(), playbook.clone());
+            tokio::spawn(async move {
+                let events = vec![numbered(&format!("attempt-{n}"), 2)];
+                store.record_run_events(&playbook, "run-1", events).await
+            })
+        })
+        .collect();
+    let mut recorded = Vec::new();
+    for racer in racers {
+        match racer
+            .await
+            .unwrap_or_else(|error| panic!("a racer: {error}"))
+        {
+            Ok(events) => recorded.extend(events),
+            Err(StoreError::Conflict(_)) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    let run = run_of(&*store, &playbook, "run-1").await?;
+    assert_eq!(
+        (run.last_run_seq, run.last_event_at),
+        (2, recorded[0].recorded_at)
+    );
+    let seqs: Vec<_> = all_events(&*store, &playbook)
+        .await?
+        .into_iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [1, 2]);
+    Ok(())
 }
