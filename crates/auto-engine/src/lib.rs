@@ -3,6 +3,8 @@
 //! Architecture invariant: nothing here does I/O, reads a clock or knows about HTTP. Saving a
 //! definition is `check(source) -> Checked | issues`; the service stores what passed.
 
+pub mod computation;
 pub mod definitions;
+pub mod input;
 pub mod provider_options;
 pub mod reasoning;

@@ -108,22 +108,22 @@ impl DefinitionChecker for ReasoningChecker {
 }
 
 /// Collects issues against the front matter's positions.
-struct Fields<'a> {
-    doc: &'a Located,
-    issues: Vec<Issue>,
+pub(crate) struct Fields<'a> {
+    pub(crate) doc: &'a Located,
+    pub(crate) issues: Vec<Issue>,
 }
 
 impl Fields<'_> {
-    fn at(&mut self, pointer: &str, text: impl Into<String>) {
+    pub(crate) fn at(&mut self, pointer: &str, text: impl Into<String>) {
         self.issues.push(self.doc.issue_at(pointer, text));
     }
 
-    fn get(&self, pointer: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, pointer: &str) -> Option<&Value> {
         self.doc.value().pointer(pointer)
     }
 
     /// Refuses every key of the mapping at `pointer` outside `allowed`.
-    fn only_keys(&mut self, pointer: &str, allowed: &[&str]) {
+    pub(crate) fn only_keys(&mut self, pointer: &str, allowed: &[&str]) {
         let Some(Value::Object(map)) = self.get(pointer) else {
             return;
         };
@@ -140,7 +140,7 @@ impl Fields<'_> {
     }
 
     /// The mapping at `pointer`, or an issue when something else is there.
-    fn object(&mut self, pointer: &str) -> Option<Map<String, Value>> {
+    pub(crate) fn object(&mut self, pointer: &str) -> Option<Map<String, Value>> {
         match self.get(pointer)? {
             Value::Object(map) => Some(map.clone()),
             _ => {
@@ -150,7 +150,7 @@ impl Fields<'_> {
         }
     }
 
-    fn string(&mut self, pointer: &str) -> Option<String> {
+    pub(crate) fn string(&mut self, pointer: &str) -> Option<String> {
         match self.get(pointer)? {
             Value::String(text) => Some(text.clone()),
             _ => {
@@ -160,7 +160,7 @@ impl Fields<'_> {
         }
     }
 
-    fn number(&mut self, pointer: &str) -> Option<f64> {
+    pub(crate) fn number(&mut self, pointer: &str) -> Option<f64> {
         match self.get(pointer)? {
             Value::Number(n) => n.as_f64(),
             _ => {
@@ -171,7 +171,7 @@ impl Fields<'_> {
     }
 
     /// A whole number within `min..=max`, or `text` at the pointer.
-    fn whole(&mut self, pointer: &str, min: u64, max: u64, text: &str) -> Option<u64> {
+    pub(crate) fn whole(&mut self, pointer: &str, min: u64, max: u64, text: &str) -> Option<u64> {
         let value = self.get(pointer)?;
         let whole = value.as_u64().or_else(|| {
             value
@@ -243,7 +243,7 @@ pub fn check_reasoning(source: &str) -> Result<ReasoningDocument, Vec<Issue>> {
     })
 }
 
-fn check_description(fields: &mut Fields<'_>) -> Option<String> {
+pub(crate) fn check_description(fields: &mut Fields<'_>) -> Option<String> {
     let text = fields.string("/description")?;
     let chars = text.chars().count();
     if chars == 0 || chars > DESCRIPTION_CHARS_MAX {
@@ -328,7 +328,12 @@ fn check_config(fields: &mut Fields<'_>) -> ReasoningConfig {
 }
 
 /// Schema problems at their lines, under `base` (such as `/input/schema`).
-fn schema_issues(fields: &mut Fields<'_>, base: &str, schema: &Value, role: SchemaRole) -> bool {
+pub(crate) fn schema_issues(
+    fields: &mut Fields<'_>,
+    base: &str,
+    schema: &Value,
+    role: SchemaRole,
+) -> bool {
     let report = check_schema(schema, role);
     for problem in &report.problems {
         fields.at(&format!("{base}{}", problem.pointer), problem.text.clone());
@@ -338,13 +343,13 @@ fn schema_issues(fields: &mut Fields<'_>, base: &str, schema: &Value, role: Sche
 
 /// The input schema, the defaults, and the fields a template may name (when the schema lists
 /// its properties and sets `additionalProperties: false`).
-type InputParts = (
+pub(crate) type InputParts = (
     Option<Value>,
     Option<Map<String, Value>>,
     Option<Vec<String>>,
 );
 
-fn check_input(fields: &mut Fields<'_>) -> InputParts {
+pub(crate) fn check_input(fields: &mut Fields<'_>) -> InputParts {
     if fields.object("/input").is_none() {
         return (None, None, None);
     }

@@ -147,3 +147,55 @@ pub struct Health {
     pub store: String,
     pub version: String,
 }
+
+/// `run_definition`: runs the latest active version of a definition.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunDefinition {
+    /// The input object; `{}` when left out.
+    #[serde(default)]
+    pub input: Option<Value>,
+    /// Your id for the run, 1 to 128 of `[A-Za-z0-9._:-]`, to read it later or retry it; a new
+    /// UUIDv7 when left out.
+    #[serde(default)]
+    pub run_id: Option<String>,
+}
+
+/// A run, as `get_run` returns it.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct RunOut {
+    pub run_id: String,
+    #[serde(rename = "type")]
+    pub def_type: String,
+    pub name: String,
+    pub definition_version: i64,
+    /// started, succeeded, rejected or failed.
+    pub status: String,
+    /// Left out by `list_runs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    pub record: Option<Value>,
+    /// The problem document of a rejected or failed run.
+    pub problem: Option<Value>,
+    pub started_by: String,
+    pub started_at: DateTime<Utc>,
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct RunList {
+    pub runs: Vec<RunOut>,
+    /// Pass as `after` for the next page; null when this page is the last.
+    pub next: Option<String>,
+}
+
+/// `cancel_run`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelRun {
+    /// Why, in the words of whoever cancels it.
+    #[serde(default)]
+    pub detail: Option<String>,
+}

@@ -22,6 +22,7 @@ use crate::auth::{Caller, Keys};
 use crate::events::EventQuery;
 use crate::metrics::Metrics;
 use crate::problem::{Problem, ProblemIssue};
+use crate::runs::{RunAnswer, RunQuery};
 use crate::service::Service;
 
 /// The largest request body: a definition's source (512 KiB) with its overview and diagram,
@@ -67,6 +68,13 @@ pub fn router(state: AppState) -> Router {
             post(publish_event).get(list_events),
         )
         .route(&format!("{pb}/events/{{event_id}}"), get(get_event))
+        .route(
+            &format!("{pb}/definitions/{{type}}/{{name}}/runs"),
+            post(run_definition),
+        )
+        .route(&format!("{pb}/runs"), get(list_runs))
+        .route(&format!("{pb}/runs/{{run_id}}"), get(get_run))
+        .route(&format!("{pb}/runs/{{run_id}}/cancel"), post(cancel_run))
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), observe))
@@ -218,12 +226,57 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), Problem> {
     .with_kind("unsupported_media_type"))
 }
 
+/// How deeply a request body may nest. A run's input may nest 512 levels inside the body's own
+/// object and its `input` field; past this the body is refused before it is parsed, so no
+/// hostile body can make the parser (or dropping its value) recurse deeply.
+pub const BODY_DEPTH_MAX: usize = 1_024;
+
+/// The deepest nesting of lists and objects in JSON text, counted without parsing it.
+fn nesting_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &byte in bytes {
+        if in_string {
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+fn parse_json(bytes: &[u8]) -> serde_json::Result<Value> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    deserializer.disable_recursion_limit();
+    let value = serde::Deserialize::deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
 /// Decodes a JSON object into `T`, with problems at pointers.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     if bytes.len() > BODY_BYTES_MAX {
         return Err(too_large());
     }
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+    if nesting_depth(bytes) > BODY_DEPTH_MAX {
+        return Err(Problem::invalid_request(vec![ProblemIssue::field(
+            "",
+            format!("The body nests lists and objects deeper than {BODY_DEPTH_MAX} levels."),
+        )]));
+    }
+    let value: Value = parse_json(bytes).map_err(|e| {
         Problem::invalid_input(
             "The request body is not valid JSON",
             format!("The body is not valid JSON: {e}."),
@@ -479,5 +532,57 @@ async fn get_event(
 ) -> Answer<Json<EventOut>> {
     Ok(Json(
         s.service.get_event(&c, &pb_ref(org, pb), &event_id).await?,
+    ))
+}
+
+async fn run_definition(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb, def_type, name)): Path<(String, String, String, String)>,
+    Body(body): Body<RunDefinition>,
+) -> Response {
+    match s
+        .service
+        .run_definition(&c, &pb_ref(org, pb), &def_type, &name, body)
+        .await
+    {
+        Ok(RunAnswer::Ended(run)) => (StatusCode::OK, Json(run)).into_response(),
+        Ok(RunAnswer::Started(run)) => (StatusCode::ACCEPTED, Json(run)).into_response(),
+        Ok(RunAnswer::Rejected(problem)) | Err(problem) => problem.into_response(),
+    }
+}
+
+async fn get_run(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb, run_id)): Path<(String, String, String)>,
+) -> Answer<Json<RunOut>> {
+    Ok(Json(
+        s.service.get_run(&c, &pb_ref(org, pb), &run_id).await?,
+    ))
+}
+
+async fn list_runs(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb)): Path<(String, String)>,
+    query: Result<Query<RunQuery>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Json<RunList>> {
+    let Query(query) = query.map_err(query_problem)?;
+    Ok(Json(
+        s.service.list_runs(&c, &pb_ref(org, pb), query).await?,
+    ))
+}
+
+async fn cancel_run(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb, run_id)): Path<(String, String, String)>,
+    Body(body): Body<CancelRun>,
+) -> Answer<Json<RunOut>> {
+    Ok(Json(
+        s.service
+            .cancel_run(&c, &pb_ref(org, pb), &run_id, body)
+            .await?,
     ))
 }

@@ -11,6 +11,7 @@ pub mod http;
 pub mod metrics;
 pub mod openapi;
 pub mod problem;
+pub mod runs;
 pub mod service;
 
 use std::net::SocketAddr;

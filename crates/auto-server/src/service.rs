@@ -27,6 +27,7 @@ pub const TITLE_CHARS_MAX: usize = 200;
 pub struct Service {
     pub store: Arc<dyn Store>,
     pub checkers: Checkers,
+    pub in_flight: crate::runs::InFlight,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -83,7 +84,11 @@ fn parse_type(text: &str) -> Result<DefinitionType, Problem> {
 
 impl Service {
     pub fn new(store: Arc<dyn Store>, checkers: Checkers) -> Self {
-        Self { store, checkers }
+        Self {
+            store,
+            checkers,
+            in_flight: crate::runs::InFlight::default(),
+        }
     }
 
     // Orgs and playbooks.

@@ -89,7 +89,7 @@ async fn keys_roles_and_orgs() {
         .await;
     assert_eq!(published.status, 201);
     assert_eq!(published.body["caller"], "bot");
-    let def = json!({"type": "computation", "name": "x", "source": "x", "diagram": "none"});
+    let def = json!({"type": "recall", "name": "x", "source": "x", "diagram": "none"});
     runner
         .post(&format!("{pb}/definitions"), def.clone())
         .await

@@ -124,3 +124,42 @@ async fn bad_queries_are_refused() {
         200
     );
 }
+
+#[tokio::test]
+async fn deep_data_is_taken_to_the_body_limit() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let nested = |levels: usize| format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+    // The body's object is one level; data nested 600 deep is well within 1,024.
+    let body = format!("{{\"type\": \"a\", \"data\": {}}}", nested(600));
+    let reply = server
+        .raw(
+            reqwest::Method::POST,
+            &format!("{pb}/events"),
+            Some("application/json"),
+            body.into_bytes(),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:?}", reply.body);
+    let limit = auto_server::http::BODY_DEPTH_MAX;
+    let body = format!("{{\"type\": \"a\", \"data\": {}}}", nested(limit));
+    let reply = server
+        .raw(
+            reqwest::Method::POST,
+            &format!("{pb}/events"),
+            Some("application/json"),
+            body.into_bytes(),
+        )
+        .await;
+    reply.assert_problem(422, "invalid_input");
+    let body = format!("{{\"type\": \"a\", \"data\": {}}}", nested(limit - 1));
+    let reply = server
+        .raw(
+            reqwest::Method::POST,
+            &format!("{pb}/events"),
+            Some("application/json"),
+            body.into_bytes(),
+        )
+        .await;
+    assert_eq!(reply.status, 201);
+}

@@ -14,8 +14,9 @@ use auto_server::{Handle, Options};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-/// A checker for the service's own tests: accepts any source except lines starting with
-/// `bad`, each an issue at its line. The real checkers have their own suites; this one lets
+/// A checker for the service's own tests, standing in for the type recall (which has no checker
+/// of its own yet): accepts any source except lines starting with `bad`, each an issue at its
+/// line. The real checkers have their own suites; this one lets
 /// the definitions API be tested apart from any document format.
 pub struct LineChecker;
 
@@ -73,8 +74,7 @@ impl TestServer {
                 auto_store::open(&url).await.expect("a SQLite store")
             }
         };
-        let checkers =
-            Checkers::standard().with(DefinitionType::Computation, Arc::new(LineChecker));
+        let checkers = Checkers::standard().with(DefinitionType::Recall, Arc::new(LineChecker));
         let handle = auto_server::start(Options {
             listen: "127.0.0.1:0".parse().expect("an address"),
             store,

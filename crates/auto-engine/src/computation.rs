@@ -1,0 +1,230 @@
+//! Computation functions (supplement §7): Markdown with YAML front matter (description, input
+//! schema and defaults, output schema or shape) and one fenced `ts` block whose default export
+//! is a function from the input to the output. A run executes it in the QuickJS sandbox, with
+//! the clock fixed to the run's start.
+
+use auto_doc::{Issue, YamlConfig, read_markdown};
+use auto_schema::{CompiledSchema, SchemaRole, check_shape, shape_schema};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::definitions::{Checked, DefinitionChecker};
+use crate::reasoning::{Fields, OUTPUT_SHAPES, check_description, check_input, schema_issues};
+
+const TOP_KEYS: [&str; 3] = ["description", "input", "output"];
+const OUTPUT_KEYS: [&str; 2] = ["schema", "shape"];
+/// The info strings that open the program's fenced block.
+pub const PROGRAM_FENCES: [&str; 2] = ["ts", "typescript"];
+
+/// A computation function's document after it passed the checks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ComputationDocument {
+    pub description: Option<String>,
+    pub input_schema: Option<Value>,
+    pub input_default: Option<Map<String, Value>>,
+    /// The output contract: the written schema, or the shape's.
+    pub output_schema: Option<Value>,
+    pub output_shape: Option<String>,
+    /// The TypeScript program.
+    pub program: String,
+    /// The source line of the program's first line.
+    pub program_first_line: u32,
+}
+
+/// The checker `create_definition` runs for the type computation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ComputationChecker;
+
+impl DefinitionChecker for ComputationChecker {
+    fn check(&self, source: &str) -> Result<Checked, Vec<Issue>> {
+        let document = check_computation(source)?;
+        Ok(Checked {
+            description: document.description,
+            input_schema: document.input_schema,
+            output_schema: document.output_schema,
+            ..Checked::default()
+        })
+    }
+}
+
+/// The one fenced `ts` block of a body: its text and its first line in the source, or issues.
+fn find_program(body: &str, body_first_line: u32) -> Result<(String, u32), Issue> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(u32, String, Vec<&str>)> = None;
+    for (index, line) in body.lines().enumerate() {
+        let number = body_first_line + index as u32;
+        let trimmed = line.trim_end();
+        match &mut open {
+            Some((_, fence, lines)) if trimmed.trim_start() == fence.as_str() => {
+                let (start, _, lines) = open.take().unwrap_or_default();
+                blocks.push((start, lines.join("\n")));
+                let _ = lines;
+            }
+            Some((_, _, lines)) => lines.push(line),
+            None => {
+                let start = trimmed.trim_start();
+                let fence_len = start.chars().take_while(|&c| c == '`').count();
+                if fence_len >= 3 && PROGRAM_FENCES.contains(&start[fence_len..].trim()) {
+                    open = Some((number + 1, "`".repeat(fence_len), Vec::new()));
+                }
+            }
+        }
+    }
+    if let Some((start, _, _)) = open {
+        return Err(Issue::at_line(start - 1, "", "The ts block is not closed."));
+    }
+    match blocks.len() {
+        1 => Ok(blocks.remove(0)).map(|(start, text)| (text, start)),
+        0 => Err(Issue::at_line(
+            body_first_line,
+            "",
+            "The body has no ```ts block: a computation function's program is the one fenced ts block of its body.",
+        )),
+        _ => Err(Issue::at_line(
+            blocks[1].0 - 1,
+            "",
+            "The body has more than one ```ts block: a computation function has one program.",
+        )),
+    }
+}
+
+/// Checks a computation function's source; the document, or every problem found.
+pub fn check_computation(source: &str) -> Result<ComputationDocument, Vec<Issue>> {
+    let read = read_markdown(source, &YamlConfig::front_matter());
+    let mut fields = Fields {
+        doc: &read.front_matter,
+        issues: read.issues.clone(),
+    };
+    if !read.complete {
+        return Err(fields.issues);
+    }
+    if !fields.doc.value().is_object() && !fields.doc.value().is_null() {
+        fields.at(
+            "",
+            "The front matter must be a mapping of the fields description, input and output.",
+        );
+        return Err(fields.issues);
+    }
+    fields.only_keys("", &TOP_KEYS);
+    let description = check_description(&mut fields);
+    let (input_schema, input_default, _) = check_input(&mut fields);
+    let (output_schema, output_shape) = check_output(&mut fields);
+    let program = match find_program(read.body, read.body_first_line) {
+        Ok((program, first_line)) => {
+            for problem in auto_script::check_program(&program, &[]) {
+                let line = first_line + problem.line.saturating_sub(1);
+                fields
+                    .issues
+                    .push(Issue::at(line, problem.column, "", problem.text));
+            }
+            Some((program, first_line))
+        }
+        Err(issue) => {
+            fields.issues.push(issue);
+            None
+        }
+    };
+    match (fields.issues.is_empty(), program) {
+        (true, Some((program, program_first_line))) => Ok(ComputationDocument {
+            description,
+            input_schema,
+            input_default,
+            output_schema: output_schema.or_else(|| output_shape.as_deref().and_then(shape_schema)),
+            output_shape,
+            program,
+            program_first_line,
+        }),
+        _ => Err(fields.issues),
+    }
+}
+
+fn check_output(fields: &mut Fields<'_>) -> (Option<Value>, Option<String>) {
+    if fields.object("/output").is_none() {
+        return (None, None);
+    }
+    fields.only_keys("/output", &OUTPUT_KEYS);
+    let schema = fields.get("/output/schema").cloned();
+    if let Some(schema) = &schema {
+        schema_issues(fields, "/output/schema", schema, SchemaRole::Output);
+    }
+    let shape = fields.string("/output/shape");
+    if let Some(shape) = &shape {
+        if !OUTPUT_SHAPES.contains(&shape.as_str()) {
+            fields.at(
+                "/output/shape",
+                "Expected one of series, categories, table or text.",
+            );
+        } else if schema.is_some() {
+            fields.at("/output/shape", "Not allowed beside output.schema.");
+        }
+    }
+    (schema, shape)
+}
+
+/// Why a program could not give an output: the run ends `conflict`, kind `unworkable`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unworkable {
+    /// The program's words, with its line in the document when it threw.
+    pub detail: String,
+    /// Each way the value missed the output contract.
+    pub issues: Vec<String>,
+    /// Whether a budget (work, time, memory) stopped it rather than the program itself.
+    pub budget: bool,
+}
+
+/// Runs the program on a prepared input with the clock at `now_ms`. Blocks the thread for up
+/// to the program's time budget: the caller runs it where blocking is fine.
+pub fn run_computation(
+    document: &ComputationDocument,
+    input: &Value,
+    now_ms: i64,
+) -> Result<Value, Unworkable> {
+    let value =
+        auto_script::run_program(&document.program, input, now_ms).map_err(
+            |error| match error {
+                auto_script::ScriptError::Expression { message, line } => {
+                    let at = line
+                        .map(|l| format!(" (line {})", document.program_first_line + l - 1))
+                        .unwrap_or_default();
+                    Unworkable {
+                        detail: format!("The program threw{at}: {message}"),
+                        issues: Vec::new(),
+                        budget: false,
+                    }
+                }
+                other => Unworkable {
+                    detail: format!("The program was stopped: {other}"),
+                    issues: Vec::new(),
+                    budget: true,
+                },
+            },
+        )?;
+    let mut issues = Vec::new();
+    if let Some(schema) = &document.output_schema {
+        match CompiledSchema::compile(schema) {
+            Ok(compiled) => issues.extend(auto_schema::render_answer_issues(
+                &compiled.validate(&value),
+            )),
+            Err(error) => issues.push(error.to_string()),
+        }
+    }
+    if issues.is_empty()
+        && let Some(shape) = &document.output_shape
+    {
+        issues.extend(auto_schema::render_answer_issues(&check_shape(
+            shape, &value,
+        )));
+    }
+    if issues.is_empty() {
+        Ok(value)
+    } else {
+        Err(Unworkable {
+            detail: format!(
+                "The program's value does not match the output contract: {}",
+                issues.join("; ")
+            ),
+            issues,
+            budget: false,
+        })
+    }
+}

@@ -1,0 +1,650 @@
+//! `run_definition`, `get_run`, `list_runs` and `cancel_run`: the run id rules every type
+//! shares (DESIGN §3, the reasoning page's "Retrying under a run id"), and the runs of the
+//! types that have a runner.
+//!
+//! A run goes on in a task of its own, so a caller that goes away does not stop it; two
+//! requests for one run in one server share that task and make one attempt.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use auto_engine::computation::{ComputationDocument, check_computation, run_computation};
+use auto_engine::definitions::DefinitionType;
+use auto_engine::input::prepare_input;
+use auto_schema::CompiledSchema;
+use auto_store::{
+    DefinitionKey, DefinitionStatus, NewEvent, NewRun, PlaybookRef, Run, RunEnding, RunFilter,
+    RunStatus, StoreError,
+};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::api::{CancelRun, RunDefinition, RunList, RunOut};
+use crate::auth::{Caller, Permission};
+use crate::problem::{Problem, ProblemIssue, Reason};
+use crate::service::{Service, store_problem};
+
+/// "`run_id` is the caller's (1 to 128 of `[A-Za-z0-9._:-]`) or a new UUIDv7" (supplement §2).
+pub const RUN_ID_CHARS_MAX: usize = 128;
+/// "Output of a run: 1,048,574 bytes as JSON, which with the run's record makes 1 MiB."
+pub const OUTPUT_BYTES_MAX: usize = 1_048_574;
+/// A `run_succeeded` fact carries the output as its data up to this size, and `output_bytes`
+/// past it, so the fact stays within the 256 KiB of an event.
+pub const FACT_OUTPUT_BYTES_MAX: usize = 240 * 1024;
+/// A computation run is bounded by its program's 10 seconds; an attempt whose last event is
+/// younger than this (plus a margin for the commit) may still be going on elsewhere.
+pub const COMPUTATION_RUN_BOUND_MS: i64 = 10_000 + 5_000;
+/// The runs a listing returns unless `limit` says otherwise, and at most.
+pub const RUNS_PAGE_DEFAULT: u32 = 50;
+pub const RUNS_PAGE_MAX: u32 = 1_000;
+
+/// What `run_definition` answers: a run that ended (200), one still going (202), or its
+/// rejection as a problem document carrying the run id.
+#[derive(Debug)]
+pub enum RunAnswer {
+    Ended(RunOut),
+    Started(RunOut),
+    Rejected(Problem),
+}
+
+type Outcome = Result<RunAnswer, Problem>;
+type Shared = watch::Receiver<Option<Arc<Outcome>>>;
+
+/// Runs under way in this server, by playbook and run id.
+#[derive(Clone, Default)]
+pub struct InFlight {
+    runs: Arc<Mutex<HashMap<(PlaybookRef, String), Shared>>>,
+}
+
+impl std::fmt::Debug for InFlight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InFlight")
+    }
+}
+
+pub fn check_run_id(run_id: &str) -> Result<(), String> {
+    let ok = (1..=RUN_ID_CHARS_MAX).contains(&run_id.len())
+        && run_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{run_id:?} is not a run id: 1 to 128 letters, digits, and . _ : -"
+        ))
+    }
+}
+
+/// A run as the API shows it.
+pub fn run_out(run: &Run, full: bool) -> RunOut {
+    RunOut {
+        run_id: run.run_id.clone(),
+        def_type: run.key.def_type.clone(),
+        name: run.key.name.clone(),
+        definition_version: run.definition_version,
+        status: run.status.as_str().into(),
+        input: full.then(|| run.input.clone()),
+        output: if full { run.output.clone() } else { None },
+        record: run.record.clone(),
+        problem: run.problem.clone(),
+        started_by: run.started_by.clone(),
+        started_at: run.started_at,
+        ended_at: run.ended_at,
+    }
+}
+
+fn answer_of(run: &Run) -> RunAnswer {
+    match run.status {
+        RunStatus::Succeeded => RunAnswer::Ended(run_out(run, true)),
+        RunStatus::Started => RunAnswer::Started(run_out(run, true)),
+        RunStatus::Rejected | RunStatus::Failed => {
+            match run.problem.clone().map(serde_json::from_value::<Problem>) {
+                Some(Ok(problem)) => RunAnswer::Rejected(problem),
+                _ => RunAnswer::Ended(run_out(run, true)),
+            }
+        }
+    }
+}
+
+fn fact(
+    run_id: &str,
+    run_seq: i64,
+    event_type: &str,
+    key: &DefinitionKey,
+    caller: &str,
+    version: i64,
+) -> NewEvent {
+    let mut event = NewEvent::new(
+        uuid::Uuid::now_v7().to_string(),
+        event_type,
+        format!("/runs/{run_id}"),
+    );
+    event.subject = Some(format!("{}/{}", key.def_type, key.name));
+    event.run_id = Some(run_id.into());
+    event.run_seq = Some(run_seq);
+    event.extensions.insert("caller".into(), json!(caller));
+    event
+        .extensions
+        .insert("definitionversion".into(), json!(version));
+    event
+}
+
+/// The fact that ends a run, with the data the workflow page gives it.
+fn ending_fact(run: &Run, ending: &RunEnding) -> NewEvent {
+    let event_type = match ending.status {
+        RunStatus::Succeeded => "run_succeeded",
+        RunStatus::Failed => "run_failed",
+        _ => "run_rejected",
+    };
+    let mut event = fact(
+        &run.run_id,
+        run.last_run_seq + 1,
+        event_type,
+        &run.key,
+        &run.started_by,
+        run.definition_version,
+    );
+    event.data = match (ending.status, &ending.output, &ending.problem) {
+        (RunStatus::Succeeded, Some(output), _) => {
+            let bytes = serde_json::to_vec(output).map(|b| b.len()).unwrap_or(0);
+            Some(if bytes <= FACT_OUTPUT_BYTES_MAX {
+                output.clone()
+            } else {
+                json!({ "output_bytes": bytes })
+            })
+        }
+        (_, _, Some(problem)) => {
+            Some(json!({ "reason": problem["reason"], "kind": problem["kind"] }))
+        }
+        _ => None,
+    };
+    event
+}
+
+fn rejection(problem: Problem, run_id: &str) -> RunEnding {
+    let mut problem = problem;
+    problem.run_id = Some(run_id.into());
+    let status = if problem.reason == Reason::Failed {
+        RunStatus::Failed
+    } else {
+        RunStatus::Rejected
+    };
+    RunEnding {
+        status,
+        output: None,
+        record: None,
+        problem: serde_json::to_value(&problem).ok(),
+    }
+}
+
+impl Service {
+    pub async fn run_definition(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        type_text: &str,
+        name: &str,
+        body: RunDefinition,
+    ) -> Outcome {
+        caller.require(&pb.org, Permission::Run)?;
+        self.require_playbook(pb).await?;
+        let not_found = || {
+            Problem::not_found(format!(
+                "The playbook {} has no {type_text} definition {name}.",
+                pb.playbook
+            ))
+        };
+        let def_type = type_text
+            .parse::<DefinitionType>()
+            .map_err(|_| not_found())?;
+        if let Some(run_id) = &body.run_id {
+            check_run_id(run_id)
+                .map_err(|m| Problem::invalid_request(vec![ProblemIssue::field("/run_id", m)]))?;
+        }
+        let key = DefinitionKey::new(def_type.as_str(), name);
+        let definition = self
+            .store
+            .get_definition(pb, &key)
+            .await
+            .map_err(store_problem)?
+            .ok_or_else(not_found)?;
+        if definition.status == DefinitionStatus::Retired {
+            return Err(Problem::conflict(
+                "The definition is retired",
+                format!(
+                    "The {} {name} is retired and runs no more.",
+                    def_type.noun()
+                ),
+            ));
+        }
+        if def_type != DefinitionType::Computation {
+            return Err(Problem::new(
+                Reason::Unavailable,
+                format!("The {} {name} cannot run yet", def_type.noun()),
+                format!(
+                    "This runtime cannot run a {} yet; it can save and check one.",
+                    def_type.noun()
+                ),
+            )
+            .with_kind("not_runnable"));
+        }
+        let run_id = body
+            .run_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let input = body.input.clone().unwrap_or_else(|| json!({}));
+        let slot = (pb.clone(), run_id.clone());
+        let receiver = {
+            let mut runs = self
+                .in_flight
+                .runs
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            match runs.get(&slot) {
+                Some(receiver) => receiver.clone(),
+                None => {
+                    let (sender, receiver) = watch::channel(None);
+                    runs.insert(slot.clone(), receiver.clone());
+                    let service = self.clone();
+                    let (caller, pb, name) = (caller.clone(), pb.clone(), name.to_owned());
+                    tokio::spawn(async move {
+                        let outcome = service
+                            .attempt(&caller, &pb, def_type, &name, &run_id, input)
+                            .await;
+                        service
+                            .in_flight
+                            .runs
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .remove(&slot);
+                        let _ = sender.send(Some(Arc::new(outcome)));
+                    });
+                    receiver
+                }
+            }
+        };
+        wait_for(receiver).await
+    }
+
+    /// One request's attempt at a run: what was recorded, or a new attempt.
+    async fn attempt(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        def_type: DefinitionType,
+        name: &str,
+        run_id: &str,
+        input: Value,
+    ) -> Outcome {
+        let key = DefinitionKey::new(def_type.as_str(), name);
+        let existing = self
+            .store
+            .get_run(pb, run_id)
+            .await
+            .map_err(store_problem)?;
+        let run = match existing {
+            None => self.start(caller, pb, &key, run_id, input).await?,
+            Some(run) => {
+                if run.key != key || run.input != input {
+                    return Err(Problem::conflict(
+                        "The run id is taken",
+                        format!(
+                            "The run {run_id} was started for {}/{} with another input; use a new run id.",
+                            run.key.def_type, run.key.name
+                        ),
+                    ));
+                }
+                match run.status {
+                    RunStatus::Succeeded => return Ok(answer_of(&run)),
+                    RunStatus::Rejected
+                        if run
+                            .problem
+                            .as_ref()
+                            .is_some_and(|p| p["reason"] == "invalid_input") =>
+                    {
+                        return Ok(answer_of(&run));
+                    }
+                    RunStatus::Rejected | RunStatus::Failed => {
+                        let event = fact(
+                            run_id,
+                            run.last_run_seq + 1,
+                            "run_started",
+                            &key,
+                            &run.started_by,
+                            run.definition_version,
+                        );
+                        self.store
+                            .restart_run(pb, run_id, run.attempt, vec![event])
+                            .await
+                            .map_err(taken)?
+                            .0
+                    }
+                    RunStatus::Started => {
+                        let age_ms = (self.store.now().await.map_err(store_problem)?
+                            - run.last_event_at)
+                            .num_milliseconds();
+                        if age_ms < COMPUTATION_RUN_BOUND_MS {
+                            return Err(still_running(run_id));
+                        }
+                        run
+                    }
+                }
+            }
+        };
+        self.go_on(pb, run).await
+    }
+
+    async fn start(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        run_id: &str,
+        input: Value,
+    ) -> Result<Run, Problem> {
+        let definition = self
+            .store
+            .get_definition(pb, key)
+            .await
+            .map_err(store_problem)?
+            .ok_or_else(|| Problem::not_found("The definition is gone."))?;
+        let new = NewRun {
+            run_id: run_id.into(),
+            key: key.clone(),
+            definition_version: definition.version,
+            input,
+            started_by: caller.id.clone(),
+            parent_run_id: None,
+            task_reference: None,
+            depth: None,
+            call_depth: None,
+            trigger: None,
+        };
+        let event = fact(
+            run_id,
+            1,
+            "run_started",
+            key,
+            &caller.id,
+            definition.version,
+        );
+        let (run, _) = self
+            .store
+            .start_run(pb, new, vec![event])
+            .await
+            .map_err(taken)?;
+        Ok(run)
+    }
+
+    /// Performs a started run from what it recorded, and ends it.
+    async fn go_on(&self, pb: &PlaybookRef, run: Run) -> Outcome {
+        let version = self
+            .store
+            .get_definition_version(pb, &run.key, run.definition_version)
+            .await
+            .map_err(store_problem)?
+            .ok_or_else(|| Problem::internal(&"a run's definition version is missing"))?;
+        let ending = match check_computation(&version.source) {
+            Ok(document) => computation_ending(&run, document).await,
+            Err(_) => rejection(
+                Problem::conflict(
+                    format!("The computation function {} no longer parses", run.key.name),
+                    "Its document no longer passes the checks of this runtime; save a new version.",
+                ),
+                &run.run_id,
+            ),
+        };
+        let event = ending_fact(&run, &ending);
+        let (ended, _) = self
+            .store
+            .end_run(pb, &run.run_id, ending, vec![event])
+            .await
+            .map_err(taken)?;
+        Ok(answer_of(&ended))
+    }
+
+    pub async fn get_run(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<RunOut, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        let run = self
+            .store
+            .get_run(pb, run_id)
+            .await
+            .map_err(store_problem)?;
+        run.map(|r| run_out(&r, true))
+            .ok_or_else(|| run_not_found(pb, run_id))
+    }
+
+    pub async fn list_runs(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        query: RunQuery,
+    ) -> Result<RunList, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        let filter = query.into_filter()?;
+        let limit = filter.limit as usize;
+        let runs = self
+            .store
+            .list_runs(pb, &filter)
+            .await
+            .map_err(store_problem)?;
+        let next = (runs.len() == limit)
+            .then(|| runs.last().map(|r| r.run_id.clone()))
+            .flatten();
+        Ok(RunList {
+            runs: runs.iter().map(|r| run_out(r, false)).collect(),
+            next,
+        })
+    }
+
+    pub async fn cancel_run(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        run_id: &str,
+        _body: CancelRun,
+    ) -> Result<RunOut, Problem> {
+        caller.require(&pb.org, Permission::Run)?;
+        self.require_playbook(pb).await?;
+        let run = self
+            .store
+            .get_run(pb, run_id)
+            .await
+            .map_err(store_problem)?
+            .ok_or_else(|| run_not_found(pb, run_id))?;
+        if run.status != RunStatus::Started {
+            return Err(Problem::conflict(
+                "The run has ended",
+                format!(
+                    "The run {run_id} has ended {}; a run that has ended cannot be cancelled.",
+                    run.status.as_str()
+                ),
+            ));
+        }
+        Err(Problem::conflict(
+            "The run cannot be cancelled",
+            format!(
+                "The run {run_id} is of a {} function, which finishes within its call; it cannot be cancelled.",
+                run.key.def_type
+            ),
+        ))
+    }
+}
+
+async fn wait_for(mut receiver: Shared) -> Outcome {
+    loop {
+        if let Some(outcome) = receiver.borrow().clone() {
+            return match outcome.as_ref() {
+                Ok(RunAnswer::Ended(run)) => Ok(RunAnswer::Ended(run.clone())),
+                Ok(RunAnswer::Started(run)) => Ok(RunAnswer::Started(run.clone())),
+                Ok(RunAnswer::Rejected(problem)) => Ok(RunAnswer::Rejected(problem.clone())),
+                Err(problem) => Err(problem.clone()),
+            };
+        }
+        if receiver.changed().await.is_err() {
+            return Err(Problem::internal(&"a run's task ended without an outcome"));
+        }
+    }
+}
+
+fn still_running(run_id: &str) -> Problem {
+    Problem::conflict(
+        "The run is still running",
+        format!("The run {run_id} is still running; ask again once it has ended."),
+    )
+    .with_kind("taken")
+}
+
+/// A conflict on a run's change means another attempt got there first.
+fn taken(error: StoreError) -> Problem {
+    match error {
+        StoreError::Conflict(_) => Problem::conflict(
+            "The run is still running",
+            "Another attempt of this run recorded first; ask again once it has ended.",
+        )
+        .with_kind("taken"),
+        other => store_problem(other),
+    }
+}
+
+fn run_not_found(pb: &PlaybookRef, run_id: &str) -> Problem {
+    Problem::not_found(format!("The playbook {} has no run {run_id}.", pb.playbook))
+}
+
+async fn computation_ending(run: &Run, document: ComputationDocument) -> RunEnding {
+    let title = |what: &str| format!("The computation function {} {what}", run.key.name);
+    let schema = match document
+        .input_schema
+        .as_ref()
+        .map(CompiledSchema::compile)
+        .transpose()
+    {
+        Ok(schema) => schema,
+        Err(error) => return rejection(Problem::internal(&error), &run.run_id),
+    };
+    let input = match prepare_input(
+        Some(&run.input),
+        document.input_default.as_ref(),
+        schema.as_ref(),
+    ) {
+        Ok(input) => input,
+        Err(issues) => {
+            let issues: Vec<ProblemIssue> = issues
+                .into_iter()
+                .map(|i| ProblemIssue::field(i.pointer, i.message))
+                .collect();
+            let detail = issues
+                .iter()
+                .map(|i| i.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; ");
+            let problem =
+                Problem::invalid_input(title("refused its input"), detail).with_issues(issues);
+            return rejection(problem, &run.run_id);
+        }
+    };
+    let now_ms = run.started_at.timestamp_millis();
+    let started = std::time::Instant::now();
+    let result =
+        tokio::task::spawn_blocking(move || run_computation(&document, &input, now_ms)).await;
+    let duration_ms = started.elapsed().as_millis() as u64;
+    match result {
+        Ok(Ok(output)) => {
+            let bytes = serde_json::to_vec(&output)
+                .map(|b| b.len())
+                .unwrap_or(usize::MAX);
+            if bytes > OUTPUT_BYTES_MAX {
+                let problem = Problem::conflict(
+                    title("gave an output too large"),
+                    format!(
+                        "The output holds {bytes} bytes as JSON; a run keeps at most 1,048,574."
+                    ),
+                )
+                .with_kind("oversized");
+                return rejection(problem, &run.run_id);
+            }
+            RunEnding {
+                status: RunStatus::Succeeded,
+                output: Some(output),
+                record: Some(json!({ "duration_ms": duration_ms })),
+                problem: None,
+            }
+        }
+        Ok(Err(unworkable)) => {
+            let issues = unworkable
+                .issues
+                .iter()
+                .map(|m| ProblemIssue::field("/output", m.clone()))
+                .collect();
+            let problem = Problem::conflict(title("could not give an output"), unworkable.detail)
+                .with_kind("unworkable")
+                .with_issues(issues);
+            rejection(problem, &run.run_id)
+        }
+        Err(join) => rejection(Problem::internal(&join), &run.run_id),
+    }
+}
+
+/// The query of `list_runs`.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+pub struct RunQuery {
+    #[serde(rename = "type")]
+    pub def_type: Option<String>,
+    pub name: Option<String>,
+    pub status: Option<String>,
+    pub after: Option<String>,
+    pub limit: Option<String>,
+}
+
+impl RunQuery {
+    fn into_filter(self) -> Result<RunFilter, Problem> {
+        let mut issues = Vec::new();
+        let status = self
+            .status
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .and_then(|text| {
+                let parsed = RunStatus::parse(text);
+                if parsed.is_none() {
+                    issues.push(ProblemIssue::field(
+                        "/query/status",
+                        format!(
+                            "status {text:?} is not one of started, succeeded, rejected or failed."
+                        ),
+                    ));
+                }
+                parsed
+            });
+        let limit = match self.limit.as_deref() {
+            None | Some("") => RUNS_PAGE_DEFAULT,
+            Some(text) => match text.parse::<u32>() {
+                Ok(n) if (1..=RUNS_PAGE_MAX).contains(&n) => n,
+                _ => {
+                    issues.push(ProblemIssue::field(
+                        "/query/limit",
+                        format!("limit {text:?} is not a whole number from 1 to {RUNS_PAGE_MAX}."),
+                    ));
+                    RUNS_PAGE_DEFAULT
+                }
+            },
+        };
+        if !issues.is_empty() {
+            return Err(Problem::invalid_request(issues));
+        }
+        Ok(RunFilter {
+            def_type: self.def_type,
+            name: self.name,
+            status,
+            after_run_id: self.after.filter(|a| !a.is_empty()),
+            limit,
+        })
+    }
+}

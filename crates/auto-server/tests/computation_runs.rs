@@ -1,0 +1,296 @@
+//! Computation functions end to end: saved with their checks, run with their input checked,
+//! their program's value checked, and the run id rules.
+
+mod common;
+
+use common::TestServer;
+use serde_json::{Value, json};
+
+const MONTH_WINDOW: &str = r#"---
+description: The first and last day of a month
+input:
+  schema:
+    type: object
+    required: [month]
+    properties:
+      month: { type: string, minLength: 7, description: The month to report on }
+      days: { type: integer }
+  default:
+    days: 0
+output:
+  schema:
+    type: object
+    required: [first, last]
+    properties:
+      first: { type: string, format: date }
+      last: { type: string, format: date }
+---
+Works out the window of one month.
+
+```ts
+export default function (input: { month: string; days: number }) {
+  const [year, month] = input.month.split("-").map(Number);
+  if (month === 13) {
+    throw new Error("there is no thirteenth month");
+  }
+  if (month === 14) {
+    return { first: "soon" };
+  }
+  const last = new Date(Date.UTC(year, month, 0)).getUTCDate() + input.days;
+  return { first: `${input.month}-01`, last: `${input.month}-${String(last).padStart(2, "0")}` };
+}
+```
+"#;
+
+async fn saved() -> (TestServer, String) {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let reply = server
+        .post(&format!("{pb}/definitions"), json!({"type": "computation", "name": "month-window", "source": MONTH_WINDOW, "diagram": "none"}))
+        .await;
+    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    (
+        server,
+        format!("{pb}/definitions/computation/month-window/runs"),
+    )
+}
+
+#[tokio::test]
+async fn a_run_gives_the_programs_value() {
+    let (server, runs) = saved().await;
+    let reply = server
+        .post(
+            &runs,
+            json!({"input": {"month": "2026-02"}, "run_id": "feb"}),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["status"], "succeeded");
+    assert_eq!(
+        reply.body["output"],
+        json!({"first": "2026-02-01", "last": "2026-02-28"})
+    );
+    assert_eq!(reply.body["input"], json!({"month": "2026-02"}));
+    assert_eq!(reply.body["definition_version"], 1);
+    let pb = "/v1/orgs/acme/playbooks/main";
+    let got = server.get(&format!("{pb}/runs/feb")).await;
+    assert_eq!(got.body["output"]["last"], "2026-02-28");
+    let events = server.get(&format!("{pb}/events?run_id=feb")).await;
+    let kinds: Vec<&str> = events.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["run_started", "run_succeeded"]);
+    let started = &events.body["events"][0];
+    assert_eq!(started["source"], "/runs/feb");
+    assert_eq!(started["subject"], "computation/month-window");
+    assert!(
+        started.get("data").is_none(),
+        "a run's fact never carries its input"
+    );
+    let listed = server.get(&format!("{pb}/runs")).await;
+    assert_eq!(listed.body["runs"][0]["run_id"], "feb");
+    assert!(listed.body["runs"][0].get("input").is_none());
+}
+
+#[tokio::test]
+async fn the_same_run_id_returns_what_was_recorded() {
+    let (server, runs) = saved().await;
+    let first = server
+        .post(
+            &runs,
+            json!({"input": {"month": "2026-02"}, "run_id": "r1"}),
+        )
+        .await;
+    let again = server
+        .post(
+            &runs,
+            json!({"input": {"month": "2026-02"}, "run_id": "r1"}),
+        )
+        .await;
+    assert_eq!(first.body, again.body);
+    let events = server
+        .get("/v1/orgs/acme/playbooks/main/events?run_id=r1")
+        .await;
+    assert_eq!(
+        events.body["events"].as_array().unwrap().len(),
+        2,
+        "no second attempt"
+    );
+    let other = server
+        .post(
+            &runs,
+            json!({"input": {"month": "2026-03"}, "run_id": "r1"}),
+        )
+        .await;
+    other.assert_problem(409, "conflict");
+}
+
+#[tokio::test]
+async fn an_input_that_does_not_match_is_refused_in_the_fields_words() {
+    let (server, runs) = saved().await;
+    let reply = server
+        .post(
+            &runs,
+            json!({"input": {"month": "2026"}, "run_id": "short"}),
+        )
+        .await;
+    let problem = reply.assert_problem(422, "invalid_input");
+    assert_eq!(
+        problem["title"],
+        "The computation function month-window refused its input"
+    );
+    assert_eq!(problem["run_id"], "short");
+    assert_eq!(problem["issues"][0]["pointer"], "/input/month");
+    assert_eq!(
+        problem["issues"][0]["message"],
+        "month, The month to report on: expected at least 7 characters"
+    );
+    let run = server.get("/v1/orgs/acme/playbooks/main/runs/short").await;
+    assert_eq!(run.body["status"], "rejected");
+    assert_eq!(run.body["problem"]["reason"], "invalid_input");
+    let missing = server.post(&runs, json!({})).await;
+    assert_eq!(
+        missing.assert_problem(422, "invalid_input")["issues"][0]["pointer"],
+        "/input/month"
+    );
+    let not_object = server.post(&runs, json!({"input": [1]})).await;
+    not_object.assert_problem(422, "invalid_input");
+}
+
+#[tokio::test]
+async fn a_program_that_throws_or_misses_its_contract_is_unworkable() {
+    let (server, runs) = saved().await;
+    let thrown = server
+        .post(&runs, json!({"input": {"month": "2026-13"}}))
+        .await;
+    let problem = thrown.assert_problem(409, "conflict");
+    assert_eq!(problem["kind"], "unworkable");
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("there is no thirteenth month"), "{detail}");
+    let wrong = server
+        .post(&runs, json!({"input": {"month": "2026-14"}}))
+        .await;
+    let problem = wrong.assert_problem(409, "conflict");
+    let messages: Vec<&str> = problem["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages.contains(&"/first: Expected a string in the format date, such as 2026-04-01"),
+        "{messages:?}"
+    );
+    // A run that ended as conflict is run again under its id.
+    let again = server
+        .post(
+            &runs,
+            json!({"input": {"month": "2026-13"}, "run_id": "again"}),
+        )
+        .await;
+    again.assert_problem(409, "conflict");
+    let again = server
+        .post(
+            &runs,
+            json!({"input": {"month": "2026-13"}, "run_id": "again"}),
+        )
+        .await;
+    again.assert_problem(409, "conflict");
+    let events = server
+        .get("/v1/orgs/acme/playbooks/main/events?run_id=again")
+        .await;
+    let kinds: Vec<&str> = events.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["run_started", "run_rejected", "run_started", "run_rejected"]
+    );
+}
+
+#[tokio::test]
+async fn bad_run_requests() {
+    let (server, runs) = saved().await;
+    server
+        .post(&runs, json!({"run_id": ""}))
+        .await
+        .assert_problem(422, "invalid_input");
+    server
+        .post(&runs, json!({"run_id": "a".repeat(129)}))
+        .await
+        .assert_problem(422, "invalid_input");
+    server
+        .post(&runs, json!({"run_id": "a b"}))
+        .await
+        .assert_problem(422, "invalid_input");
+    let at_edge = server
+        .post(
+            &runs,
+            json!({"input": {"month": "2026-01"}, "run_id": "a".repeat(128)}),
+        )
+        .await;
+    assert_eq!(at_edge.status, 200);
+    server
+        .post(&runs, json!({"inputs": {}}))
+        .await
+        .assert_problem(422, "invalid_input");
+    let pb = "/v1/orgs/acme/playbooks/main";
+    server
+        .post(
+            &format!("{pb}/definitions/computation/nope/runs"),
+            json!({}),
+        )
+        .await
+        .assert_problem(404, "not_found");
+    server
+        .get(&format!("{pb}/runs/nope"))
+        .await
+        .assert_problem(404, "not_found");
+    server
+        .get(&format!("{pb}/runs?status=done"))
+        .await
+        .assert_problem(422, "invalid_input");
+    server
+        .delete(&format!("{pb}/definitions/computation/month-window"))
+        .await;
+    server
+        .post(&runs, json!({"input": {"month": "2026-01"}}))
+        .await
+        .assert_problem(409, "conflict");
+    // A run that ended cannot be cancelled.
+    let cancel = server
+        .post(&format!("{pb}/runs/{}/cancel", "a".repeat(128)), json!({}))
+        .await;
+    cancel.assert_problem(409, "conflict");
+}
+
+#[tokio::test]
+async fn a_program_with_problems_is_not_saved() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let source =
+        "---\ndescription: x\n---\n```ts\nexport default function (input) { return nope; }\n```\n";
+    let reply = server
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": "computation", "name": "x", "source": source, "diagram": "none"}),
+        )
+        .await;
+    let problem = reply.assert_problem(422, "invalid_input");
+    let message: &Value = &problem["issues"][0]["message"];
+    assert_eq!(message, "Line 5, column 42: Cannot find name 'nope'.");
+    let no_block = "---\ndescription: x\n---\nNo program here.\n";
+    let reply = server
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": "computation", "name": "x", "source": no_block, "diagram": "none"}),
+        )
+        .await;
+    reply.assert_problem(422, "invalid_input");
+}
