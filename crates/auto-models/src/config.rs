@@ -419,3 +419,35 @@ mod tests {
         assert!(!is_gateway_shaped("MyGateway"));
     }
 }
+
+#[cfg(test)]
+mod model_ref_tests {
+    use super::*;
+
+    #[test]
+    fn a_model_reference_is_provider_slash_model() {
+        let model: ModelRef = "bedrock-anthropic/anthropic.claude-sonnet-4-5"
+            .parse()
+            .unwrap();
+        assert_eq!(model.provider, "bedrock-anthropic");
+        assert_eq!(model.model, "anthropic.claude-sonnet-4-5");
+        assert_eq!(
+            model.to_string(),
+            "bedrock-anthropic/anthropic.claude-sonnet-4-5"
+        );
+        assert!("no-slash".parse::<ModelRef>().is_err());
+        assert!("/model".parse::<ModelRef>().is_err());
+    }
+
+    #[test]
+    fn a_missing_environment_variable_is_named_and_no_value_is_shown() {
+        let table: toml::Table =
+            toml::from_str("[openai]\napi_key = { env = \"AUTO_TEST_SURELY_UNSET_KEY\" }").unwrap();
+        let error =
+            Providers::from_config(&table, &toml::Table::new(), &toml::Table::new()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "providers.openai.api_key: the environment variable AUTO_TEST_SURELY_UNSET_KEY is not set"
+        );
+    }
+}

@@ -194,3 +194,63 @@ pub fn rejection_for(failure: &ModelFailure) -> RunRejection {
         retry_after_seconds: failure.retry_after_ms.map(|ms| ms.div_ceil(1000)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(because: FailureBecause) -> ModelFailure {
+        ModelFailure::new(because, "anthropic", None, "anthropic: detail".to_owned())
+    }
+
+    /// Every `because` against the page's "How a run ends": reason, kind and HTTP status.
+    #[test]
+    fn every_failure_maps_to_the_pages_rejection() {
+        use FailureBecause as B;
+        use RejectionKind::{ModelNotOffered, Unworkable};
+        use RejectionReason::{Cancelled, Conflict, InvalidInput, Unavailable};
+        let cases = [
+            (B::Cancelled, Cancelled, None, 409),
+            (B::ContentRefused, InvalidInput, None, 422),
+            (B::CredentialsRejected, Unavailable, None, 503),
+            (B::DefinitionInvalid, Conflict, Some(Unworkable), 409),
+            (B::Interrupted, Unavailable, None, 503),
+            (B::ModelNotAllowed, Unavailable, Some(ModelNotOffered), 503),
+            (B::OutputInvalid, Unavailable, None, 503),
+            (B::ProviderNotConfigured, Unavailable, None, 503),
+            (B::ProviderUnavailable, Unavailable, None, 503),
+            (B::RateLimited, Unavailable, None, 503),
+            (B::RequestTooLong, Conflict, Some(Unworkable), 409),
+            (B::TimedOut, Unavailable, None, 503),
+        ];
+        for (because, reason, kind, status) in cases {
+            let rejection = rejection_for(&failure(because));
+            assert_eq!(
+                (rejection.reason, rejection.kind, rejection.http_status),
+                (reason, kind, status),
+                "{because:?}"
+            );
+            assert_eq!(rejection.because, because);
+        }
+    }
+
+    #[test]
+    fn the_context_decides_two_rows() {
+        let mut not_configured = failure(FailureBecause::ProviderNotConfigured);
+        not_configured.other_providers_configured = true;
+        assert_eq!(
+            rejection_for(&not_configured).kind,
+            Some(RejectionKind::ModelNotOffered)
+        );
+        let mut cut_off = failure(FailureBecause::OutputInvalid);
+        cut_off.finish_reason = Some(FinishReason::Length);
+        let rejection = rejection_for(&cut_off);
+        assert_eq!(
+            (rejection.reason, rejection.kind),
+            (RejectionReason::Conflict, Some(RejectionKind::Unworkable))
+        );
+        let mut limited = failure(FailureBecause::RateLimited);
+        limited.retry_after_ms = Some(1_500);
+        assert_eq!(rejection_for(&limited).retry_after_seconds, Some(2));
+    }
+}
