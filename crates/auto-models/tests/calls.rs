@@ -470,3 +470,49 @@ fn a_gateway_cannot_allow_a_field_the_runtime_sets_and_keys_are_never_inline() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_provider_that_cannot_be_reached_is_unavailable_after_its_retries() {
+    // A port that was bound and released: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let key = common::key_file();
+    let providers = common::providers(&format!(
+        "[providers.anthropic]\napi_key = {{ file = {:?} }}\nbase_url = \"http://127.0.0.1:{port}\"\n",
+        key.path().display().to_string()
+    ));
+    let failure = providers
+        .call(&request("anthropic/m"), &fast())
+        .await
+        .unwrap_err();
+    assert_eq!(failure.because, FailureBecause::ProviderUnavailable);
+    assert!(
+        failure.detail.contains("could not connect"),
+        "{}",
+        failure.detail
+    );
+    assert_eq!(failure.status, None);
+}
+
+#[tokio::test]
+async fn a_slow_answer_within_the_bound_is_taken() {
+    let setup = setup(ProviderKind::Gemini).await;
+    setup.double.script([Reply::Delayed(
+        Duration::from_millis(50),
+        Box::new(Reply::Text("late".into())),
+    )]);
+    let options = CallOptions {
+        bound: Some(Duration::from_secs(5)),
+        ..fast()
+    };
+    let answer = setup
+        .providers
+        .call(&request("google/gemini-2.5-flash"), &options)
+        .await
+        .unwrap();
+    assert_eq!(answer.text, "late");
+    assert!(answer.duration_ms >= 50);
+}
