@@ -516,3 +516,20 @@ async fn a_slow_answer_within_the_bound_is_taken() {
     assert_eq!(answer.text, "late");
     assert!(answer.duration_ms >= 50);
 }
+
+#[tokio::test]
+async fn gemini_input_token_count_exceeded_is_request_too_long() {
+    let setup = setup(ProviderKind::Gemini).await;
+    setup.double.script([Reply::error(
+        400,
+        "INVALID_ARGUMENT",
+        "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+    )]);
+    let failure = setup
+        .providers
+        .call(&request("google/gemini-2.5-flash"), &fast())
+        .await
+        .unwrap_err();
+    assert_eq!(failure.because, FailureBecause::RequestTooLong);
+    assert_eq!(failure.status, Some(400));
+}
