@@ -1,0 +1,453 @@
+//! The operator's configuration of models: `[providers.X]`, `[gateways.NAME]` and `[models]`
+//! (allowed globs and aliases), read once into [`Providers`]. Secrets come from the environment
+//! or a file, never from the configuration text.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+/// A model reference in `provider/model` form, such as `anthropic/claude-sonnet-4-5`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ModelRef {
+    pub provider: String,
+    pub model: String,
+}
+
+impl FromStr for ModelRef {
+    type Err = ConfigError;
+
+    fn from_str(text: &str) -> Result<ModelRef, ConfigError> {
+        match text.split_once('/') {
+            Some((provider, model)) if !provider.is_empty() && !model.is_empty() => Ok(ModelRef {
+                provider: provider.to_owned(),
+                model: model.to_owned(),
+            }),
+            _ => Err(ConfigError::ModelRef(text.to_owned())),
+        }
+    }
+}
+
+impl fmt::Display for ModelRef {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}/{}", self.provider, self.model)
+    }
+}
+
+/// The wire protocol an endpoint speaks; one adapter each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireProtocol {
+    AnthropicMessages,
+    OpenAiChat,
+    GeminiGenerateContent,
+}
+
+/// A configuration the runtime cannot start with. The messages name settings and environment
+/// variables, never a secret's value.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{0:?} is not a model reference in provider/model form")]
+    ModelRef(String),
+    #[error(
+        "providers.{0} is not a provider this runtime speaks to; it speaks to anthropic, openai, google and gateways"
+    )]
+    ProviderNotSupported(String),
+    #[error(
+        "{0}.api_key must be read from the environment or a file: write {{ env = \"NAME\" }} or {{ file = \"PATH\" }}"
+    )]
+    SecretInline(String),
+    #[error("{setting}: the environment variable {variable} is not set")]
+    SecretEnvMissing { setting: String, variable: String },
+    #[error("{setting}: the file {path} cannot be read: {error}")]
+    SecretFile {
+        setting: String,
+        path: String,
+        error: String,
+    },
+    #[error("{setting}: {problem}")]
+    Invalid { setting: String, problem: String },
+}
+
+/// A credential read from the environment or a file. Its `Debug` never shows it.
+#[derive(Clone)]
+pub(crate) struct Secret(pub(crate) String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("Secret(..)")
+    }
+}
+
+/// What a gateway adds to an OpenAI-compatible endpoint.
+#[derive(Debug, Clone)]
+pub(crate) struct GatewayFacts {
+    pub(crate) allowed_provider_options: Vec<String>,
+    pub(crate) cost_header: Option<String>,
+}
+
+/// One configured provider or gateway.
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    pub(crate) name: String,
+    pub(crate) protocol: WireProtocol,
+    pub(crate) base_url: String,
+    pub(crate) api_key: Option<Secret>,
+    pub(crate) gateway: Option<GatewayFacts>,
+}
+
+/// The configured providers and gateways, the allowed models and the aliases, with one HTTP
+/// client for every call.
+#[derive(Debug, Clone)]
+pub struct Providers {
+    pub(crate) endpoints: BTreeMap<String, Endpoint>,
+    /// `None` when the operator left `allowed` out: every model of a configured provider.
+    pub(crate) allowed: Option<Vec<String>>,
+    pub(crate) aliases: BTreeMap<String, ModelRef>,
+    pub(crate) client: reqwest::Client,
+}
+
+/// Fields the runtime itself sets in an OpenAI-compatible body: "The operator cannot allow a
+/// field the runtime sets, such as temperature."
+const RUNTIME_SET_FIELDS: &[&str] = &[
+    "model",
+    "messages",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+    "tools",
+    "tool_choice",
+    "response_format",
+    "reasoning_effort",
+    "stream",
+    "n",
+];
+
+impl Providers {
+    /// Reads `[providers]`, `[gateways]` and `[models]`.
+    pub fn from_config(
+        providers: &toml::Table,
+        gateways: &toml::Table,
+        models: &toml::Table,
+    ) -> Result<Providers, ConfigError> {
+        let mut endpoints = BTreeMap::new();
+        for (name, value) in providers {
+            let endpoint = read_provider(name, value)?;
+            endpoints.insert(name.clone(), endpoint);
+        }
+        for (name, value) in gateways {
+            let endpoint = read_gateway(name, value)?;
+            endpoints.insert(name.clone(), endpoint);
+        }
+        let allowed = match models.get("allowed") {
+            None => None,
+            Some(value) => Some(string_list("models.allowed", value)?),
+        };
+        let mut aliases = BTreeMap::new();
+        if let Some(value) = models.get("aliases") {
+            let table = value
+                .as_table()
+                .ok_or_else(|| invalid("models.aliases", "expected a table"))?;
+            for (from, to) in table {
+                from.parse::<ModelRef>()?;
+                let to = to
+                    .as_str()
+                    .ok_or_else(|| invalid("models.aliases", "expected model references"))?;
+                aliases.insert(from.clone(), to.parse::<ModelRef>()?);
+            }
+        }
+        let client = reqwest::Client::builder().build().map_err(|error| {
+            invalid(
+                "providers",
+                &format!("the HTTP client cannot start: {error}"),
+            )
+        })?;
+        Ok(Providers {
+            endpoints,
+            allowed,
+            aliases,
+            client,
+        })
+    }
+
+    /// The names of the configured providers and gateways.
+    pub fn configured(&self) -> Vec<&str> {
+        self.endpoints.keys().map(String::as_str).collect()
+    }
+
+    /// Whether the operator allows this model, as the definition names it.
+    pub fn is_allowed(&self, model: &ModelRef) -> bool {
+        let text = model.to_string();
+        match &self.allowed {
+            None => true,
+            Some(globs) => globs.iter().any(|glob| glob_matches(glob, &text)),
+        }
+    }
+
+    /// The model after the aliases.
+    pub fn resolve(&self, model: &ModelRef) -> ModelRef {
+        self.aliases
+            .get(&model.to_string())
+            .cloned()
+            .unwrap_or_else(|| model.clone())
+    }
+
+    /// The aliases, as `from -> to` lines for a rejection.
+    pub(crate) fn alias_list(&self) -> Vec<String> {
+        self.aliases
+            .iter()
+            .map(|(from, to)| format!("{from} -> {to}"))
+            .collect()
+    }
+
+    /// The gateway names a provider option namespace may take: each name and its camel case.
+    pub(crate) fn gateway_namespaces(&self) -> Vec<(String, &Endpoint)> {
+        let mut names = Vec::new();
+        for endpoint in self
+            .endpoints
+            .values()
+            .filter(|endpoint| endpoint.gateway.is_some())
+        {
+            names.push((endpoint.name.clone(), endpoint));
+            names.push((camel_case(&endpoint.name), endpoint));
+        }
+        names
+    }
+}
+
+/// `my-gateway` -> `myGateway`.
+pub(crate) fn camel_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for character in name.chars() {
+        if character == '-' {
+            upper = true;
+        } else if upper {
+            out.extend(character.to_uppercase());
+            upper = false;
+        } else {
+            out.push(character);
+        }
+    }
+    out
+}
+
+/// "a lowercase letter, then up to 31 letters, digits and hyphens".
+pub(crate) fn is_gateway_shaped(name: &str) -> bool {
+    let mut characters = name.chars();
+    characters
+        .next()
+        .is_some_and(|first| first.is_ascii_lowercase())
+        && name.len() <= 32
+        && characters.all(|character| character.is_ascii_alphanumeric() || character == '-')
+}
+
+/// `*` matches any run of characters, `/` included; everything else matches itself.
+pub(crate) fn glob_matches(glob: &str, text: &str) -> bool {
+    let parts: Vec<&str> = glob.split('*').collect();
+    if parts.len() == 1 {
+        return glob == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for middle in &parts[1..parts.len() - 1] {
+        match rest.find(middle) {
+            Some(at) => rest = &rest[at + middle.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+fn read_provider(name: &str, value: &toml::Value) -> Result<Endpoint, ConfigError> {
+    let setting = format!("providers.{name}");
+    let table = value
+        .as_table()
+        .ok_or_else(|| invalid(&setting, "expected a table"))?;
+    let (protocol, default_base_url) = match name {
+        "anthropic" => (WireProtocol::AnthropicMessages, "https://api.anthropic.com"),
+        "openai" => (WireProtocol::OpenAiChat, "https://api.openai.com/v1"),
+        "google" => (
+            WireProtocol::GeminiGenerateContent,
+            "https://generativelanguage.googleapis.com/v1beta",
+        ),
+        _ => return Err(ConfigError::ProviderNotSupported(name.to_owned())),
+    };
+    Ok(Endpoint {
+        name: name.to_owned(),
+        protocol,
+        base_url: base_url(&setting, table)?.unwrap_or_else(|| default_base_url.to_owned()),
+        api_key: read_secret(&setting, table.get("api_key"))?,
+        gateway: None,
+    })
+}
+
+fn read_gateway(name: &str, value: &toml::Value) -> Result<Endpoint, ConfigError> {
+    let setting = format!("gateways.{name}");
+    if !is_gateway_shaped(name) {
+        return Err(invalid(
+            &setting,
+            "a gateway's name is a lowercase letter, then up to 31 letters, digits and hyphens",
+        ));
+    }
+    let table = value
+        .as_table()
+        .ok_or_else(|| invalid(&setting, "expected a table"))?;
+    let base_url = base_url(&setting, table)?
+        .ok_or_else(|| invalid(&setting, "base_url is required for a gateway"))?;
+    let allowed_provider_options = match table.get("allowed_provider_options") {
+        None => Vec::new(),
+        Some(value) => string_list(&format!("{setting}.allowed_provider_options"), value)?,
+    };
+    if let Some(field) = allowed_provider_options
+        .iter()
+        .find(|field| RUNTIME_SET_FIELDS.contains(&field.as_str()))
+    {
+        return Err(invalid(
+            &format!("{setting}.allowed_provider_options"),
+            &format!("{field} is set by the runtime and cannot be allowed"),
+        ));
+    }
+    let cost_header = match table.get("cost_header") {
+        None => None,
+        Some(value) => Some(
+            value
+                .as_str()
+                .ok_or_else(|| {
+                    invalid(&format!("{setting}.cost_header"), "expected a header name")
+                })?
+                .to_ascii_lowercase(),
+        ),
+    };
+    Ok(Endpoint {
+        name: name.to_owned(),
+        protocol: WireProtocol::OpenAiChat,
+        base_url,
+        api_key: read_secret(&setting, table.get("api_key"))?,
+        gateway: Some(GatewayFacts {
+            allowed_provider_options,
+            cost_header,
+        }),
+    })
+}
+
+fn base_url(setting: &str, table: &toml::Table) -> Result<Option<String>, ConfigError> {
+    match table.get("base_url") {
+        None => Ok(None),
+        Some(value) => value
+            .as_str()
+            .filter(|url| url.starts_with("http://") || url.starts_with("https://"))
+            .map(|url| Some(url.trim_end_matches('/').to_owned()))
+            .ok_or_else(|| {
+                invalid(
+                    &format!("{setting}.base_url"),
+                    "expected an http or https URL",
+                )
+            }),
+    }
+}
+
+fn read_secret(setting: &str, value: Option<&toml::Value>) -> Result<Option<Secret>, ConfigError> {
+    let Some(value) = value else { return Ok(None) };
+    let setting = format!("{setting}.api_key");
+    let table = value
+        .as_table()
+        .ok_or_else(|| ConfigError::SecretInline(setting.clone()))?;
+    if let Some(variable) = table.get("env").and_then(toml::Value::as_str) {
+        return std::env::var(variable)
+            .map(|secret| Some(Secret(secret.trim().to_owned())))
+            .map_err(|_| ConfigError::SecretEnvMissing {
+                setting,
+                variable: variable.to_owned(),
+            });
+    }
+    if let Some(path) = table.get("file").and_then(toml::Value::as_str) {
+        return std::fs::read_to_string(path)
+            .map(|secret| Some(Secret(secret.trim().to_owned())))
+            .map_err(|error| ConfigError::SecretFile {
+                setting,
+                path: path.to_owned(),
+                error: error.kind().to_string(),
+            });
+    }
+    Err(ConfigError::SecretInline(setting))
+}
+
+fn string_list(setting: &str, value: &toml::Value) -> Result<Vec<String>, ConfigError> {
+    value
+        .as_array()
+        .and_then(|items| {
+            items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+        })
+        .ok_or_else(|| invalid(setting, "expected a list of strings"))
+}
+
+fn invalid(setting: &str, problem: &str) -> ConfigError {
+    ConfigError::Invalid {
+        setting: setting.to_owned(),
+        problem: problem.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_as_the_configuration_writes_them() {
+        assert!(glob_matches("anthropic/*", "anthropic/claude-sonnet-4-5"));
+        assert!(glob_matches("openai/gpt-5*", "openai/gpt-5-mini"));
+        assert!(!glob_matches("openai/gpt-5*", "openai/gpt-4o"));
+        assert!(glob_matches("*/m*x", "a/mid-x"));
+        assert!(!glob_matches("a/*b*b", "a/b"));
+        assert!(glob_matches("exact/model", "exact/model"));
+    }
+
+    #[test]
+    fn gateway_names_take_their_camel_case_form() {
+        assert_eq!(camel_case("my-gateway"), "myGateway");
+        assert!(is_gateway_shaped("my-gateway"));
+        assert!(!is_gateway_shaped("MyGateway"));
+    }
+}
+
+#[cfg(test)]
+mod model_ref_tests {
+    use super::*;
+
+    #[test]
+    fn a_model_reference_is_provider_slash_model() {
+        let model: ModelRef = "bedrock-anthropic/anthropic.claude-sonnet-4-5"
+            .parse()
+            .unwrap();
+        assert_eq!(model.provider, "bedrock-anthropic");
+        assert_eq!(model.model, "anthropic.claude-sonnet-4-5");
+        assert_eq!(
+            model.to_string(),
+            "bedrock-anthropic/anthropic.claude-sonnet-4-5"
+        );
+        assert!("no-slash".parse::<ModelRef>().is_err());
+        assert!("/model".parse::<ModelRef>().is_err());
+    }
+
+    #[test]
+    fn a_missing_environment_variable_is_named_and_no_value_is_shown() {
+        let table: toml::Table =
+            toml::from_str("[openai]\napi_key = { env = \"AUTO_TEST_SURELY_UNSET_KEY\" }").unwrap();
+        let error =
+            Providers::from_config(&table, &toml::Table::new(), &toml::Table::new()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "providers.openai.api_key: the environment variable AUTO_TEST_SURELY_UNSET_KEY is not set"
+        );
+    }
+}

@@ -1,0 +1,463 @@
+//! [`ProviderDouble`]: one scripted provider server on loopback, speaking one wire protocol.
+//!
+//! The test pushes [`Reply`] values onto the double's queue; each request it receives takes the
+//! next one. A request that finds the queue empty is answered 500 with a body saying so, which
+//! makes a missing script line fail loudly instead of hanging.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use tokio::sync::{Notify, watch};
+
+/// The wire protocol a double speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// Anthropic Messages: `POST /v1/messages`.
+    Anthropic,
+    /// OpenAI Chat Completions, and every OpenAI-compatible gateway: `POST /v1/chat/completions`.
+    OpenAiChat,
+    /// Google Gemini: `POST /v1beta/models/{model}:generateContent`.
+    Gemini,
+}
+
+/// One tool call a scripted answer asks for.
+#[derive(Debug, Clone)]
+pub struct ScriptedToolCall {
+    pub call_id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// What the double answers to one request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A successful text answer that ends normally, with small token counts.
+    Text(String),
+    /// A successful answer whose text is this JSON value.
+    Json(Value),
+    /// A successful answer that asks for these tool calls.
+    ToolCalls(Vec<ScriptedToolCall>),
+    /// An error in the provider's own error shape, with extra response headers such as
+    /// `retry-after`.
+    Error {
+        status: u16,
+        headers: Vec<(String, String)>,
+        error_type: String,
+        message: String,
+    },
+    /// Exactly this status, headers and JSON body: for usage, finish reasons and anything the
+    /// helpers above do not shape.
+    Http {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Value,
+    },
+    /// The inner reply, after a delay.
+    Delayed(Duration, Box<Reply>),
+    /// No answer at all until the double is dropped.
+    Hang,
+    /// Status 200 and the start of a body, then the connection is cut.
+    Cut,
+}
+
+impl Reply {
+    /// An error reply with the provider's error shape and no extra headers.
+    pub fn error(status: u16, error_type: &str, message: &str) -> Reply {
+        Reply::Error {
+            status,
+            headers: Vec::new(),
+            error_type: error_type.to_owned(),
+            message: message.to_owned(),
+        }
+    }
+
+    /// The same reply with one more response header (for [`Reply::Error`] and [`Reply::Http`]).
+    pub fn with_header(mut self, name: &str, value: &str) -> Reply {
+        match &mut self {
+            Reply::Error { headers, .. } | Reply::Http { headers, .. } => {
+                headers.push((name.to_owned(), value.to_owned()));
+            }
+            Reply::Delayed(_, inner) => {
+                let taken = std::mem::replace(inner.as_mut(), Reply::Hang);
+                **inner = taken.with_header(name, value);
+            }
+            _ => {}
+        }
+        self
+    }
+
+    /// A 200 reply with exactly this body.
+    pub fn body(body: Value) -> Reply {
+        Reply::Http {
+            status: 200,
+            headers: Vec::new(),
+            body,
+        }
+    }
+}
+
+/// One request the double received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: String,
+    /// The path and query, such as `/v1/messages`.
+    pub path: String,
+    /// Header names in lowercase, values as sent.
+    pub headers: Vec<(String, String)>,
+    /// The body as JSON; `Value::Null` when it was not JSON.
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    /// The value of a header, by its lowercase name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(header_name, _)| header_name == name)
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+struct Shared {
+    kind: ProviderKind,
+    script: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    request_arrived: Notify,
+    closed: watch::Receiver<bool>,
+}
+
+/// A scripted provider server on `127.0.0.1`. Dropping it stops the server and releases every
+/// request still held by [`Reply::Hang`].
+pub struct ProviderDouble {
+    base_url: String,
+    shared: Arc<Shared>,
+    close: watch::Sender<bool>,
+}
+
+impl std::fmt::Debug for ProviderDouble {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ProviderDouble")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ProviderDouble {
+    /// Starts a double on an ephemeral loopback port.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound: a test cannot go on without its double.
+    pub async fn start(kind: ProviderKind) -> ProviderDouble {
+        let (close, closed) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            kind,
+            script: Mutex::new(VecDeque::new()),
+            requests: Mutex::new(Vec::new()),
+            request_arrived: Notify::new(),
+            closed,
+        });
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await
+            .expect("a loopback port for the provider double");
+        let address = listener.local_addr().expect("the double's bound address");
+        let app = Router::new().fallback(answer).with_state(shared.clone());
+        let mut stop = close.subscribe();
+        tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = stop.wait_for(|closed| *closed).await;
+            };
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await;
+        });
+        let root = format!("http://{address}");
+        let base_url = match kind {
+            ProviderKind::Anthropic => root,
+            ProviderKind::OpenAiChat => format!("{root}/v1"),
+            ProviderKind::Gemini => format!("{root}/v1beta"),
+        };
+        ProviderDouble {
+            base_url,
+            shared,
+            close,
+        }
+    }
+
+    /// The URL to configure as the provider's `base_url`: the root for Anthropic, `/v1` for
+    /// OpenAI and gateways, `/v1beta` for Gemini, as each provider's own base URL is written.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Appends replies to the script; requests take them in order.
+    pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
+        lock(&self.shared.script).extend(replies);
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// Waits until at least `count` requests have arrived, or `timeout` passes; returns the
+    /// requests received either way.
+    pub async fn wait_for_requests(&self, count: usize, timeout: Duration) -> Vec<RecordedRequest> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let arrived = self.shared.request_arrived.notified();
+            let requests = self.requests();
+            if requests.len() >= count {
+                return requests;
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                return self.requests();
+            }
+        }
+    }
+}
+
+impl Drop for ProviderDouble {
+    fn drop(&mut self) {
+        let _ = self.close.send(true);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A test that panicked while holding the lock has already failed; its data is still usable.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+async fn answer(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let recorded = RecordedRequest {
+        method: method.to_string(),
+        path: uri
+            .path_and_query()
+            .map_or_else(|| uri.path().to_owned(), ToString::to_string),
+        headers: headers
+            .iter()
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_owned(), value)
+            })
+            .collect(),
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    };
+    let model = requested_model(shared.kind, &recorded);
+    lock(&shared.requests).push(recorded);
+    shared.request_arrived.notify_waiters();
+    let reply = lock(&shared.script).pop_front();
+    match reply {
+        Some(reply) => render(&shared, reply, &model).await,
+        None => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the provider double's script has no reply left for this request",
+        )
+            .into_response(),
+    }
+}
+
+fn requested_model(kind: ProviderKind, request: &RecordedRequest) -> String {
+    match kind {
+        ProviderKind::Gemini => request
+            .path
+            .split("/models/")
+            .nth(1)
+            .and_then(|rest| rest.split(':').next())
+            .unwrap_or_default()
+            .to_owned(),
+        _ => request.body["model"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    }
+}
+
+async fn render(shared: &Shared, reply: Reply, model: &str) -> Response {
+    let mut reply = reply;
+    loop {
+        match reply {
+            Reply::Delayed(delay, inner) => {
+                tokio::time::sleep(delay).await;
+                reply = *inner;
+            }
+            Reply::Hang => {
+                let mut closed = shared.closed.clone();
+                let _ = closed.wait_for(|closed| *closed).await;
+                return StatusCode::SERVICE_UNAVAILABLE.into_response();
+            }
+            Reply::Cut => return cut_response(),
+            Reply::Http {
+                status,
+                headers,
+                body,
+            } => return json_response(status, &headers, &body),
+            Reply::Error {
+                status,
+                headers,
+                error_type,
+                message,
+            } => {
+                let body = error_body(shared.kind, status, &error_type, &message);
+                return json_response(status, &headers, &body);
+            }
+            Reply::Text(text) => {
+                return json_response(200, &[], &text_body(shared.kind, model, &text));
+            }
+            Reply::Json(value) => {
+                let body = text_body(shared.kind, model, &value.to_string());
+                return json_response(200, &[], &body);
+            }
+            Reply::ToolCalls(calls) => {
+                return json_response(200, &[], &tool_calls_body(shared.kind, model, &calls));
+            }
+        }
+    }
+}
+
+fn json_response(status: u16, headers: &[(String, String)], body: &Value) -> Response {
+    let mut builder = Response::builder()
+        .status(status)
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder
+        .body(Body::from(body.to_string()))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+fn cut_response() -> Response {
+    let chunks = futures::stream::iter([
+        Ok(Bytes::from_static(b"{\"id\":")),
+        Err(std::io::Error::other("the double cuts the connection")),
+    ]);
+    Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .header("content-length", "4096")
+        .body(Body::from_stream(chunks))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+fn error_body(kind: ProviderKind, status: u16, error_type: &str, message: &str) -> Value {
+    match kind {
+        ProviderKind::Anthropic => json!({
+            "type": "error",
+            "error": { "type": error_type, "message": message },
+        }),
+        ProviderKind::OpenAiChat => json!({
+            "error": { "message": message, "type": error_type, "param": null, "code": error_type },
+        }),
+        ProviderKind::Gemini => json!({
+            "error": { "code": status, "message": message, "status": error_type },
+        }),
+    }
+}
+
+fn text_body(kind: ProviderKind, model: &str, text: &str) -> Value {
+    match kind {
+        ProviderKind::Anthropic => json!({
+            "id": "msg_double_1",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{ "type": "text", "text": text }],
+            "stop_reason": "end_turn",
+            "stop_sequence": null,
+            "usage": {
+                "input_tokens": 10,
+                "output_tokens": 5,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+        }),
+        ProviderKind::OpenAiChat => json!({
+            "id": "chatcmpl-double-1",
+            "object": "chat.completion",
+            "created": 1_780_000_000,
+            "model": model,
+            "choices": [{
+                "index": 0,
+                "message": { "role": "assistant", "content": text, "refusal": null },
+                "finish_reason": "stop",
+            }],
+            "usage": {
+                "prompt_tokens": 10,
+                "completion_tokens": 5,
+                "total_tokens": 15,
+                "prompt_tokens_details": { "cached_tokens": 0 },
+                "completion_tokens_details": { "reasoning_tokens": 0 },
+            },
+        }),
+        ProviderKind::Gemini => json!({
+            "candidates": [{
+                "content": { "role": "model", "parts": [{ "text": text }] },
+                "finishReason": "STOP",
+                "index": 0,
+            }],
+            "usageMetadata": { "promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15 },
+            "modelVersion": model,
+            "responseId": "double-response-1",
+        }),
+    }
+}
+
+fn tool_calls_body(kind: ProviderKind, model: &str, calls: &[ScriptedToolCall]) -> Value {
+    match kind {
+        ProviderKind::Anthropic => {
+            let content: Vec<Value> = calls
+                .iter()
+                .map(|call| {
+                    json!({ "type": "tool_use", "id": call.call_id, "name": call.name, "input": call.arguments })
+                })
+                .collect();
+            let mut body = text_body(kind, model, "");
+            body["content"] = Value::Array(content);
+            body["stop_reason"] = json!("tool_use");
+            body
+        }
+        ProviderKind::OpenAiChat => {
+            let tool_calls: Vec<Value> = calls
+                .iter()
+                .map(|call| {
+                    json!({
+                        "id": call.call_id,
+                        "type": "function",
+                        "function": { "name": call.name, "arguments": call.arguments.to_string() },
+                    })
+                })
+                .collect();
+            let mut body = text_body(kind, model, "");
+            body["choices"][0]["message"] =
+                json!({ "role": "assistant", "content": null, "tool_calls": tool_calls });
+            body["choices"][0]["finish_reason"] = json!("tool_calls");
+            body
+        }
+        ProviderKind::Gemini => {
+            let parts: Vec<Value> = calls
+                .iter()
+                .map(|call| {
+                    json!({ "functionCall": { "id": call.call_id, "name": call.name, "args": call.arguments } })
+                })
+                .collect();
+            let mut body = text_body(kind, model, "");
+            body["candidates"][0]["content"]["parts"] = Value::Array(parts);
+            body
+        }
+    }
+}
