@@ -1,0 +1,559 @@
+//! The QuickJS sandbox expressions and computation programs run in: one runtime and one
+//! prepared, deep-frozen context per thread, reused across evaluations, with the workflow
+//! page's budgets of work, time and memory, the recorded clock, and JSON values in and out.
+//!
+//! Architecture invariant: nothing an evaluation does survives it. The context's intrinsics
+//! are frozen, each expression runs as a strict function whose `$` names are its parameters,
+//! and a context that an evaluation left with queued promise jobs is thrown away and built anew
+//! before the next one.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use rquickjs::context::EvalOptions;
+use rquickjs::context::intrinsic::{
+    Date, Eval, Json, MapSet, Promise, Proxy, RegExp, RegExpCompiler, TypedArrays,
+};
+use rquickjs::function::Args;
+use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
+use serde_json::Value as JsonValue;
+
+use crate::budget::{
+    Allowance, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX, CodeKind,
+    EXPRESSION_CHECKPOINTS_MAX, INPUT_CHECKPOINTS_MAX, INPUT_TIME_MS_MAX, InputBudget, Limit,
+    Meter, PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, SANDBOX_BYTES_MAX,
+    SANDBOX_STACK_BYTES_MAX, ScriptError, Trip, VALUE_TEXT_BYTES_MAX, memory_error,
+    too_large_error, trip_error,
+};
+use crate::guard::CAUGHT_HOOK;
+use crate::strip::{StrippedProgram, strip_expression, strip_program};
+
+const PRELUDE: &str = include_str!("prelude.js");
+const EXPRESSION_FILE: &str = "expression";
+const PROGRAM_FILE: &str = "program";
+
+struct CompiledProgram {
+    factory: Persistent<Function<'static>>,
+    lines: StrippedProgram,
+}
+
+/// One QuickJS runtime and its prepared context. Not `Send`: each thread keeps its own, as
+/// [`evaluate`] and [`run_program`] do.
+pub struct Sandbox {
+    // Invariant: every `Persistent` is dropped before the runtime it belongs to, so these
+    // fields come first (fields drop in declaration order).
+    expressions: HashMap<String, Persistent<Function<'static>>>,
+    programs: HashMap<String, CompiledProgram>,
+    hooks: Hooks,
+    /// Source bytes of what `expressions` and `programs` hold.
+    cached_bytes: usize,
+    context: Context,
+    runtime: Runtime,
+    meter: Rc<RefCell<Meter>>,
+    /// Set when an evaluation left something behind (queued promise jobs) that the freeze
+    /// cannot cover; such a sandbox must be built anew.
+    spoiled: bool,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("expressions", &self.expressions.len())
+            .field("programs", &self.programs.len())
+            .field("spoiled", &self.spoiled)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Hooks {
+    begin: Persistent<Function<'static>>,
+    out_of_memory_seen: Persistent<Function<'static>>,
+    caught: Persistent<Function<'static>>,
+    to_json_text: Persistent<Function<'static>>,
+    describe_error: Persistent<Function<'static>>,
+}
+
+impl Sandbox {
+    /// A fresh sandbox: a runtime with the memory and stack limits, and a context prepared by
+    /// the prelude (library trimmed, Date replaced, code from text blocked, all frozen).
+    pub fn new() -> Result<Self, ScriptError> {
+        let unprepared =
+            |_| ScriptError::runtime(Limit::Memory, "The sandbox could not be prepared.");
+        let runtime = Runtime::new().map_err(unprepared)?;
+        runtime.set_memory_limit(SANDBOX_BYTES_MAX);
+        runtime.set_max_stack_size(SANDBOX_STACK_BYTES_MAX);
+        let meter = Rc::new(RefCell::new(Meter::idle()));
+        let handler_meter = Rc::clone(&meter);
+        runtime.set_interrupt_handler(Some(Box::new(move || {
+            handler_meter
+                .try_borrow_mut()
+                .map(|mut meter| meter.checkpoint())
+                .unwrap_or(true)
+        })));
+        let context = Context::custom::<(
+            Date,
+            Eval,
+            RegExpCompiler,
+            RegExp,
+            Json,
+            Proxy,
+            MapSet,
+            TypedArrays,
+            // Without the Promise intrinsic QuickJS aborts on `async`; the prelude deletes
+            // the global instead.
+            Promise,
+        )>(&runtime)
+        .map_err(unprepared)?;
+        let hooks = context
+            .with(|ctx| -> rquickjs::Result<Hooks> {
+                let hooks: Object = ctx.eval_with_options(PRELUDE, options("prelude"))?;
+                Ok(Hooks {
+                    begin: Persistent::save(&ctx, hooks.get::<_, Function>("begin")?),
+                    out_of_memory_seen: Persistent::save(
+                        &ctx,
+                        hooks.get::<_, Function>("outOfMemorySeen")?,
+                    ),
+                    caught: Persistent::save(&ctx, hooks.get::<_, Function>("caught")?),
+                    to_json_text: Persistent::save(&ctx, hooks.get::<_, Function>("toJsonText")?),
+                    describe_error: Persistent::save(
+                        &ctx,
+                        hooks.get::<_, Function>("describeError")?,
+                    ),
+                })
+            })
+            .map_err(unprepared)?;
+        Ok(Self {
+            expressions: HashMap::new(),
+            programs: HashMap::new(),
+            hooks,
+            cached_bytes: 0,
+            context,
+            runtime,
+            meter,
+            spoiled: false,
+        })
+    }
+
+    /// Evaluates the TypeScript expression `expression` with `vars` (each name with its `$`)
+    /// as its variables, `now_ms` (milliseconds since the epoch) as the clock, within the
+    /// expression's budget and what is left of `budget`, which it charges.
+    pub fn evaluate(
+        &mut self,
+        expression: &str,
+        vars: &[(&str, &JsonValue)],
+        now_ms: i64,
+        budget: &mut InputBudget,
+    ) -> Result<JsonValue, ScriptError> {
+        let time_max = Duration::from_millis(INPUT_TIME_MS_MAX);
+        if budget.time_used >= time_max {
+            return Err(trip_error(Trip::Time, CodeKind::Expression));
+        }
+        let allowance = Allowance {
+            checkpoints_max: EXPRESSION_CHECKPOINTS_MAX,
+            checkpoints_input_max: INPUT_CHECKPOINTS_MAX.saturating_sub(budget.checkpoints_used),
+            time: time_max - budget.time_used,
+            kind: CodeKind::Expression,
+        };
+        let started = Instant::now();
+        // Invariant: the meter counts this evaluation only, even when it fails to compile.
+        *self.meter.borrow_mut() = Meter::idle();
+        let function = self.compiled_expression(expression, vars);
+        let result = function.and_then(|function| {
+            let inputs: Vec<&JsonValue> = vars.iter().map(|(_, value)| *value).collect();
+            self.run(&function, &[], &inputs, now_ms, allowance, None)
+        });
+        let checkpoints = self.meter.borrow().checkpoints;
+        budget.checkpoints_used = budget.checkpoints_used.saturating_add(checkpoints);
+        budget.time_used = budget.time_used.saturating_add(started.elapsed());
+        result
+    }
+
+    /// Runs a computation program: its default export is called with `input`, with `now_ms`
+    /// as the clock, within [`PROGRAM_CHECKPOINTS_MAX`], [`PROGRAM_TIME_MS_MAX`] and
+    /// [`SANDBOX_BYTES_MAX`]. The program must have passed [`crate::check_program`].
+    pub fn run_program(
+        &mut self,
+        program: &str,
+        input: &JsonValue,
+        now_ms: i64,
+    ) -> Result<JsonValue, ScriptError> {
+        let allowance = Allowance {
+            checkpoints_max: PROGRAM_CHECKPOINTS_MAX,
+            checkpoints_input_max: PROGRAM_CHECKPOINTS_MAX,
+            time: Duration::from_millis(PROGRAM_TIME_MS_MAX),
+            kind: CodeKind::Program,
+        };
+        let (factory, lines) = self.compiled_program(program)?;
+        self.run(
+            &factory,
+            &["default"],
+            &[input],
+            now_ms,
+            allowance,
+            Some(&lines),
+        )
+    }
+
+    /// Whether an evaluation left something behind that only a new sandbox clears.
+    pub fn is_spoiled(&self) -> bool {
+        self.spoiled
+    }
+
+    fn compiled_expression(
+        &mut self,
+        expression: &str,
+        vars: &[(&str, &JsonValue)],
+    ) -> Result<Persistent<Function<'static>>, ScriptError> {
+        let mut parameters = String::new();
+        for (index, (name, _)) in vars.iter().enumerate() {
+            if !is_variable_name(name) {
+                return Err(ScriptError::expression(format!(
+                    "{name} is not a variable name"
+                )));
+            }
+            if vars[..index].iter().any(|(other, _)| other == name) {
+                return Err(ScriptError::expression(format!("{name} is given twice")));
+            }
+            if index > 0 {
+                parameters.push_str(", ");
+            }
+            parameters.push_str(name);
+        }
+        let key = format!("{parameters}\u{0}{expression}");
+        if let Some(function) = self.expressions.get(&key) {
+            return Ok(function.clone());
+        }
+        let javascript = strip_expression(expression).map_err(|problems| {
+            let text = problems.first().map_or_else(String::new, |p| {
+                format!("Line {}, column {}: {}", p.line, p.column, p.text)
+            });
+            ScriptError::expression(text)
+        })?;
+        let source = format!(
+            "(function ({parameters}) {{\n\"use strict\";\nreturn (\n{javascript}\n);\n}})"
+        );
+        let function = self.compile(&source, EXPRESSION_FILE)?;
+        self.make_room(source.len());
+        self.expressions.insert(key, function.clone());
+        Ok(function)
+    }
+
+    fn compiled_program(
+        &mut self,
+        program: &str,
+    ) -> Result<(Persistent<Function<'static>>, StrippedProgram), ScriptError> {
+        if let Some(compiled) = self.programs.get(program) {
+            return Ok((compiled.factory.clone(), compiled.lines.clone()));
+        }
+        let stripped = strip_program(program).map_err(|problems| {
+            let first = problems.first();
+            ScriptError::Expression {
+                message: first.map_or_else(String::new, |p| p.text.clone()),
+                line: first.map(|p| p.line),
+            }
+        })?;
+        let factory = self.compile(&stripped.factory, PROGRAM_FILE)?;
+        self.make_room(stripped.factory.len());
+        let compiled = CompiledProgram {
+            factory: factory.clone(),
+            lines: stripped.clone(),
+        };
+        self.programs.insert(program.to_owned(), compiled);
+        Ok((factory, stripped))
+    }
+
+    /// Empties the compiled caches when one more entry of `bytes` would pass their bounds.
+    fn make_room(&mut self, bytes: usize) {
+        let entries = self.expressions.len() + self.programs.len();
+        if entries >= COMPILED_CACHE_ENTRIES_MAX
+            || self.cached_bytes.saturating_add(bytes) > COMPILED_CACHE_BYTES_MAX
+        {
+            self.forget_compiled();
+        }
+        self.cached_bytes = self.cached_bytes.saturating_add(bytes);
+    }
+
+    fn forget_compiled(&mut self) {
+        self.expressions.clear();
+        self.programs.clear();
+        self.cached_bytes = 0;
+    }
+
+    /// Compiles `source`, a function expression, within a function whose one parameter is the
+    /// hook every `catch` of the code calls first (see the guard module).
+    fn compile(
+        &self,
+        source: &str,
+        file: &str,
+    ) -> Result<Persistent<Function<'static>>, ScriptError> {
+        let outer = format!("(function ({CAUGHT_HOOK}) {{ \"use strict\"; return {source}; }})");
+        self.context.with(|ctx| {
+            let compiled = ctx
+                .eval_with_options::<Function, _>(outer, options(file))
+                .and_then(|outer| {
+                    let caught = self.hooks.caught.clone().restore(&ctx)?;
+                    outer.call::<_, Function>((caught,))
+                });
+            match compiled {
+                Ok(function) => Ok(Persistent::save(&ctx, function)),
+                Err(error) => Err(ScriptError::expression(exception_text(&ctx, error))),
+            }
+        })
+    }
+
+    /// Calls `function` with `inputs` as JSON; for a program (`export` names the export to
+    /// call), `function` is the factory that returns the exports. Then converts the value.
+    fn run(
+        &mut self,
+        function: &Persistent<Function<'static>>,
+        export: &[&str],
+        inputs: &[&JsonValue],
+        now_ms: i64,
+        allowance: Allowance,
+        lines: Option<&StrippedProgram>,
+    ) -> Result<JsonValue, ScriptError> {
+        let texts = inputs
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(|error| ScriptError::expression(error.to_string()))?;
+        self.start_meter(allowance);
+        let outcome = self.context.with(|ctx| {
+            match call_in(&ctx, &self.hooks, function, export, &texts, now_ms) {
+                Ok(_) if self.out_of_memory_seen(&ctx) => Err(memory_error(allowance.kind)),
+                Ok(text) => Ok(text),
+                Err(error) => Err(self.classify(&ctx, error, allowance.kind, lines)),
+            }
+        });
+        self.meter.borrow_mut().active = false;
+        if self.runtime.is_job_pending() {
+            self.spoiled = true;
+        }
+        if matches!(
+            outcome,
+            Err(ScriptError::Runtime {
+                limit: Limit::Memory,
+                ..
+            })
+        ) {
+            // What the cache holds counts against the limit too: start again from the prelude.
+            self.forget_compiled();
+            self.runtime.run_gc();
+        }
+        let text = outcome?;
+        if text.len() > VALUE_TEXT_BYTES_MAX {
+            return Err(too_large_error(allowance.kind));
+        }
+        parse_json(&text)
+    }
+
+    fn start_meter(&self, allowance: Allowance) {
+        let mut meter = self.meter.borrow_mut();
+        *meter = Meter {
+            active: true,
+            checkpoints: 0,
+            checkpoints_max: allowance.checkpoints_max,
+            checkpoints_input_max: allowance.checkpoints_input_max,
+            deadline: Instant::now() + allowance.time,
+            tripped: None,
+        };
+    }
+
+    /// An exception as the error it stands for: a budget the meter saw run out, memory, or an
+    /// error of the code itself.
+    fn classify(
+        &self,
+        ctx: &Ctx<'_>,
+        error: rquickjs::Error,
+        kind: CodeKind,
+        lines: Option<&StrippedProgram>,
+    ) -> ScriptError {
+        if let Some(trip) = self.meter.borrow().tripped {
+            return trip_error(trip, kind);
+        }
+        if !matches!(error, rquickjs::Error::Exception) {
+            return match error {
+                rquickjs::Error::Allocation => memory_error(kind),
+                other => ScriptError::expression(other.to_string()),
+            };
+        }
+        let thrown = ctx.catch();
+        if self.out_of_memory_seen(ctx) {
+            return memory_error(kind);
+        }
+        let description = self
+            .hooks
+            .describe_error
+            .clone()
+            .restore(ctx)
+            .and_then(|describe| {
+                let described: Object = describe.call((thrown,))?;
+                Ok((
+                    described.get::<_, bool>("outOfMemory")?,
+                    described.get::<_, String>("message")?,
+                    described.get::<_, String>("stack")?,
+                ))
+            });
+        if let Some(trip) = self.meter.borrow().tripped {
+            return trip_error(trip, kind);
+        }
+        match description {
+            Ok((true, _, _)) => memory_error(kind),
+            Ok((false, message, stack)) => ScriptError::Expression {
+                message,
+                line: lines.and_then(|lines| program_line(&stack, lines)),
+            },
+            Err(_) => memory_error(kind),
+        }
+    }
+}
+
+impl Sandbox {
+    /// Whether a `catch` of the code caught a memory overrun during this evaluation.
+    fn out_of_memory_seen(&self, ctx: &Ctx<'_>) -> bool {
+        self.hooks
+            .out_of_memory_seen
+            .clone()
+            .restore(ctx)
+            .and_then(|seen| seen.call::<_, bool>(()))
+            .unwrap_or(true)
+    }
+}
+
+/// Sets the clock, builds the inputs and calls the code; gives the value's JSON text.
+fn call_in<'js>(
+    ctx: &Ctx<'js>,
+    hooks: &Hooks,
+    function: &Persistent<Function<'static>>,
+    export: &[&str],
+    texts: &[String],
+    now_ms: i64,
+) -> rquickjs::Result<String> {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "times within 2^53 ms, 285,000 years, are exact"
+    )]
+    let now = now_ms as f64;
+    hooks.begin.clone().restore(ctx)?.call::<_, ()>((now,))?;
+    let mut function = function.clone().restore(ctx)?;
+    if let Some(name) = export.first() {
+        let exports: Object = function.call(())?;
+        let value: Value = exports.get(*name)?;
+        function = match value.into_function() {
+            Some(function) => function,
+            None => {
+                let message = format!("The {name} export is not a function");
+                return Err(
+                    ctx.throw(rquickjs::String::from_str(ctx.clone(), &message)?.into_value())
+                );
+            }
+        };
+    }
+    let mut args = Args::new(ctx.clone(), texts.len());
+    for text in texts {
+        args.push_arg(ctx.json_parse(text.as_str())?)?;
+    }
+    let value: Value = function.call_arg(args)?;
+    let text: rquickjs::String = hooks.to_json_text.clone().restore(ctx)?.call((value,))?;
+    text.to_string()
+}
+
+fn options(file: &str) -> EvalOptions {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.backtrace_barrier = true;
+    options.promise = false;
+    options.filename = Some(file.to_owned());
+    options
+}
+
+fn exception_text(ctx: &Ctx<'_>, error: rquickjs::Error) -> String {
+    if !matches!(error, rquickjs::Error::Exception) {
+        return error.to_string();
+    }
+    let thrown = ctx.catch();
+    thrown
+        .as_exception()
+        .and_then(|exception| exception.message())
+        .map_or_else(
+            || "The code could not be compiled".to_owned(),
+            |m| format!("SyntaxError: {m}"),
+        )
+}
+
+/// The program's line of the innermost frame of `stack` that is in the program.
+fn program_line(stack: &str, lines: &StrippedProgram) -> Option<u32> {
+    let marker = format!("{PROGRAM_FILE}:");
+    let start = stack.find(&marker)? + marker.len();
+    let digits: String = stack[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    lines.program_line(digits.parse().ok()?)
+}
+
+fn is_variable_name(name: &str) -> bool {
+    let mut characters = name.chars();
+    characters.next() == Some('$')
+        && name.len() > 1
+        && characters.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The converter's text as a value; the converter has already bounded its depth to
+/// [`VALUE_DEPTH_MAX`], so the parser's own recursion limit is lifted.
+fn parse_json(text: &str) -> Result<JsonValue, ScriptError> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    serde::Deserialize::deserialize(&mut deserializer)
+        .map_err(|error: serde_json::Error| ScriptError::expression(error.to_string()))
+}
+
+thread_local! {
+    static SANDBOX: RefCell<Option<Sandbox>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` with this thread's sandbox, building it first when there is none or when the
+/// last evaluation spoiled it.
+pub fn with_sandbox<R>(
+    work: impl FnOnce(&mut Sandbox) -> Result<R, ScriptError>,
+) -> Result<R, ScriptError> {
+    SANDBOX.with(|slot| {
+        let mut slot = slot.try_borrow_mut().map_err(|_| {
+            ScriptError::expression("The sandbox is already evaluating on this thread")
+        })?;
+        if slot.as_ref().is_none_or(Sandbox::is_spoiled) {
+            // Drop the old sandbox before building the new one, so two never hold memory.
+            *slot = None;
+            *slot = Some(Sandbox::new()?);
+        }
+        match slot.as_mut() {
+            Some(sandbox) => work(sandbox),
+            None => Err(ScriptError::runtime(
+                Limit::Memory,
+                "The sandbox could not be prepared.",
+            )),
+        }
+    })
+}
+
+/// [`Sandbox::evaluate`] in this thread's sandbox.
+pub fn evaluate(
+    expression: &str,
+    vars: &[(&str, &JsonValue)],
+    now_ms: i64,
+    budget: &mut InputBudget,
+) -> Result<JsonValue, ScriptError> {
+    with_sandbox(|sandbox| sandbox.evaluate(expression, vars, now_ms, budget))
+}
+
+/// [`Sandbox::run_program`] in this thread's sandbox.
+pub fn run_program(
+    program: &str,
+    input: &JsonValue,
+    now_ms: i64,
+) -> Result<JsonValue, ScriptError> {
+    with_sandbox(|sandbox| sandbox.run_program(program, input, now_ms))
+}

@@ -1,0 +1,175 @@
+//! The check corpus: `tests/cases/check.txt`, each expression or program with the names its
+//! place offers and the exact problems the save-time check reports. `UPDATE_EXPECT=1` rewrites
+//! the expectations.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use auto_script::{Place, ScriptProblem, check_expression, check_program};
+
+#[derive(Debug)]
+struct Case {
+    header: Vec<String>,
+    kind: String,
+    offers: Vec<String>,
+    source: String,
+    expected: Vec<String>,
+}
+
+fn parse(text: &str) -> (Vec<String>, Vec<Case>) {
+    let mut preamble = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
+    let mut in_source = false;
+    let mut source: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        if let Some(kind) = line.strip_prefix("=== ") {
+            cases.push(Case {
+                header: vec![line.to_owned()],
+                kind: kind.to_owned(),
+                offers: Vec::new(),
+                source: String::new(),
+                expected: Vec::new(),
+            });
+            in_source = false;
+        } else if let Some(case) = cases.last_mut() {
+            if let Some(offers) = line.strip_prefix("offers:") {
+                case.header.push(line.to_owned());
+                case.offers = offers.split_whitespace().map(str::to_owned).collect();
+                in_source = true;
+                source.clear();
+            } else if in_source && line == "---" {
+                case.source = source.join("\n");
+                in_source = false;
+            } else if in_source {
+                source.push(line);
+            } else if !line.is_empty() {
+                case.expected.push(line.to_owned());
+            }
+        } else {
+            preamble.push(line.to_owned());
+        }
+    }
+    (preamble, cases)
+}
+
+fn rendered(problems: &[ScriptProblem]) -> Vec<String> {
+    if problems.is_empty() {
+        return vec!["ok".to_owned()];
+    }
+    problems
+        .iter()
+        .map(|p| format!("{}:{} {}", p.line, p.column, p.text))
+        .collect()
+}
+
+fn run(case: &Case) -> Vec<String> {
+    let offers: Vec<&str> = case.offers.iter().map(String::as_str).collect();
+    match case.kind.as_str() {
+        "expression" => rendered(&check_expression(&case.source, &Place::offering(&offers))),
+        "program" => rendered(&check_program(&case.source, &offers)),
+        other => panic!("unknown kind of case: {other}"),
+    }
+}
+
+#[test]
+fn every_check_reports_what_the_corpus_says() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cases/check.txt");
+    let text = std::fs::read_to_string(&path).expect("the corpus is readable");
+    let (preamble, cases) = parse(&text);
+    assert!(
+        cases.len() > 30,
+        "the corpus has its cases: {}",
+        cases.len()
+    );
+    let mut failures = Vec::new();
+    let mut updated = String::new();
+    for line in &preamble {
+        let _ = writeln!(updated, "{line}");
+    }
+    for (index, case) in cases.iter().enumerate() {
+        let actual = run(case);
+        if actual != case.expected {
+            failures.push(format!(
+                "{}\n  expected: {:?}\n  actual:   {actual:?}",
+                case.source, case.expected
+            ));
+        }
+        if index > 0 {
+            let _ = writeln!(updated);
+        }
+        for line in &case.header {
+            let _ = writeln!(updated, "{line}");
+        }
+        let _ = writeln!(updated, "{}\n---", case.source);
+        for line in &actual {
+            let _ = writeln!(updated, "{line}");
+        }
+    }
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(&path, updated).expect("the corpus is writable");
+        return;
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn the_deepest_nesting_a_document_can_hold_is_checked_quickly_and_safely() {
+    use auto_script::{SCRIPT_BYTES_MAX, TOO_LONG, strip_expression};
+    let half = SCRIPT_BYTES_MAX / 2 - 1;
+    let texts = [
+        format!("{}1{}", "(".repeat(half), ")".repeat(half)),
+        format!("{}1{}", "[".repeat(half), "]".repeat(half)),
+        format!("{}1", "!".repeat(SCRIPT_BYTES_MAX - 1)),
+        format!("{}1", "x => ".repeat(SCRIPT_BYTES_MAX / 5 - 1)),
+    ];
+    // Every depth up to the largest, on the test thread's own 2 MiB stack or a grown one.
+    for levels in [100, 1_000, 3_000, 8_000, 16_000] {
+        let text = format!("{}1{}", "(".repeat(levels), ")".repeat(levels));
+        assert_eq!(
+            check_expression(&text, &Place::offering(&[])),
+            vec![],
+            "{levels}"
+        );
+        assert!(strip_expression(&text).is_ok(), "{levels}");
+    }
+    for text in &texts {
+        assert_eq!(
+            check_expression(text, &Place::offering(&[])),
+            vec![],
+            "{}",
+            &text[..12]
+        );
+        assert!(strip_expression(text).is_ok(), "{}", &text[..12]);
+    }
+    // Tens of thousands of problems in one text are located in one pass.
+    let started = std::time::Instant::now();
+    let many = format!("{}1", "a ? b : ".repeat(SCRIPT_BYTES_MAX / 8 - 1));
+    let problems = check_expression(&many, &Place::offering(&[]));
+    assert_eq!(problems.len(), 2 * (SCRIPT_BYTES_MAX / 8 - 1));
+    assert_eq!(
+        problems.last().map(|p| p.column),
+        Some(u32::try_from(many.len()).unwrap() - 4)
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let too_long = "1".repeat(SCRIPT_BYTES_MAX + 1);
+    let refused = check_expression(&too_long, &Place::offering(&[]));
+    assert_eq!(
+        refused,
+        vec![ScriptProblem {
+            line: 1,
+            column: 1,
+            text: TOO_LONG.to_owned()
+        }]
+    );
+    assert_eq!(check_program(&too_long, &[]), refused);
+}

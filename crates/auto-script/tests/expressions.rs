@@ -1,0 +1,129 @@
+//! The expressions corpus: `tests/cases/expressions.txt`, each expression with its variables and
+//! the value or error the sandbox must give. `UPDATE_EXPECT=1` rewrites the expectations.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use auto_script::{InputBudget, ScriptError, evaluate};
+use serde_json::{Map, Value};
+
+const NOW_MS_DEFAULT: i64 = 1_790_000_000_000;
+
+#[derive(Debug)]
+struct Case {
+    /// The lines before the expression (comments, blank lines), written back as they are.
+    preamble: Vec<String>,
+    expression: String,
+    vars_line: Option<String>,
+    now_line: Option<String>,
+    expected: String,
+}
+
+fn corpus_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cases/expressions.txt")
+}
+
+fn parse(text: &str) -> (Vec<Case>, Vec<String>) {
+    let mut cases = Vec::new();
+    let mut preamble = Vec::new();
+    let mut expression: Vec<String> = Vec::new();
+    let mut vars_line = None;
+    let mut now_line = None;
+    for line in text.lines() {
+        if let Some(expected) = line.strip_prefix("=> ") {
+            cases.push(Case {
+                preamble: std::mem::take(&mut preamble),
+                expression: std::mem::take(&mut expression).join("\n"),
+                vars_line: vars_line.take(),
+                now_line: now_line.take(),
+                expected: expected.to_owned(),
+            });
+        } else if line.starts_with("vars: ") {
+            vars_line = Some(line.to_owned());
+        } else if line.starts_with("now: ") {
+            now_line = Some(line.to_owned());
+        } else if expression.is_empty() && (line.is_empty() || line.starts_with('#')) {
+            preamble.push(line.to_owned());
+        } else {
+            expression.push(line.to_owned());
+        }
+    }
+    (cases, preamble)
+}
+
+fn rendered(result: &Result<Value, ScriptError>) -> String {
+    match result {
+        Ok(value) => value.to_string(),
+        Err(error @ ScriptError::Expression { message, .. }) => {
+            format!("error {}: {message}", error.status())
+        }
+        Err(error @ ScriptError::Runtime { message, limit }) => {
+            format!("error {} {limit:?}: {message}", error.status())
+        }
+    }
+}
+
+fn run(case: &Case) -> String {
+    let vars: Map<String, Value> = case
+        .vars_line
+        .as_deref()
+        .map(|line| serde_json::from_str(&line["vars: ".len()..]).expect("vars: is a JSON object"))
+        .unwrap_or_default();
+    let now_ms = case.now_line.as_deref().map_or(NOW_MS_DEFAULT, |line| {
+        line["now: ".len()..]
+            .trim()
+            .parse()
+            .expect("now: is a number")
+    });
+    let vars: Vec<(&str, &Value)> = vars
+        .iter()
+        .map(|(name, value)| (name.as_str(), value))
+        .collect();
+    let mut budget = InputBudget::new();
+    rendered(&evaluate(&case.expression, &vars, now_ms, &mut budget))
+}
+
+#[test]
+fn every_expression_gives_what_the_corpus_says() {
+    let path = corpus_path();
+    let text = std::fs::read_to_string(&path).expect("the corpus is readable");
+    let (cases, trailer) = parse(&text);
+    assert!(
+        cases.len() > 100,
+        "the corpus has its cases: {}",
+        cases.len()
+    );
+    let mut failures = Vec::new();
+    let mut updated = String::new();
+    for case in &cases {
+        let actual = run(case);
+        if actual != case.expected {
+            failures.push(format!(
+                "{}\n  expected: {}\n  actual:   {actual}",
+                case.expression, case.expected
+            ));
+        }
+        for line in &case.preamble {
+            let _ = writeln!(updated, "{line}");
+        }
+        let _ = writeln!(updated, "{}", case.expression);
+        for line in case.vars_line.iter().chain(case.now_line.iter()) {
+            let _ = writeln!(updated, "{line}");
+        }
+        let _ = writeln!(updated, "=> {actual}");
+    }
+    for line in &trailer {
+        let _ = writeln!(updated, "{line}");
+    }
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(&path, updated).expect("the corpus is writable");
+        return;
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
