@@ -212,10 +212,15 @@ impl fmt::Debug for Checkers {
 impl Checkers {
     /// The checkers this build has: every type whose checker exists.
     pub fn standard() -> Self {
-        Self::default().with(
-            DefinitionType::Reasoning,
-            Arc::new(crate::reasoning::ReasoningChecker),
-        )
+        Self::default()
+            .with(
+                DefinitionType::Reasoning,
+                Arc::new(crate::reasoning::ReasoningChecker),
+            )
+            .with(
+                DefinitionType::Workflow,
+                Arc::new(crate::workflow::WorkflowChecker::default()),
+            )
     }
 
     /// Adds or replaces the checker of a type.

@@ -4,5 +4,7 @@
 //! definition is `check(source) -> Checked | issues`; the service stores what passed.
 
 pub mod definitions;
+pub mod events_kept;
 pub mod provider_options;
 pub mod reasoning;
+pub mod workflow;
