@@ -102,10 +102,10 @@ pub(super) fn in_words(ms: u64) -> String {
     let plural = |n: u64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
     match ms {
         0 => "no time".to_owned(),
-        _ if ms % MS_PER_DAY == 0 => plural(ms / MS_PER_DAY, "day"),
-        _ if ms % MS_PER_HOUR == 0 => plural(ms / MS_PER_HOUR, "hour"),
-        _ if ms % MS_PER_MINUTE == 0 => plural(ms / MS_PER_MINUTE, "minute"),
-        _ if ms % MS_PER_SECOND == 0 => plural(ms / MS_PER_SECOND, "second"),
+        _ if ms.is_multiple_of(MS_PER_DAY) => plural(ms / MS_PER_DAY, "day"),
+        _ if ms.is_multiple_of(MS_PER_HOUR) => plural(ms / MS_PER_HOUR, "hour"),
+        _ if ms.is_multiple_of(MS_PER_MINUTE) => plural(ms / MS_PER_MINUTE, "minute"),
+        _ if ms.is_multiple_of(MS_PER_SECOND) => plural(ms / MS_PER_SECOND, "second"),
         _ => plural(ms, "millisecond"),
     }
 }

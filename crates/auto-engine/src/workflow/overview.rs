@@ -70,11 +70,13 @@ fn filter_in_words(filter: &Value) -> String {
     let mut words = Vec::new();
     if let Value::Object(map) = filter {
         for (key, value) in map {
-            let shown = match value {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            words.push(format!("whose {key} is {shown}"));
+            match value {
+                Value::String(text) if super::expressions::enclosed(text).is_some() => {
+                    words.push(format!("whose {key} passes {}", short(text)));
+                }
+                Value::String(text) => words.push(format!("whose {key} is {text}")),
+                other => words.push(format!("whose {key} is {other}")),
+            }
         }
     }
     if words.is_empty() {

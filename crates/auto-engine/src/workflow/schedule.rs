@@ -284,7 +284,7 @@ impl Reader<'_> {
             }
             for name in COUNTED_ATTRIBUTES {
                 if let Some(value) = attributes.get(name)
-                    && !value.as_u64().is_some_and(|n| n >= 1)
+                    && value.as_u64().is_none_or(|n| n < 1)
                 {
                     self.at(
                         &format!("{with_at}/{name}"),
