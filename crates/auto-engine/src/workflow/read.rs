@@ -327,7 +327,11 @@ fn read_output(reader: &mut Reader<'_>, document: &mut WorkflowDocument) {
     }
     if let Some(value) = reader.get("/output/as") {
         let scope = super::expressions::Scope::document();
-        reader.shaping("/output/as", value, &scope.with(&["$data", "$input"]));
+        reader.shaping(
+            "/output/as",
+            value,
+            &scope.with(&["$data", "$input", "$context"]),
+        );
     }
 }
 
