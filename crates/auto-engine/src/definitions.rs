@@ -221,6 +221,10 @@ impl Checkers {
                 DefinitionType::Computation,
                 Arc::new(crate::computation::ComputationChecker),
             )
+            .with(
+                DefinitionType::Workflow,
+                Arc::new(crate::workflow::WorkflowChecker::default()),
+            )
     }
 
     /// Adds or replaces the checker of a type.

@@ -5,6 +5,8 @@
 
 pub mod computation;
 pub mod definitions;
+pub mod events_kept;
 pub mod input;
 pub mod provider_options;
 pub mod reasoning;
+pub mod workflow;

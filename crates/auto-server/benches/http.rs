@@ -35,7 +35,7 @@ async fn start(store: Arc<dyn auto_store::Store>) -> Handle {
         listen: "127.0.0.1:0".parse().expect("an address"),
         store,
         keys: Keys::default(),
-        checkers: Checkers::standard(),
+        checkers: auto_server::server_checkers(),
     })
     .await
     .expect("the server starts");

@@ -92,3 +92,21 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         task,
     })
 }
+
+/// The checkers a server saves with: every type's checker, the workflow's expression checks
+/// bounded by "A save allows the check 2 seconds of the server's wall-clock time" (workflow
+/// page, "Expressions"). The engine reads no clock; the server lends it one here.
+pub fn server_checkers() -> Checkers {
+    use auto_engine::definitions::DefinitionType;
+    use auto_engine::workflow::{WorkflowChecker, WorkflowLimits};
+    use std::time::{Duration, Instant};
+    let bound = Duration::from_millis(auto_script::DOCUMENT_CHECK_TIME_MS_MAX);
+    let limits = WorkflowLimits {
+        deadline: Some(Arc::new(move || {
+            let started = Instant::now();
+            Box::new(move || started.elapsed() > bound)
+        })),
+        ..WorkflowLimits::default()
+    };
+    Checkers::standard().with(DefinitionType::Workflow, Arc::new(WorkflowChecker::new(limits)))
+}

@@ -65,7 +65,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         listen,
         store,
         keys,
-        checkers: auto_engine::definitions::Checkers::standard(),
+        checkers: auto_server::server_checkers(),
     })
     .await
     .with_context(|| format!("cannot listen on {listen}"))?;

@@ -1,0 +1,56 @@
+//! The event types and sources the playbook keeps for its own facts, in one place.
+//!
+//! The workflow page ("Emitting an event"): "A type or a source the playbook keeps for its own
+//! facts is refused when the document is saved." The facts are the ones a filter matches
+//! ("Event filters"): run_started, run_succeeded, run_rejected and run_failed with the source
+//! `/runs/<run id>`, and definition_created, definition_updated and definition_retired about
+//! definitions; the playbook also records event_published for each event published or emitted,
+//! and reaction_refused when a trigger does not start a run ("Trigger limits"). The publish
+//! path and the emit task read these lists, so both refuse the same names.
+
+/// Event types only the playbook records.
+pub const KEPT_EVENT_TYPES: [&str; 9] = [
+    "run_started",
+    "run_succeeded",
+    "run_rejected",
+    "run_failed",
+    "definition_created",
+    "definition_updated",
+    "definition_retired",
+    "event_published",
+    "reaction_refused",
+];
+
+/// Path prefixes of the sources of the playbook's facts: `/runs/<run id>` and
+/// `/definitions/<type>/<name>`. The bare segments themselves are kept too.
+pub const KEPT_SOURCE_PREFIXES: [&str; 2] = ["/runs", "/definitions"];
+
+/// Whether `event_type` is one the playbook keeps for its own facts.
+pub fn is_kept_type(event_type: &str) -> bool {
+    KEPT_EVENT_TYPES.contains(&event_type)
+}
+
+/// Whether `source` is a source the playbook keeps: `/runs`, `/definitions`, or a path under
+/// either.
+pub fn is_kept_source(source: &str) -> bool {
+    KEPT_SOURCE_PREFIXES.iter().any(|prefix| {
+        source
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_sources_are_the_fact_paths_and_nothing_beside_them() {
+        assert!(is_kept_source("/runs/abc"));
+        assert!(is_kept_source("/definitions"));
+        assert!(!is_kept_source("/runsx"));
+        assert!(!is_kept_source("https://example.com/runs/1"));
+        assert!(is_kept_type("run_started"));
+        assert!(!is_kept_type("com.example.brief.submitted"));
+    }
+}
