@@ -108,5 +108,8 @@ pub fn server_checkers() -> Checkers {
         })),
         ..WorkflowLimits::default()
     };
-    Checkers::standard().with(DefinitionType::Workflow, Arc::new(WorkflowChecker::new(limits)))
+    Checkers::standard().with(
+        DefinitionType::Workflow,
+        Arc::new(WorkflowChecker::new(limits)),
+    )
 }

@@ -74,7 +74,8 @@ impl TestServer {
                 auto_store::open(&url).await.expect("a SQLite store")
             }
         };
-        let checkers = auto_server::server_checkers().with(DefinitionType::Recall, Arc::new(LineChecker));
+        let checkers =
+            auto_server::server_checkers().with(DefinitionType::Recall, Arc::new(LineChecker));
         let handle = auto_server::start(Options {
             listen: "127.0.0.1:0".parse().expect("an address"),
             store,
