@@ -111,11 +111,33 @@ impl DefinitionChecker for ReasoningChecker {
 struct Fields<'a> {
     doc: &'a Located,
     issues: Vec<Issue>,
+    /// Where the YAML reader already found a problem (an alias, a number that is not finite, a
+    /// key written twice). The reader leaves `null` or one of the values there, so a field's
+    /// own check at or under such a place would report the same problem a second time, in
+    /// other words ("Aliases are not allowed." then "Expected string.").
+    read_problems: Vec<String>,
 }
 
 impl Fields<'_> {
     fn at(&mut self, pointer: &str, text: impl Into<String>) {
-        self.issues.push(self.doc.issue_at(pointer, text));
+        if !self.already_reported(pointer) {
+            self.issues.push(self.doc.issue_at(pointer, text));
+        }
+    }
+
+    fn at_key(&mut self, pointer: &str, text: impl Into<String>) {
+        if !self.already_reported(pointer) {
+            self.issues.push(self.doc.issue_at_key(pointer, text));
+        }
+    }
+
+    fn already_reported(&self, pointer: &str) -> bool {
+        self.read_problems.iter().any(|at| {
+            pointer == at
+                || pointer
+                    .strip_prefix(at.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })
     }
 
     fn get(&self, pointer: &str) -> Option<&Value> {
@@ -134,8 +156,11 @@ impl Fields<'_> {
             .collect();
         for key in unknown {
             let at = pointer::child_pointer(pointer, &key);
-            let text = format!("Unknown key: the keys here are {}.", allowed.join(", "));
-            self.issues.push(self.doc.issue_at_key(&at, text));
+            let text = format!(
+                "Unknown key: the keys here are {}.",
+                provider_options::and_list(allowed)
+            );
+            self.at_key(&at, text);
         }
     }
 
@@ -192,9 +217,16 @@ impl Fields<'_> {
 /// Checks a reasoning function's source; the document, or every problem found.
 pub fn check_reasoning(source: &str) -> Result<ReasoningDocument, Vec<Issue>> {
     let read = read_markdown(source, &YamlConfig::front_matter());
+    let read_problems = read
+        .issues
+        .iter()
+        .filter(|issue| !issue.path.is_empty())
+        .map(|issue| issue.path.clone())
+        .collect();
     let mut fields = Fields {
         doc: &read.front_matter,
         issues: read.issues.clone(),
+        read_problems,
     };
     if !read.complete {
         return Err(fields.issues);
@@ -207,40 +239,61 @@ pub fn check_reasoning(source: &str) -> Result<ReasoningDocument, Vec<Issue>> {
     let description = check_description(&mut fields);
     let model = check_model(&mut fields);
     let config = check_config(&mut fields);
-    let (input_schema, input_default, input_fields) = check_input(&mut fields);
-    let (output_format, output_schema, output_shape) = check_output(&mut fields);
+    let mut warnings = Vec::new();
+    let input = check_input(&mut fields, &mut warnings);
+    let output = check_output(&mut fields, &mut warnings);
     let provider_options = check_provider_options(&mut fields);
     let tools = check_tools(&mut fields);
-    let mut warnings = Vec::new();
-    if let Some(schema) = &output_schema {
-        for warning in check_schema(schema, SchemaRole::Output).warnings {
-            let at = format!("/output/schema{}", warning.pointer);
-            warnings.push(fields.doc.issue_at(&at, warning.text).message());
-        }
-    }
-    warnings.truncate(auto_schema::WARNINGS_MAX);
-    check_template(&mut fields, read.body, read.body_first_line, input_fields);
+    check_template(
+        &mut fields,
+        read.body,
+        read.body_first_line,
+        input.closed_fields,
+    );
     if !fields.issues.is_empty() {
-        return Err(fields.issues);
+        return Err(fields.issues.into_iter().map(as_sentence).collect());
     }
-    let published_output_schema = output_schema
-        .clone()
-        .or_else(|| output_shape.as_deref().and_then(shape_schema));
+    let published_output_schema = output
+        .schema
+        .or_else(|| output.shape.as_deref().and_then(shape_schema));
     Ok(ReasoningDocument {
         description,
         model: model.unwrap_or_default(),
         config,
-        input_schema,
-        input_default,
-        output_format,
+        input_schema: input.schema,
+        input_default: input.default,
+        output_format: output.format,
         output_schema: published_output_schema,
-        output_shape,
+        output_shape: output.shape,
         provider_options,
         tools,
         template: read.body.to_owned(),
         template_first_line: read.body_first_line,
-        warnings,
+        warnings: shown_warnings(warnings),
     })
+}
+
+/// The reasoning page writes every problem as a sentence ("Expected number.", "effort is not
+/// offered: the front matter sets it."); the schema and template checkers leave the final
+/// period to their caller.
+fn as_sentence(mut issue: Issue) -> Issue {
+    if !issue.text.ends_with(['.', '?', '!']) {
+        issue.text.push('.');
+    }
+    issue
+}
+
+/// "A definition shows at most 100 warnings": in line order, as problems are, each once.
+/// The sort is stable, so warnings on one line keep the order the schema checker gave them.
+fn shown_warnings(mut warnings: Vec<Issue>) -> Vec<String> {
+    warnings.sort_by_key(|warning| warning.line);
+    let mut seen = HashSet::new();
+    warnings
+        .into_iter()
+        .map(|warning| warning.message())
+        .filter(|message| seen.insert(message.clone()))
+        .take(auto_schema::WARNINGS_MAX)
+        .collect()
 }
 
 fn check_description(fields: &mut Fields<'_>) -> Option<String> {
@@ -262,10 +315,11 @@ fn check_model(fields: &mut Fields<'_>) -> Option<String> {
         return None;
     }
     let text = fields.string("/model")?;
+    // The provider is a provider's name or a gateway's, and a gateway's name is "a lowercase
+    // letter, then up to 31 letters, digits and hyphens"; the model's id is the provider's own
+    // (it may hold further slashes, as a gateway's `org/model` does).
     let well_formed = text.split_once('/').is_some_and(|(provider, model)| {
-        let mut chars = provider.chars();
-        chars.next().is_some_and(|c| c.is_ascii_lowercase())
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '-')
+        provider_options::is_gateway_shaped(provider)
             && !model.is_empty()
             && !model.chars().any(char::is_whitespace)
     });
@@ -327,39 +381,62 @@ fn check_config(fields: &mut Fields<'_>) -> ReasoningConfig {
     config
 }
 
-/// Schema problems at their lines, under `base` (such as `/input/schema`).
-fn schema_issues(fields: &mut Fields<'_>, base: &str, schema: &Value, role: SchemaRole) -> bool {
+/// Checks a schema written at `base` (such as `/input/schema`): its problems become issues,
+/// its warnings (provider gaps, keywords the runtime does not know) join `warnings`. True when
+/// the schema may be saved.
+fn check_schema_at(
+    fields: &mut Fields<'_>,
+    warnings: &mut Vec<Issue>,
+    base: &str,
+    schema: &Value,
+    role: SchemaRole,
+) -> bool {
     let report = check_schema(schema, role);
     for problem in &report.problems {
         fields.at(&format!("{base}{}", problem.pointer), problem.text.clone());
     }
-    report.is_ok()
+    for warning in report.warnings {
+        let at = format!("{base}{}", warning.pointer);
+        warnings.push(fields.doc.issue_at(&at, warning.text));
+    }
+    report.problems.is_empty()
 }
 
-/// The input schema, the defaults, and the fields a template may name (when the schema lists
-/// its properties and sets `additionalProperties: false`).
-type InputParts = (
-    Option<Value>,
-    Option<Map<String, Value>>,
-    Option<Vec<String>>,
-);
+/// The input contract as read.
+struct InputParts {
+    schema: Option<Value>,
+    default: Option<Map<String, Value>>,
+    /// The fields a template may name, when the schema lists its properties and sets
+    /// `additionalProperties: false`.
+    closed_fields: Option<Vec<String>>,
+}
 
-fn check_input(fields: &mut Fields<'_>) -> InputParts {
+fn check_input(fields: &mut Fields<'_>, warnings: &mut Vec<Issue>) -> InputParts {
     if fields.object("/input").is_none() {
-        return (None, None, None);
+        return InputParts {
+            schema: None,
+            default: None,
+            closed_fields: None,
+        };
     }
     fields.only_keys("/input", &INPUT_KEYS);
     let schema = fields.get("/input/schema").cloned();
     let schema_ok = match &schema {
-        Some(schema) => schema_issues(fields, "/input/schema", schema, SchemaRole::Input),
+        Some(schema) => {
+            check_schema_at(fields, warnings, "/input/schema", schema, SchemaRole::Input)
+        }
         None => true,
     };
     let default = fields.object("/input/default");
     if let (Some(schema), Some(default), true) = (&schema, &default, schema_ok) {
         check_default(fields, schema, default);
     }
-    let input_fields = schema.as_ref().and_then(closed_properties);
-    (schema, default, input_fields)
+    let closed_fields = schema.as_ref().and_then(closed_properties);
+    InputParts {
+        schema,
+        default,
+        closed_fields,
+    }
 }
 
 fn closed_properties(schema: &Value) -> Option<Vec<String>> {
@@ -370,12 +447,25 @@ fn closed_properties(schema: &Value) -> Option<Vec<String>> {
     Some(properties.keys().cloned().collect())
 }
 
+/// The root keywords that speak of fields the defaults may leave to the input: "Required
+/// fields may be left for the input to supply", and a count of properties is met only once the
+/// input's own fields join the defaults.
+const DEFAULT_RELAXED_KEYWORDS: [&str; 2] = ["required", "minProperties"];
+
 /// "input.default must match the input schema for the fields it names. Required fields may
 /// be left for the input to supply."
+///
+/// The defaults are checked against the input schema without its root's
+/// [`DEFAULT_RELAXED_KEYWORDS`]. A field's own schema applies whole, `required` within it
+/// too: the input's field replaces the default's whole, so a default must stand alone. The
+/// issues use the answer's words ("Expected a number of at least 10"), since the pointer
+/// already names the field.
 fn check_default(fields: &mut Fields<'_>, schema: &Value, default: &Map<String, Value>) {
     let mut relaxed = schema.clone();
     if let Some(map) = relaxed.as_object_mut() {
-        map.remove("required");
+        for keyword in DEFAULT_RELAXED_KEYWORDS {
+            map.remove(keyword);
+        }
     }
     let Ok(compiled) = CompiledSchema::compile(&relaxed) else {
         return;
@@ -388,9 +478,28 @@ fn check_default(fields: &mut Fields<'_>, schema: &Value, default: &Map<String, 
     }
 }
 
-fn check_output(fields: &mut Fields<'_>) -> (String, Option<Value>, Option<String>) {
+/// The output contract as read.
+struct OutputParts {
+    /// `json` when the answer is JSON (a schema or a shape), else `text`.
+    format: String,
+    schema: Option<Value>,
+    shape: Option<String>,
+}
+
+/// "output.format: text, the default, or json"; "output.schema: With json. Not allowed with
+/// text"; "output.shape: the answer is JSON of that shape. Not allowed beside output.schema
+/// or with text".
+///
+/// A shape alone makes the answer JSON: the page says so of the shape, and only refuses it
+/// with text written out. A schema alone is refused: the page allows it only with json, and
+/// the format is text when left out, so the answer would not be read as JSON at all.
+fn check_output(fields: &mut Fields<'_>, warnings: &mut Vec<Issue>) -> OutputParts {
     if fields.object("/output").is_none() {
-        return ("text".into(), None, None);
+        return OutputParts {
+            format: "text".into(),
+            schema: None,
+            shape: None,
+        };
     }
     fields.only_keys("/output", &OUTPUT_KEYS);
     let format = fields.string("/output/format");
@@ -401,17 +510,29 @@ fn check_output(fields: &mut Fields<'_>) -> (String, Option<Value>, Option<Strin
             false
         }
     };
-    let written_text = format.as_deref() == Some("text");
+    let json_written = format.as_deref() == Some("json");
     let schema = fields.get("/output/schema").cloned();
     let shape = fields.string("/output/shape");
     if let Some(schema) = &schema {
-        if written_text {
-            fields.at("/output/schema", "Not allowed with output.format text.");
-        } else {
-            schema_issues(fields, "/output/schema", schema, SchemaRole::Output);
+        match format.as_deref() {
+            Some("json") => {
+                check_schema_at(
+                    fields,
+                    warnings,
+                    "/output/schema",
+                    schema,
+                    SchemaRole::Output,
+                );
+            }
+            Some("text") => fields.at("/output/schema", "Not allowed with output.format text."),
+            None => fields.at(
+                "/output/schema",
+                "Allowed only with output.format json; the format is text when left out.",
+            ),
+            Some(_) => {}
         }
     }
-    if format.as_deref() == Some("json") && schema.is_none() && shape.is_none() {
+    if json_written && schema.is_none() && shape.is_none() {
         fields.at(
             "/output/schema",
             "Required with output.format json: a JSON Schema the answer must match.",
@@ -425,16 +546,16 @@ fn check_output(fields: &mut Fields<'_>) -> (String, Option<Value>, Option<Strin
             );
         } else if schema.is_some() {
             fields.at("/output/shape", "Not allowed beside output.schema.");
-        } else if written_text {
+        } else if format.as_deref() == Some("text") {
             fields.at("/output/shape", "Not allowed with output.format text.");
         }
     }
-    let json = format_ok && (format.as_deref() == Some("json") || shape.is_some());
-    (
-        if json { "json".into() } else { "text".into() },
+    let json = format_ok && (json_written || shape.is_some());
+    OutputParts {
+        format: if json { "json".into() } else { "text".into() },
         schema,
         shape,
-    )
+    }
 }
 
 fn check_provider_options(fields: &mut Fields<'_>) -> Map<String, Value> {
@@ -446,9 +567,7 @@ fn check_provider_options(fields: &mut Fields<'_>) -> Map<String, Value> {
         for refusal in provider_options::check_namespace(namespace, value) {
             let pointer = format!("{at}{}", refusal.pointer);
             if refusal.at_key {
-                fields
-                    .issues
-                    .push(fields.doc.issue_at_key(&pointer, refusal.text));
+                fields.at_key(&pointer, refusal.text);
             } else {
                 fields.at(&pointer, refusal.text);
             }
