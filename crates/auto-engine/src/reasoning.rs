@@ -98,10 +98,10 @@ impl DefinitionChecker for ReasoningChecker {
     fn check(&self, source: &str) -> Result<Checked, Vec<Issue>> {
         let document = check_reasoning(source)?;
         Ok(Checked {
-            description: document.description.clone(),
-            warnings: document.warnings.clone(),
-            input_schema: document.input_schema.clone(),
-            output_schema: document.output_schema.clone(),
+            description: document.description,
+            warnings: document.warnings,
+            input_schema: document.input_schema,
+            output_schema: document.output_schema,
             ..Checked::default()
         })
     }
@@ -118,7 +118,7 @@ struct Fields<'a> {
     read_problems: Vec<String>,
 }
 
-impl Fields<'_> {
+impl<'a> Fields<'a> {
     fn at(&mut self, pointer: &str, text: impl Into<String>) {
         if !self.already_reported(pointer) {
             self.issues.push(self.doc.issue_at(pointer, text));
@@ -140,7 +140,9 @@ impl Fields<'_> {
         })
     }
 
-    fn get(&self, pointer: &str) -> Option<&Value> {
+    /// The value at `pointer`, borrowed from the document rather than from `self`, so that a
+    /// check may hold it while it reports issues: schemas are large and are not copied.
+    fn get(&self, pointer: &str) -> Option<&'a Value> {
         self.doc.value().pointer(pointer)
     }
 
@@ -165,9 +167,9 @@ impl Fields<'_> {
     }
 
     /// The mapping at `pointer`, or an issue when something else is there.
-    fn object(&mut self, pointer: &str) -> Option<Map<String, Value>> {
+    fn object(&mut self, pointer: &str) -> Option<&'a Map<String, Value>> {
         match self.get(pointer)? {
-            Value::Object(map) => Some(map.clone()),
+            Value::Object(map) => Some(map),
             _ => {
                 self.at(pointer, "Expected object.");
                 None
@@ -355,7 +357,7 @@ fn check_config(fields: &mut Fields<'_>) -> ReasoningConfig {
         u64::MAX,
         "Expected a whole number of 0 or more.",
     );
-    if let Some(value) = fields.get("/config/stop_sequences").cloned() {
+    if let Some(value) = fields.get("/config/stop_sequences") {
         match value {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
@@ -420,7 +422,7 @@ fn check_input(fields: &mut Fields<'_>, warnings: &mut Vec<Issue>) -> InputParts
         };
     }
     fields.only_keys("/input", &INPUT_KEYS);
-    let schema = fields.get("/input/schema").cloned();
+    let schema = fields.get("/input/schema");
     let schema_ok = match &schema {
         Some(schema) => {
             check_schema_at(fields, warnings, "/input/schema", schema, SchemaRole::Input)
@@ -428,13 +430,14 @@ fn check_input(fields: &mut Fields<'_>, warnings: &mut Vec<Issue>) -> InputParts
         None => true,
     };
     let default = fields.object("/input/default");
-    if let (Some(schema), Some(default), true) = (&schema, &default, schema_ok) {
-        check_default(fields, schema, default);
+    let written_default = fields.get("/input/default").filter(|_| default.is_some());
+    if let (Some(schema), Some(written), true) = (schema, written_default, schema_ok) {
+        check_default(fields, schema, written);
     }
-    let closed_fields = schema.as_ref().and_then(closed_properties);
+    let closed_fields = schema.and_then(closed_properties);
     InputParts {
-        schema,
-        default,
+        schema: schema.cloned(),
+        default: default.cloned(),
         closed_fields,
     }
 }
@@ -460,7 +463,7 @@ const DEFAULT_RELAXED_KEYWORDS: [&str; 2] = ["required", "minProperties"];
 /// too: the input's field replaces the default's whole, so a default must stand alone. The
 /// issues use the answer's words ("Expected a number of at least 10"), since the pointer
 /// already names the field.
-fn check_default(fields: &mut Fields<'_>, schema: &Value, default: &Map<String, Value>) {
+fn check_default(fields: &mut Fields<'_>, schema: &Value, default: &Value) {
     let mut relaxed = schema.clone();
     if let Some(map) = relaxed.as_object_mut() {
         for keyword in DEFAULT_RELAXED_KEYWORDS {
@@ -470,7 +473,7 @@ fn check_default(fields: &mut Fields<'_>, schema: &Value, default: &Map<String, 
     let Ok(compiled) = CompiledSchema::compile(&relaxed) else {
         return;
     };
-    for issue in compiled.validate(&Value::Object(default.clone())) {
+    for issue in compiled.validate(default) {
         fields.at(
             &format!("/input/default{}", issue.pointer),
             issue.text.clone(),
@@ -511,7 +514,7 @@ fn check_output(fields: &mut Fields<'_>, warnings: &mut Vec<Issue>) -> OutputPar
         }
     };
     let json_written = format.as_deref() == Some("json");
-    let schema = fields.get("/output/schema").cloned();
+    let schema = fields.get("/output/schema");
     let shape = fields.string("/output/shape");
     if let Some(schema) = &schema {
         match format.as_deref() {
@@ -553,7 +556,7 @@ fn check_output(fields: &mut Fields<'_>, warnings: &mut Vec<Issue>) -> OutputPar
     let json = format_ok && (json_written || shape.is_some());
     OutputParts {
         format: if json { "json".into() } else { "text".into() },
-        schema,
+        schema: schema.cloned(),
         shape,
     }
 }
@@ -562,7 +565,7 @@ fn check_provider_options(fields: &mut Fields<'_>) -> Map<String, Value> {
     let Some(options) = fields.object("/provider_options") else {
         return Map::new();
     };
-    for (namespace, value) in &options {
+    for (namespace, value) in options {
         let at = pointer::child_pointer("/provider_options", namespace);
         for refusal in provider_options::check_namespace(namespace, value) {
             let pointer = format!("{at}{}", refusal.pointer);
@@ -573,11 +576,11 @@ fn check_provider_options(fields: &mut Fields<'_>) -> Map<String, Value> {
             }
         }
     }
-    options
+    options.clone()
 }
 
 fn check_tools(fields: &mut Fields<'_>) -> Vec<ToolRef> {
-    let Some(value) = fields.get("/tools").cloned() else {
+    let Some(value) = fields.get("/tools") else {
         return Vec::new();
     };
     let Value::Array(items) = value else {
