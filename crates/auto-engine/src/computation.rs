@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::definitions::{Checked, DefinitionChecker};
-use crate::reasoning::{Fields, OUTPUT_SHAPES, check_description, check_input, schema_issues};
+use crate::reasoning::{Fields, OUTPUT_SHAPES, check_description, check_input, check_schema_at};
 
 const TOP_KEYS: [&str; 3] = ["description", "input", "output"];
 const OUTPUT_KEYS: [&str; 2] = ["schema", "shape"];
@@ -29,6 +29,9 @@ pub struct ComputationDocument {
     pub program: String,
     /// The source line of the program's first line.
     pub program_first_line: u32,
+    /// What the schemas' providers-neutral checks warn of, such as keywords the runtime does
+    /// not know.
+    pub warnings: Vec<String>,
 }
 
 /// The checker `create_definition` runs for the type computation.
@@ -40,6 +43,7 @@ impl DefinitionChecker for ComputationChecker {
         let document = check_computation(source)?;
         Ok(Checked {
             description: document.description,
+            warnings: document.warnings,
             input_schema: document.input_schema,
             output_schema: document.output_schema,
             ..Checked::default()
@@ -91,10 +95,8 @@ fn find_program(body: &str, body_first_line: u32) -> Result<(String, u32), Issue
 /// Checks a computation function's source; the document, or every problem found.
 pub fn check_computation(source: &str) -> Result<ComputationDocument, Vec<Issue>> {
     let read = read_markdown(source, &YamlConfig::front_matter());
-    let mut fields = Fields {
-        doc: &read.front_matter,
-        issues: read.issues.clone(),
-    };
+    let mut fields = Fields::new(&read.front_matter, &read.issues);
+    let mut warnings = Vec::new();
     if !read.complete {
         return Err(fields.issues);
     }
@@ -107,8 +109,9 @@ pub fn check_computation(source: &str) -> Result<ComputationDocument, Vec<Issue>
     }
     fields.only_keys("", &TOP_KEYS);
     let description = check_description(&mut fields);
-    let (input_schema, input_default, _) = check_input(&mut fields);
-    let (output_schema, output_shape) = check_output(&mut fields);
+    let input = check_input(&mut fields, &mut warnings);
+    let (input_schema, input_default) = (input.schema, input.default);
+    let (output_schema, output_shape) = check_output(&mut fields, &mut warnings);
     let program = match find_program(read.body, read.body_first_line) {
         Ok((program, first_line)) => {
             for problem in auto_script::check_program(&program, &[]) {
@@ -133,19 +136,29 @@ pub fn check_computation(source: &str) -> Result<ComputationDocument, Vec<Issue>
             output_shape,
             program,
             program_first_line,
+            warnings: warnings.iter().map(Issue::message).collect(),
         }),
         _ => Err(fields.issues),
     }
 }
 
-fn check_output(fields: &mut Fields<'_>) -> (Option<Value>, Option<String>) {
+fn check_output(
+    fields: &mut Fields<'_>,
+    warnings: &mut Vec<Issue>,
+) -> (Option<Value>, Option<String>) {
     if fields.object("/output").is_none() {
         return (None, None);
     }
     fields.only_keys("/output", &OUTPUT_KEYS);
     let schema = fields.get("/output/schema").cloned();
     if let Some(schema) = &schema {
-        schema_issues(fields, "/output/schema", schema, SchemaRole::Output);
+        check_schema_at(
+            fields,
+            warnings,
+            "/output/schema",
+            schema,
+            SchemaRole::Output,
+        );
     }
     let shape = fields.string("/output/shape");
     if let Some(shape) = &shape {

@@ -169,6 +169,15 @@ pub fn is_gateway_shaped(namespace: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
+/// "a, b and c": how the page lists names in a sentence.
+pub(crate) fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
@@ -214,7 +223,7 @@ pub fn check_namespace(namespace: &str, value: &Value) -> Vec<Refusal> {
                 pointer,
                 text: format!(
                     "{option} is not offered: {namespace} offers only {}.",
-                    offered.join(", ")
+                    and_list(offered)
                 ),
                 at_key: true,
             });

@@ -98,10 +98,10 @@ impl DefinitionChecker for ReasoningChecker {
     fn check(&self, source: &str) -> Result<Checked, Vec<Issue>> {
         let document = check_reasoning(source)?;
         Ok(Checked {
-            description: document.description.clone(),
-            warnings: document.warnings.clone(),
-            input_schema: document.input_schema.clone(),
-            output_schema: document.output_schema.clone(),
+            description: document.description,
+            warnings: document.warnings,
+            input_schema: document.input_schema,
+            output_schema: document.output_schema,
             ..Checked::default()
         })
     }
@@ -111,14 +111,52 @@ impl DefinitionChecker for ReasoningChecker {
 pub(crate) struct Fields<'a> {
     pub(crate) doc: &'a Located,
     pub(crate) issues: Vec<Issue>,
+    /// Where the YAML reader already found a problem (an alias, a number that is not finite, a
+    /// key written twice). The reader leaves `null` or one of the values there, so a field's
+    /// own check at or under such a place would report the same problem a second time, in
+    /// other words ("Aliases are not allowed." then "Expected string.").
+    read_problems: Vec<String>,
 }
 
-impl Fields<'_> {
-    pub(crate) fn at(&mut self, pointer: &str, text: impl Into<String>) {
-        self.issues.push(self.doc.issue_at(pointer, text));
+impl<'a> Fields<'a> {
+    /// Fields over a read front matter, starting with the reader's own issues.
+    pub(crate) fn new(doc: &'a Located, read_issues: &[Issue]) -> Self {
+        let read_problems = read_issues
+            .iter()
+            .filter(|issue| !issue.path.is_empty())
+            .map(|issue| issue.path.clone())
+            .collect();
+        Self {
+            doc,
+            issues: read_issues.to_vec(),
+            read_problems,
+        }
     }
 
-    pub(crate) fn get(&self, pointer: &str) -> Option<&Value> {
+    pub(crate) fn at(&mut self, pointer: &str, text: impl Into<String>) {
+        if !self.already_reported(pointer) {
+            self.issues.push(self.doc.issue_at(pointer, text));
+        }
+    }
+
+    fn at_key(&mut self, pointer: &str, text: impl Into<String>) {
+        if !self.already_reported(pointer) {
+            self.issues.push(self.doc.issue_at_key(pointer, text));
+        }
+    }
+
+    fn already_reported(&self, pointer: &str) -> bool {
+        self.read_problems.iter().any(|at| {
+            pointer == at
+                || pointer
+                    .strip_prefix(at.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })
+    }
+
+    /// The value at `pointer`, borrowed from the document rather than from `self`, so that a
+    /// check may hold it while it reports issues: schemas are large and are not copied.
+    pub(crate) fn get(&self, pointer: &str) -> Option<&'a Value> {
         self.doc.value().pointer(pointer)
     }
 
@@ -134,15 +172,18 @@ impl Fields<'_> {
             .collect();
         for key in unknown {
             let at = pointer::child_pointer(pointer, &key);
-            let text = format!("Unknown key: the keys here are {}.", allowed.join(", "));
-            self.issues.push(self.doc.issue_at_key(&at, text));
+            let text = format!(
+                "Unknown key: the keys here are {}.",
+                provider_options::and_list(allowed)
+            );
+            self.at_key(&at, text);
         }
     }
 
     /// The mapping at `pointer`, or an issue when something else is there.
-    pub(crate) fn object(&mut self, pointer: &str) -> Option<Map<String, Value>> {
+    pub(crate) fn object(&mut self, pointer: &str) -> Option<&'a Map<String, Value>> {
         match self.get(pointer)? {
-            Value::Object(map) => Some(map.clone()),
+            Value::Object(map) => Some(map),
             _ => {
                 self.at(pointer, "Expected object.");
                 None
@@ -192,10 +233,7 @@ impl Fields<'_> {
 /// Checks a reasoning function's source; the document, or every problem found.
 pub fn check_reasoning(source: &str) -> Result<ReasoningDocument, Vec<Issue>> {
     let read = read_markdown(source, &YamlConfig::front_matter());
-    let mut fields = Fields {
-        doc: &read.front_matter,
-        issues: read.issues.clone(),
-    };
+    let mut fields = Fields::new(&read.front_matter, &read.issues);
     if !read.complete {
         return Err(fields.issues);
     }
@@ -207,40 +245,61 @@ pub fn check_reasoning(source: &str) -> Result<ReasoningDocument, Vec<Issue>> {
     let description = check_description(&mut fields);
     let model = check_model(&mut fields);
     let config = check_config(&mut fields);
-    let (input_schema, input_default, input_fields) = check_input(&mut fields);
-    let (output_format, output_schema, output_shape) = check_output(&mut fields);
+    let mut warnings = Vec::new();
+    let input = check_input(&mut fields, &mut warnings);
+    let output = check_output(&mut fields, &mut warnings);
     let provider_options = check_provider_options(&mut fields);
     let tools = check_tools(&mut fields);
-    let mut warnings = Vec::new();
-    if let Some(schema) = &output_schema {
-        for warning in check_schema(schema, SchemaRole::Output).warnings {
-            let at = format!("/output/schema{}", warning.pointer);
-            warnings.push(fields.doc.issue_at(&at, warning.text).message());
-        }
-    }
-    warnings.truncate(auto_schema::WARNINGS_MAX);
-    check_template(&mut fields, read.body, read.body_first_line, input_fields);
+    check_template(
+        &mut fields,
+        read.body,
+        read.body_first_line,
+        input.closed_fields,
+    );
     if !fields.issues.is_empty() {
-        return Err(fields.issues);
+        return Err(fields.issues.into_iter().map(as_sentence).collect());
     }
-    let published_output_schema = output_schema
-        .clone()
-        .or_else(|| output_shape.as_deref().and_then(shape_schema));
+    let published_output_schema = output
+        .schema
+        .or_else(|| output.shape.as_deref().and_then(shape_schema));
     Ok(ReasoningDocument {
         description,
         model: model.unwrap_or_default(),
         config,
-        input_schema,
-        input_default,
-        output_format,
+        input_schema: input.schema,
+        input_default: input.default,
+        output_format: output.format,
         output_schema: published_output_schema,
-        output_shape,
+        output_shape: output.shape,
         provider_options,
         tools,
         template: read.body.to_owned(),
         template_first_line: read.body_first_line,
-        warnings,
+        warnings: shown_warnings(warnings),
     })
+}
+
+/// The reasoning page writes every problem as a sentence ("Expected number.", "effort is not
+/// offered: the front matter sets it."); the schema and template checkers leave the final
+/// period to their caller.
+fn as_sentence(mut issue: Issue) -> Issue {
+    if !issue.text.ends_with(['.', '?', '!']) {
+        issue.text.push('.');
+    }
+    issue
+}
+
+/// "A definition shows at most 100 warnings": in line order, as problems are, each once.
+/// The sort is stable, so warnings on one line keep the order the schema checker gave them.
+fn shown_warnings(mut warnings: Vec<Issue>) -> Vec<String> {
+    warnings.sort_by_key(|warning| warning.line);
+    let mut seen = HashSet::new();
+    warnings
+        .into_iter()
+        .map(|warning| warning.message())
+        .filter(|message| seen.insert(message.clone()))
+        .take(auto_schema::WARNINGS_MAX)
+        .collect()
 }
 
 pub(crate) fn check_description(fields: &mut Fields<'_>) -> Option<String> {
@@ -262,10 +321,11 @@ fn check_model(fields: &mut Fields<'_>) -> Option<String> {
         return None;
     }
     let text = fields.string("/model")?;
+    // The provider is a provider's name or a gateway's, and a gateway's name is "a lowercase
+    // letter, then up to 31 letters, digits and hyphens"; the model's id is the provider's own
+    // (it may hold further slashes, as a gateway's `org/model` does).
     let well_formed = text.split_once('/').is_some_and(|(provider, model)| {
-        let mut chars = provider.chars();
-        chars.next().is_some_and(|c| c.is_ascii_lowercase())
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '-')
+        provider_options::is_gateway_shaped(provider)
             && !model.is_empty()
             && !model.chars().any(char::is_whitespace)
     });
@@ -301,7 +361,7 @@ fn check_config(fields: &mut Fields<'_>) -> ReasoningConfig {
         u64::MAX,
         "Expected a whole number of 0 or more.",
     );
-    if let Some(value) = fields.get("/config/stop_sequences").cloned() {
+    if let Some(value) = fields.get("/config/stop_sequences") {
         match value {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
@@ -327,9 +387,12 @@ fn check_config(fields: &mut Fields<'_>) -> ReasoningConfig {
     config
 }
 
-/// Schema problems at their lines, under `base` (such as `/input/schema`).
-pub(crate) fn schema_issues(
+/// Checks a schema written at `base` (such as `/input/schema`): its problems become issues,
+/// its warnings (provider gaps, keywords the runtime does not know) join `warnings`. True when
+/// the schema may be saved.
+pub(crate) fn check_schema_at(
     fields: &mut Fields<'_>,
+    warnings: &mut Vec<Issue>,
     base: &str,
     schema: &Value,
     role: SchemaRole,
@@ -338,33 +401,49 @@ pub(crate) fn schema_issues(
     for problem in &report.problems {
         fields.at(&format!("{base}{}", problem.pointer), problem.text.clone());
     }
-    report.is_ok()
+    for warning in report.warnings {
+        let at = format!("{base}{}", warning.pointer);
+        warnings.push(fields.doc.issue_at(&at, warning.text));
+    }
+    report.problems.is_empty()
 }
 
-/// The input schema, the defaults, and the fields a template may name (when the schema lists
-/// its properties and sets `additionalProperties: false`).
-pub(crate) type InputParts = (
-    Option<Value>,
-    Option<Map<String, Value>>,
-    Option<Vec<String>>,
-);
+/// The input contract as read.
+pub(crate) struct InputParts {
+    pub(crate) schema: Option<Value>,
+    pub(crate) default: Option<Map<String, Value>>,
+    /// The fields a template may name, when the schema lists its properties and sets
+    /// `additionalProperties: false`.
+    pub(crate) closed_fields: Option<Vec<String>>,
+}
 
-pub(crate) fn check_input(fields: &mut Fields<'_>) -> InputParts {
+pub(crate) fn check_input(fields: &mut Fields<'_>, warnings: &mut Vec<Issue>) -> InputParts {
     if fields.object("/input").is_none() {
-        return (None, None, None);
+        return InputParts {
+            schema: None,
+            default: None,
+            closed_fields: None,
+        };
     }
     fields.only_keys("/input", &INPUT_KEYS);
-    let schema = fields.get("/input/schema").cloned();
+    let schema = fields.get("/input/schema");
     let schema_ok = match &schema {
-        Some(schema) => schema_issues(fields, "/input/schema", schema, SchemaRole::Input),
+        Some(schema) => {
+            check_schema_at(fields, warnings, "/input/schema", schema, SchemaRole::Input)
+        }
         None => true,
     };
     let default = fields.object("/input/default");
-    if let (Some(schema), Some(default), true) = (&schema, &default, schema_ok) {
-        check_default(fields, schema, default);
+    let written_default = fields.get("/input/default").filter(|_| default.is_some());
+    if let (Some(schema), Some(written), true) = (schema, written_default, schema_ok) {
+        check_default(fields, schema, written);
     }
-    let input_fields = schema.as_ref().and_then(closed_properties);
-    (schema, default, input_fields)
+    let closed_fields = schema.and_then(closed_properties);
+    InputParts {
+        schema: schema.cloned(),
+        default: default.cloned(),
+        closed_fields,
+    }
 }
 
 fn closed_properties(schema: &Value) -> Option<Vec<String>> {
@@ -375,17 +454,30 @@ fn closed_properties(schema: &Value) -> Option<Vec<String>> {
     Some(properties.keys().cloned().collect())
 }
 
+/// The root keywords that speak of fields the defaults may leave to the input: "Required
+/// fields may be left for the input to supply", and a count of properties is met only once the
+/// input's own fields join the defaults.
+const DEFAULT_RELAXED_KEYWORDS: [&str; 2] = ["required", "minProperties"];
+
 /// "input.default must match the input schema for the fields it names. Required fields may
 /// be left for the input to supply."
-fn check_default(fields: &mut Fields<'_>, schema: &Value, default: &Map<String, Value>) {
+///
+/// The defaults are checked against the input schema without its root's
+/// [`DEFAULT_RELAXED_KEYWORDS`]. A field's own schema applies whole, `required` within it
+/// too: the input's field replaces the default's whole, so a default must stand alone. The
+/// issues use the answer's words ("Expected a number of at least 10"), since the pointer
+/// already names the field.
+fn check_default(fields: &mut Fields<'_>, schema: &Value, default: &Value) {
     let mut relaxed = schema.clone();
     if let Some(map) = relaxed.as_object_mut() {
-        map.remove("required");
+        for keyword in DEFAULT_RELAXED_KEYWORDS {
+            map.remove(keyword);
+        }
     }
     let Ok(compiled) = CompiledSchema::compile(&relaxed) else {
         return;
     };
-    for issue in compiled.validate(&Value::Object(default.clone())) {
+    for issue in compiled.validate(default) {
         fields.at(
             &format!("/input/default{}", issue.pointer),
             issue.text.clone(),
@@ -393,9 +485,28 @@ fn check_default(fields: &mut Fields<'_>, schema: &Value, default: &Map<String, 
     }
 }
 
-fn check_output(fields: &mut Fields<'_>) -> (String, Option<Value>, Option<String>) {
+/// The output contract as read.
+struct OutputParts {
+    /// `json` when the answer is JSON (a schema or a shape), else `text`.
+    format: String,
+    schema: Option<Value>,
+    shape: Option<String>,
+}
+
+/// "output.format: text, the default, or json"; "output.schema: With json. Not allowed with
+/// text"; "output.shape: the answer is JSON of that shape. Not allowed beside output.schema
+/// or with text".
+///
+/// A shape alone makes the answer JSON: the page says so of the shape, and only refuses it
+/// with text written out. A schema alone is refused: the page allows it only with json, and
+/// the format is text when left out, so the answer would not be read as JSON at all.
+fn check_output(fields: &mut Fields<'_>, warnings: &mut Vec<Issue>) -> OutputParts {
     if fields.object("/output").is_none() {
-        return ("text".into(), None, None);
+        return OutputParts {
+            format: "text".into(),
+            schema: None,
+            shape: None,
+        };
     }
     fields.only_keys("/output", &OUTPUT_KEYS);
     let format = fields.string("/output/format");
@@ -406,17 +517,29 @@ fn check_output(fields: &mut Fields<'_>) -> (String, Option<Value>, Option<Strin
             false
         }
     };
-    let written_text = format.as_deref() == Some("text");
-    let schema = fields.get("/output/schema").cloned();
+    let json_written = format.as_deref() == Some("json");
+    let schema = fields.get("/output/schema");
     let shape = fields.string("/output/shape");
     if let Some(schema) = &schema {
-        if written_text {
-            fields.at("/output/schema", "Not allowed with output.format text.");
-        } else {
-            schema_issues(fields, "/output/schema", schema, SchemaRole::Output);
+        match format.as_deref() {
+            Some("json") => {
+                check_schema_at(
+                    fields,
+                    warnings,
+                    "/output/schema",
+                    schema,
+                    SchemaRole::Output,
+                );
+            }
+            Some("text") => fields.at("/output/schema", "Not allowed with output.format text."),
+            None => fields.at(
+                "/output/schema",
+                "Allowed only with output.format json; the format is text when left out.",
+            ),
+            Some(_) => {}
         }
     }
-    if format.as_deref() == Some("json") && schema.is_none() && shape.is_none() {
+    if json_written && schema.is_none() && shape.is_none() {
         fields.at(
             "/output/schema",
             "Required with output.format json: a JSON Schema the answer must match.",
@@ -430,40 +553,38 @@ fn check_output(fields: &mut Fields<'_>) -> (String, Option<Value>, Option<Strin
             );
         } else if schema.is_some() {
             fields.at("/output/shape", "Not allowed beside output.schema.");
-        } else if written_text {
+        } else if format.as_deref() == Some("text") {
             fields.at("/output/shape", "Not allowed with output.format text.");
         }
     }
-    let json = format_ok && (format.as_deref() == Some("json") || shape.is_some());
-    (
-        if json { "json".into() } else { "text".into() },
-        schema,
+    let json = format_ok && (json_written || shape.is_some());
+    OutputParts {
+        format: if json { "json".into() } else { "text".into() },
+        schema: schema.cloned(),
         shape,
-    )
+    }
 }
 
 fn check_provider_options(fields: &mut Fields<'_>) -> Map<String, Value> {
     let Some(options) = fields.object("/provider_options") else {
         return Map::new();
     };
-    for (namespace, value) in &options {
+    for (namespace, value) in options {
         let at = pointer::child_pointer("/provider_options", namespace);
         for refusal in provider_options::check_namespace(namespace, value) {
             let pointer = format!("{at}{}", refusal.pointer);
             if refusal.at_key {
-                fields
-                    .issues
-                    .push(fields.doc.issue_at_key(&pointer, refusal.text));
+                fields.at_key(&pointer, refusal.text);
             } else {
                 fields.at(&pointer, refusal.text);
             }
         }
     }
-    options
+    options.clone()
 }
 
 fn check_tools(fields: &mut Fields<'_>) -> Vec<ToolRef> {
-    let Some(value) = fields.get("/tools").cloned() else {
+    let Some(value) = fields.get("/tools") else {
         return Vec::new();
     };
     let Value::Array(items) = value else {
