@@ -83,7 +83,11 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Counts and times each request, and logs it.
-async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn observe(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let route = request

@@ -8,6 +8,7 @@ pub mod auth;
 pub mod config;
 pub mod events;
 pub mod http;
+pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod problem;
@@ -76,7 +77,7 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         keys: Arc::new(options.keys),
         metrics: Arc::new(Metrics::new()),
     };
-    let app = http::router(state);
+    let app = mcp::mount(http::router(state.clone()), &state, addr);
     let (shutdown, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         axum::serve(listener, app)

@@ -4,6 +4,7 @@
 
 mod check;
 mod client;
+mod mcp;
 mod serve;
 
 use std::path::PathBuf;
@@ -36,6 +37,8 @@ enum Command {
     /// Publish, list and read the playbook's events.
     #[command(subcommand)]
     Events(client::EventsCommand),
+    /// Serve the MCP tools over stdio, for a local agent.
+    Mcp(mcp::McpArgs),
     /// Keys for callers.
     #[command(subcommand)]
     Key(KeyCommand),
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
             Command::Playbook(command) => client::playbook(command).await,
             Command::Def(command) => client::def(command).await,
             Command::Events(command) => client::events(command).await,
+            Command::Mcp(args) => mcp::run(args).await,
             Command::Key(KeyCommand::New) => {
                 let (key, hash) = auto_server::auth::new_key();
                 println!("key:  {key}");

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use auto_doc::Issue;
-use auto_engine::definitions::{Checked, Checkers, DefinitionChecker, DefinitionType};
+use auto_engine::definitions::{Checked, DefinitionChecker, DefinitionType};
 use auto_server::auth::{KeyEntry, Keys};
 use auto_server::{Handle, Options};
 use reqwest::{Method, StatusCode};

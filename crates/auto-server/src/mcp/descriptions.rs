@@ -1,0 +1,150 @@
+//! The tools' descriptions, written for a model that has never seen the runtime: what the
+//! operation does, what it needs, what it returns, and which rejections to expect.
+//!
+//! Keyed by the operation's name in `openapi::OPERATIONS`, which stays the one table of
+//! operations; an operation without an entry here is still a tool, described by its summary.
+
+use crate::openapi::Operation;
+
+/// What every tool's description ends with: how a rejection comes back.
+const REJECTIONS: &str = "A rejection comes back as a tool result with isError whose text is a \
+problem document (JSON): reason is invalid_input (fix the arguments: issues[] name each problem \
+at a pointer, with line and column for a document), forbidden (the key may not do this), \
+not_found or conflict; detail says what to do.";
+
+/// `(operation name, description)`.
+const DESCRIPTIONS: &[(&str, &str)] = &[
+    (
+        "create_org",
+        "Create an org: the top-level tenant that holds playbooks and whose keys reach only it. \
+         Needs id (lowercase letters, digits and hyphens, starting with a letter or digit, at \
+         most 63 characters) and optionally a title. Returns the org. Expect conflict when the \
+         id is taken and forbidden unless the caller is an admin.",
+    ),
+    (
+        "list_orgs",
+        "List the orgs the caller can reach (a key reaches its own org only). Needs nothing. \
+         Returns {orgs: [{id, title, created_at}]}.",
+    ),
+    (
+        "get_org",
+        "Read one org by its id. Returns {id, title, created_at}. Expect not_found for an \
+         unknown org.",
+    ),
+    (
+        "create_playbook",
+        "Create a playbook in an org. A playbook is one business process's set of definitions \
+         (reasoning functions, workflows, interactions, computations...) and its event log. \
+         Needs org, id (same rules as an org's id) and optionally a title. Returns the \
+         playbook. Expect conflict when the id is taken in the org, not_found for an unknown \
+         org, forbidden unless the caller is an admin of the org.",
+    ),
+    (
+        "list_playbooks",
+        "List an org's playbooks. Needs org. Returns {playbooks: [{org, id, title, \
+         created_at}]}.",
+    ),
+    (
+        "get_playbook",
+        "Read one playbook. Returns {org, id, title, created_at}. Expect not_found for an \
+         unknown org or playbook.",
+    ),
+    (
+        "create_definition",
+        "Check a new definition's document and save it as version 1. A definition is a typed \
+         document of the playbook: reasoning (a model call), workflow, interaction (asks a \
+         person), computation, recall or prediction. Needs type, name (lowercase, starting \
+         with a letter, at most 64 characters), source (the document: Markdown with YAML front \
+         matter, or a workflow's YAML), diagram (required every time: Mermaid whose first line \
+         starts with flowchart, graph or stateDiagram, at most 8,192 bytes, or the word none) \
+         and optionally overview (Markdown for the person who runs the business). Returns the \
+         definition with its version, warnings, input and output schemas and triggers. Expect \
+         invalid_input with issues at /source (line, column and path inside the document, in \
+         the checker's words) or at the field, and conflict when a definition of that type and \
+         name exists (use update_definition).",
+    ),
+    (
+        "list_definitions",
+        "List the playbook's definitions, latest version of each, without their overviews. \
+         Optionally type to list one type only. Returns {definitions: [...]}.",
+    ),
+    (
+        "get_definition",
+        "Read a definition's latest version in full, with its overview, source, diagram, \
+         warnings, input and output schemas, triggers and the definitions that use it. Needs \
+         type and name. Expect not_found for an unknown definition.",
+    ),
+    (
+        "update_definition",
+        "Check a changed document and save it as the definition's next version; an update that \
+         changes nothing makes no new version. Needs type and name (of an existing \
+         definition), source and diagram (required every time, as for create_definition), and \
+         optionally overview (left out: the one saved before is kept). Returns the definition. \
+         Expect invalid_input with issues at /source, not_found for an unknown definition, and \
+         conflict for a retired one.",
+    ),
+    (
+        "retire_definition",
+        "Retire a definition: it runs no more and takes no updates; its versions and history \
+         stay. It cannot be undone. Needs type and name. Returns the definition with status \
+         retired. Expect not_found, and conflict when it is retired already.",
+    ),
+    (
+        "publish_event",
+        "Publish an event to the playbook's event log, where workflows with a matching trigger \
+         start from it. The arguments are the event as CloudEvents 1.0 attributes: type is \
+         required (such as com.acme.order.created); id (a new one when left out), source \
+         (/callers/<caller> when left out), subject, time, datacontenttype, data (any JSON) and \
+         extension attributes are optional. Returns the recorded event with its seq. Expect \
+         invalid_input for a malformed attribute and conflict when the playbook has an event \
+         with that id already.",
+    ),
+    (
+        "list_playbook_events",
+        "List the playbook's events in the order they were recorded, a page at a time. \
+         Optionally run_id (one run's events), type, limit (1 to 1,000, 100 by default) and \
+         after (the next of the page before). Returns {events: [...], next}: next is null on \
+         the last page. An event's data larger than 2 KiB is left out and data_bytes given \
+         instead: read it with get_event.",
+    ),
+    (
+        "get_event",
+        "Read one event in full, with its data. Needs event_id. Expect not_found for an \
+         unknown event.",
+    ),
+];
+
+/// The description of an operation's tool.
+pub fn for_model(op: &Operation) -> String {
+    let own = DESCRIPTIONS
+        .iter()
+        .find(|(name, _)| *name == op.name)
+        .map(|(_, description)| *description)
+        .unwrap_or(op.summary);
+    format!("{own} {REJECTIONS}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::openapi::OPERATIONS;
+
+    #[test]
+    fn every_description_names_an_operation() {
+        for (name, _) in DESCRIPTIONS {
+            assert!(
+                OPERATIONS.iter().any(|op| op.name == *name),
+                "{name} is no operation"
+            );
+        }
+    }
+
+    #[test]
+    fn an_operation_without_a_description_is_described_by_its_summary() {
+        let op = Operation {
+            name: "not_described",
+            ..OPERATIONS[0]
+        };
+        assert!(for_model(&op).starts_with(OPERATIONS[0].summary));
+    }
+}

@@ -1,0 +1,394 @@
+//! MCP over Streamable HTTP, driven by a real MCP client: the tools of both endpoints, calls
+//! that succeed and calls that are rejected, and keys.
+
+mod common;
+
+use auto_server::auth::{KeyEntry, Role, new_key};
+use common::TestServer;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, ProtocolVersion, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+async fn try_connect(
+    url: String,
+    key: Option<&str>,
+    version: ProtocolVersion,
+) -> Result<Client, rmcp::service::ClientInitializeError> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(key) = key {
+        config = config.auth_header(key);
+    }
+    ClientConfig::default()
+        .with_protocol_version(version)
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+}
+
+async fn connect_with(url: String, key: Option<&str>, version: ProtocolVersion) -> Client {
+    try_connect(url, key, version)
+        .await
+        .expect("the MCP client connects")
+}
+
+async fn connect(server: &TestServer, path: &str, key: Option<&str>) -> Client {
+    connect_with(
+        format!("{}{path}", server.url),
+        key,
+        ProtocolVersion::LATEST,
+    )
+    .await
+}
+
+async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+    let arguments = arguments
+        .as_object()
+        .expect("arguments are an object")
+        .clone();
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(arguments))
+        .await
+        .expect("the call is answered")
+}
+
+/// The structured content of a call that succeeded.
+fn ok(result: &CallToolResult) -> &Value {
+    assert_eq!(result.is_error, Some(false), "{result:#?}");
+    result
+        .structured_content
+        .as_ref()
+        .expect("structured content")
+}
+
+/// The problem document of a rejected call, checked to be one.
+fn problem(result: &CallToolResult, status: u16, reason: &str) -> Value {
+    assert_eq!(result.is_error, Some(true), "{result:#?}");
+    let text = &result.content[0].as_text().expect("a text block").text;
+    let problem: Value = serde_json::from_str(text).expect("the text is a problem document");
+    assert_eq!(problem["status"], json!(status), "{problem:#}");
+    assert_eq!(problem["reason"], json!(reason), "{problem:#}");
+    assert!(
+        problem["type"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("https://on.auto/problems/"))
+    );
+    problem
+}
+
+fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
+    tools
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+fn required(tool: &Tool) -> Vec<String> {
+    tool.input_schema["required"]
+        .as_array()
+        .expect("required")
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_server_endpoint_lists_every_operation_as_a_tool() {
+    let server = TestServer::start().await;
+    let client = connect(&server, "/mcp", None).await;
+    let tools = client.list_all_tools().await.expect("the tools");
+    let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+    let expected: Vec<_> = auto_server::openapi::OPERATIONS
+        .iter()
+        .map(|op| op.name.to_owned())
+        .collect();
+    assert_eq!(names, expected);
+    for name in [
+        "create_org",
+        "list_orgs",
+        "get_org",
+        "create_playbook",
+        "list_playbooks",
+        "get_playbook",
+        "create_definition",
+        "list_definitions",
+        "get_definition",
+        "update_definition",
+        "retire_definition",
+        "publish_event",
+        "list_playbook_events",
+        "get_event",
+    ] {
+        assert!(names.contains(&name.to_owned()), "{name}");
+    }
+
+    let read_only = |name: &str| {
+        tool(&tools, name)
+            .annotations
+            .as_ref()
+            .and_then(|a| a.read_only_hint)
+    };
+    assert_eq!(read_only("list_playbook_events"), Some(true));
+    assert_eq!(read_only("get_definition"), Some(true));
+    assert_eq!(read_only("create_definition"), Some(false));
+
+    let create = tool(&tools, "create_definition");
+    let create_required = required(create);
+    for field in ["org", "playbook", "type", "name", "source", "diagram"] {
+        assert!(create_required.contains(&field.to_owned()), "{field}");
+    }
+    assert!(required(tool(&tools, "update_definition")).contains(&"diagram".to_owned()));
+    let description = create.description.as_deref().unwrap();
+    assert!(description.contains("diagram"), "{description}");
+    assert!(description.contains("isError"), "{description}");
+    assert_eq!(
+        create.output_schema.as_ref().unwrap()["properties"]["version"]["type"],
+        json!("integer")
+    );
+    assert_eq!(required(tool(&tools, "list_playbooks")), ["org"]);
+
+    let info = client.peer_info().expect("the server's info");
+    let implementation = info
+        .server_info
+        .as_ref()
+        .expect("the server's name and version");
+    assert_eq!(implementation.name, "auto");
+    assert_eq!(implementation.version, env!("CARGO_PKG_VERSION"));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn calls_run_the_operations_and_rejections_are_problem_documents() {
+    let server = TestServer::start().await;
+    let client = connect(&server, "/mcp", None).await;
+
+    let org = call(&client, "create_org", json!({"id": "acme"})).await;
+    assert_eq!(ok(&org)["id"], json!("acme"));
+    let playbook = call(
+        &client,
+        "create_playbook",
+        json!({"org": "acme", "id": "main", "title": "Main"}),
+    )
+    .await;
+    assert_eq!(ok(&playbook)["title"], json!("Main"));
+
+    let published = call(
+        &client,
+        "publish_event",
+        json!({"org": "acme", "playbook": "main", "type": "com.acme.order", "data": {"n": 1}}),
+    )
+    .await;
+    let event_id = ok(&published)["id"].as_str().unwrap().to_owned();
+    let listed = call(
+        &client,
+        "list_playbook_events",
+        json!({"org": "acme", "playbook": "main", "type": "com.acme.order", "limit": 10}),
+    )
+    .await;
+    let events = ok(&listed)["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["id"], json!(event_id));
+    assert_eq!(events[0]["data"], json!({"n": 1}));
+
+    // The same rejections as over HTTP, with their issues at the arguments' pointers.
+    let taken = call(&client, "create_org", json!({"id": "acme"})).await;
+    problem(&taken, 409, "conflict");
+    let missing_diagram = call(
+        &client,
+        "create_definition",
+        json!({"org": "acme", "playbook": "main", "type": "computation", "name": "sum", "source": "ok"}),
+    )
+    .await;
+    let missing = problem(&missing_diagram, 422, "invalid_input");
+    assert_eq!(
+        missing["issues"][0]["message"],
+        json!("The field diagram is required."),
+        "{missing:#}"
+    );
+    let bad_source = call(
+        &client,
+        "create_definition",
+        json!({"org": "acme", "playbook": "main", "type": "computation", "name": "sum",
+               "source": "ok\nbad line", "diagram": "none"}),
+    )
+    .await;
+    let issues = problem(&bad_source, 422, "invalid_input");
+    assert_eq!(issues["issues"][0]["pointer"], json!("/source"));
+    assert_eq!(issues["issues"][0]["line"], json!(2));
+    let unknown = call(
+        &client,
+        "get_event",
+        json!({"org": "acme", "playbook": "main", "event_id": "nope"}),
+    )
+    .await;
+    problem(&unknown, 404, "not_found");
+    let no_org = call(&client, "list_playbooks", json!({})).await;
+    let no_org = problem(&no_org, 422, "invalid_input");
+    assert_eq!(no_org["issues"][0]["pointer"], json!("/org"));
+
+    // What MCP saved, HTTP reads.
+    let created = call(
+        &client,
+        "create_definition",
+        json!({"org": "acme", "playbook": "main", "type": "computation", "name": "sum",
+               "source": "Adds.", "overview": "Adds numbers.", "diagram": "none"}),
+    )
+    .await;
+    assert_eq!(ok(&created)["version"], json!(1));
+    let over_http = server
+        .get("/v1/orgs/acme/playbooks/main/definitions/computation/sum")
+        .await;
+    assert_eq!(over_http.body["overview"], json!("Adds numbers."));
+
+    // An unknown tool is a protocol error, not a tool result.
+    let unknown_tool = client
+        .call_tool(CallToolRequestParams::new("no_such_tool"))
+        .await;
+    assert!(unknown_tool.is_err());
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_playbooks_endpoint_reaches_that_playbook_only() {
+    let server = TestServer::start().await;
+    server.playbook().await;
+    assert_eq!(
+        server
+            .post("/v1/orgs/acme/playbooks", json!({"id": "other"}))
+            .await
+            .status,
+        201
+    );
+    let client = connect(&server, "/v1/orgs/acme/playbooks/main/mcp", None).await;
+    let tools = client.list_all_tools().await.expect("the tools");
+    assert!(tools.iter().all(|t| t.name != "create_org"));
+    for tool in &tools {
+        let properties = tool.input_schema["properties"].as_object().unwrap();
+        assert!(!properties.contains_key("org"), "{}", tool.name);
+        assert!(!properties.contains_key("playbook"), "{}", tool.name);
+    }
+    assert_eq!(required(tool(&tools, "get_definition")), ["type", "name"]);
+
+    let published = call(&client, "publish_event", json!({"type": "com.acme.ping"})).await;
+    ok(&published);
+    let playbook = call(&client, "get_playbook", json!({})).await;
+    assert_eq!(ok(&playbook)["id"], json!("main"));
+    assert_eq!(
+        server
+            .all_events("/v1/orgs/acme/playbooks/other")
+            .await
+            .len(),
+        0
+    );
+
+    // Naming another playbook is refused, not followed.
+    let elsewhere = call(
+        &client,
+        "list_playbook_events",
+        json!({"org": "acme", "playbook": "other"}),
+    )
+    .await;
+    let refused = problem(&elsewhere, 422, "invalid_input");
+    assert_eq!(refused["issues"][0]["pointer"], json!("/org"));
+    let elsewhere = call(
+        &client,
+        "create_definition",
+        json!({"playbook": "other", "type": "computation", "name": "x", "source": "a", "diagram": "none"}),
+    )
+    .await;
+    problem(&elsewhere, 422, "invalid_input");
+    assert!(
+        server
+            .get("/v1/orgs/acme/playbooks/other/definitions")
+            .await
+            .body["definitions"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn keys_and_roles_apply_as_over_http() {
+    let (admin_key, admin_hash) = new_key();
+    let (viewer_key, viewer_hash) = new_key();
+    let (stranger_key, stranger_hash) = new_key();
+    let server = TestServer::start_with_keys(vec![
+        KeyEntry::new("boss", "acme", Role::Admin, &admin_hash).unwrap(),
+        KeyEntry::new("reader", "acme", Role::Viewer, &viewer_hash).unwrap(),
+        KeyEntry::new("stranger", "globex", Role::Admin, &stranger_hash).unwrap(),
+    ])
+    .await;
+    let admin = connect(&server, "/mcp", Some(&admin_key)).await;
+    ok(&call(&admin, "create_org", json!({"id": "acme"})).await);
+    ok(&call(
+        &admin,
+        "create_playbook",
+        json!({"org": "acme", "id": "main"}),
+    )
+    .await);
+
+    let viewer = connect(&server, "/mcp", Some(&viewer_key)).await;
+    ok(&call(&viewer, "list_playbooks", json!({"org": "acme"})).await);
+    let publish = call(
+        &viewer,
+        "publish_event",
+        json!({"org": "acme", "playbook": "main", "type": "x"}),
+    )
+    .await;
+    problem(&publish, 403, "forbidden");
+
+    // A key of another org: forbidden on every call into acme.
+    let stranger = connect(&server, "/mcp", Some(&stranger_key)).await;
+    let read = call(&stranger, "list_playbooks", json!({"org": "acme"})).await;
+    problem(&read, 403, "forbidden");
+    let stranger_url = format!("{}/v1/orgs/acme/playbooks/main/mcp", server.url);
+    let scoped = try_connect(stranger_url, Some(&stranger_key), ProtocolVersion::LATEST).await;
+    let Err(refused) = scoped else {
+        panic!("a key of another org connected to its playbook's endpoint");
+    };
+    let refused = refused.to_string();
+    assert!(refused.contains("403"), "{refused}");
+
+    // No key, or an unknown one: nothing is served.
+    let url = format!("{}/mcp", server.url);
+    assert!(
+        try_connect(url.clone(), None, ProtocolVersion::LATEST)
+            .await
+            .is_err()
+    );
+    assert!(
+        try_connect(url, Some("auto_wrong"), ProtocolVersion::LATEST)
+            .await
+            .is_err()
+    );
+    let reply = server
+        .raw(
+            reqwest::Method::POST,
+            "/mcp",
+            Some("application/json"),
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_vec(),
+        )
+        .await;
+    reply.assert_problem(403, "forbidden");
+    for client in [admin, viewer, stranger] {
+        client.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_client_of_an_older_protocol_initializes_and_calls() {
+    let server = TestServer::start().await;
+    let url = format!("{}/mcp", server.url);
+    let client = connect_with(url, None, ProtocolVersion::LATEST_WITH_INITIALIZE).await;
+    let info = client.peer_info().expect("the server's info");
+    assert_eq!(info.server_info.as_ref().unwrap().name, "auto");
+    ok(&call(&client, "create_org", json!({"id": "acme"})).await);
+    let orgs = call(&client, "list_orgs", json!({})).await;
+    assert_eq!(ok(&orgs)["orgs"][0]["id"], json!("acme"));
+    client.cancel().await.unwrap();
+}

@@ -1,0 +1,72 @@
+//! `auto mcp` as an agent starts it: a child process speaking MCP over stdio, on a store of
+//! its own, listing the tools and running calls as `local`.
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+const AUTO: &str = env!("CARGO_BIN_EXE_auto");
+
+async fn start(dir: &std::path::Path, scope: &[&str]) -> RunningService<RoleClient, ()> {
+    let mut command = Command::new(AUTO);
+    command
+        .args(["mcp", "--database", "sqlite://auto.db"])
+        .args(scope)
+        .current_dir(dir);
+    let transport = TokioChildProcess::new(command).expect("auto mcp starts");
+    ().serve(transport).await.expect("the MCP client connects")
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, name: &str, arguments: Value) -> Value {
+    let arguments = arguments.as_object().expect("an object").clone();
+    let result: CallToolResult = client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(arguments))
+        .await
+        .expect("the call is answered");
+    assert_eq!(result.is_error, Some(false), "{result:#?}");
+    result.structured_content.expect("structured content")
+}
+
+#[tokio::test]
+async fn auto_mcp_serves_the_tools_over_stdio() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let client = start(dir.path(), &[]).await;
+    let tools = client.list_all_tools().await.expect("the tools");
+    let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+    for name in [
+        "create_org",
+        "create_definition",
+        "publish_event",
+        "get_event",
+    ] {
+        assert!(names.contains(&name.to_owned()), "{name} in {names:?}");
+    }
+    assert_eq!(
+        call(&client, "create_org", json!({"id": "acme"})).await["id"],
+        json!("acme")
+    );
+    call(
+        &client,
+        "create_playbook",
+        json!({"org": "acme", "id": "main"}),
+    )
+    .await;
+    client.cancel().await.expect("the client stops");
+
+    // The same store, one playbook: the tools take no org or playbook.
+    let client = start(dir.path(), &["--org", "acme", "--playbook", "main"]).await;
+    let tools = client.list_all_tools().await.expect("the tools");
+    assert!(tools.iter().all(|t| t.name != "create_org"));
+    assert!(tools.iter().all(|t| {
+        !t.input_schema["properties"]
+            .as_object()
+            .unwrap()
+            .contains_key("org")
+    }));
+    let event = call(&client, "publish_event", json!({"type": "com.acme.ping"})).await;
+    assert_eq!(event["source"], json!("/callers/local"));
+    client.cancel().await.expect("the client stops");
+}
