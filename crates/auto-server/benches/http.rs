@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use auto_engine::definitions::Checkers;
 use auto_server::auth::Keys;
 use auto_server::{Handle, Options};
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -230,10 +230,11 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), Problem> {
     .with_kind("unsupported_media_type"))
 }
 
-/// How deeply a request body may nest. A run's input may nest 512 levels inside the body's own
-/// object and its `input` field; past this the body is refused before it is parsed, so no
-/// hostile body can make the parser (or dropping its value) recurse deeply.
-pub const BODY_DEPTH_MAX: usize = 1_024;
+/// How deeply a request body may nest: a run's input may nest 512 levels ("The input may be at
+/// most 256 KiB as JSON and 512 levels deep"), inside the body's own object. Past this the body
+/// is refused before it is parsed, so no hostile body makes the parser, or any later walk over
+/// its value, recurse deeply enough to overflow a worker's stack.
+pub const BODY_DEPTH_MAX: usize = 513;
 
 /// The deepest nesting of lists and objects in JSON text, counted without parsing it.
 fn nesting_depth(bytes: &[u8]) -> usize {
