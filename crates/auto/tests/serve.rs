@@ -39,6 +39,18 @@ fn wait_healthy(port: u16) {
     panic!("the server did not listen on {port} within 30 s");
 }
 
+fn wait_for_file(path: &std::path::Path) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} was not created within 30 s",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn wait_exit(mut child: Child, within: Duration) -> Output {
     let deadline = Instant::now() + within;
     while Instant::now() < deadline {
@@ -56,11 +68,10 @@ fn a_second_server_on_the_same_file_is_refused_and_sigterm_stops_cleanly() {
     let dir = tempfile::tempdir().expect("a directory");
     let first_port = free_port();
     let first = serve(dir.path(), first_port);
+    // The store is created on first start, before the server listens; waiting for both keeps
+    // a port another test took meanwhile from passing for this server.
+    wait_for_file(&dir.path().join("auto.db"));
     wait_healthy(first_port);
-    assert!(
-        dir.path().join("auto.db").exists(),
-        "the store is created on first start"
-    );
 
     let second = serve(dir.path(), free_port());
     let output = wait_exit(second, Duration::from_secs(30));
