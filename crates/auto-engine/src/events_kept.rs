@@ -8,17 +8,35 @@
 //! and reaction_refused when a trigger does not start a run ("Trigger limits"). The publish
 //! path and the emit task read these lists, so both refuse the same names.
 
-/// Event types only the playbook records.
-pub const KEPT_EVENT_TYPES: [&str; 9] = [
+/// Event types only the playbook records: its facts, and the history of its runs (model and
+/// tool calls, steps, requests, filters), which nobody else may publish or emit either.
+pub const KEPT_EVENT_TYPES: &[&str] = &[
     "run_started",
     "run_succeeded",
     "run_rejected",
     "run_failed",
+    "run_cancel_requested",
     "definition_created",
     "definition_updated",
     "definition_retired",
     "event_published",
+    "event_received",
     "reaction_refused",
+    "model_call_started",
+    "model_call_answered",
+    "model_call_failed",
+    "tool_call_started",
+    "tool_call_answered",
+    "tool_call_failed",
+    "step_started",
+    "step_completed",
+    "step_failed",
+    "request_opened",
+    "request_answered",
+    "request_expired",
+    "request_cancelled",
+    "filter_failed",
+    "filter_disabled",
 ];
 
 /// Path prefixes of the sources of the playbook's facts: `/runs/<run id>` and

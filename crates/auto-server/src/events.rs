@@ -2,6 +2,7 @@
 //! workflow page's limits ("An event: 256 KiB as JSON; `type`, `id` 256 characters; `source`,
 //! `subject` 1,024") and the types, sources and attributes the playbook keeps for itself.
 
+use auto_engine::events_kept::{is_kept_source, is_kept_type};
 use auto_store::{Event, EventFilter, NewEvent};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Deserialize;
@@ -29,39 +30,6 @@ pub const EVENTS_PAGE_MAX: u32 = 1_000;
 /// recommended; we hold senders to it so every attribute can be named in a filter.
 pub const EXTENSION_NAME_CHARS_MAX: usize = 20;
 
-/// The types of the playbook's own facts and history, which nobody else may publish.
-pub const KEPT_EVENT_TYPES: &[&str] = &[
-    "definition_created",
-    "definition_updated",
-    "definition_retired",
-    "run_started",
-    "run_succeeded",
-    "run_rejected",
-    "run_failed",
-    "run_cancel_requested",
-    "model_call_started",
-    "model_call_answered",
-    "model_call_failed",
-    "tool_call_started",
-    "tool_call_answered",
-    "tool_call_failed",
-    "step_started",
-    "step_completed",
-    "step_failed",
-    "request_opened",
-    "request_answered",
-    "request_expired",
-    "request_cancelled",
-    "event_published",
-    "event_received",
-    "reaction_refused",
-    "filter_failed",
-    "filter_disabled",
-];
-
-/// The source prefixes of the playbook's own facts: `/runs/<id>` and `/definitions/<type>/<name>`.
-pub const KEPT_SOURCE_PREFIXES: &[&str] = &["/runs", "/definitions"];
-
 /// Attributes the playbook sets on its events; a sender may not set them.
 pub const KEPT_ATTRIBUTES: &[&str] = &[
     "seq",
@@ -74,21 +42,6 @@ pub const KEPT_ATTRIBUTES: &[&str] = &[
     "triggerkind",
     "triggerreference",
 ];
-
-/// Whether the playbook keeps this type for its own facts.
-pub fn is_kept_type(event_type: &str) -> bool {
-    KEPT_EVENT_TYPES.contains(&event_type)
-}
-
-/// Whether the playbook keeps this source for its own facts.
-pub fn is_kept_source(source: &str) -> bool {
-    KEPT_SOURCE_PREFIXES.iter().any(|p| {
-        source == *p
-            || source
-                .strip_prefix(p)
-                .is_some_and(|rest| rest.starts_with('/'))
-    })
-}
 
 /// `/callers/<caller>`, the caller id percent-encoded as one segment of a path.
 pub fn caller_source(caller: &str) -> String {
