@@ -195,6 +195,17 @@ impl Providers {
             .unwrap_or_else(|| model.clone())
     }
 
+    /// The operator's allowed patterns; `None` when every model of a configured provider is
+    /// allowed.
+    pub fn allowed_patterns(&self) -> Option<&[String]> {
+        self.allowed.as_deref()
+    }
+
+    /// The aliases: the reference a definition writes, and the model it resolves to.
+    pub fn aliases(&self) -> impl Iterator<Item = (&String, &ModelRef)> {
+        self.aliases.iter()
+    }
+
     /// The aliases, as `from -> to` lines for a rejection.
     pub(crate) fn alias_list(&self) -> Vec<String> {
         self.aliases

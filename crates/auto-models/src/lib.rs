@@ -8,6 +8,7 @@
 //! Nothing else in the workspace speaks to a provider.
 
 mod call;
+mod catalog;
 mod config;
 mod failure;
 mod limits;
@@ -16,6 +17,7 @@ mod types;
 mod wire;
 
 pub use call::CallOptions;
+pub use catalog::{Catalog, ModelFacts, OfferedModel};
 pub use config::{ConfigError, ModelRef, Providers, WireProtocol};
 pub use failure::{
     FailureBecause, ModelFailure, RejectionKind, RejectionReason, RunRejection, rejection_for,

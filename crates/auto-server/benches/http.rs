@@ -35,6 +35,7 @@ async fn start(store: Arc<dyn auto_store::Store>) -> Handle {
         store,
         keys: Keys::default(),
         checkers: auto_server::server_checkers(),
+        models: auto_server::reasoning_runs::Models::none(),
     })
     .await
     .expect("the server starts");

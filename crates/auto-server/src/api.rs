@@ -55,6 +55,32 @@ pub struct PlaybookList {
     pub playbooks: Vec<PlaybookOut>,
 }
 
+/// One model `list_models` offers.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct ModelOut {
+    /// The reference a reasoning function writes as `model`, such as
+    /// `anthropic/claude-sonnet-4-5`.
+    pub id: String,
+    pub provider: String,
+    /// The most tokens a call's input and output may hold together, from the model catalog.
+    pub context_window: Option<u64>,
+    /// The most output tokens the model writes, from the model catalog.
+    pub max_output_tokens: Option<u64>,
+    /// For an alias: the model it resolves to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias_of: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct ModelList {
+    pub models: Vec<ModelOut>,
+    /// The operator's allowed patterns, such as `my-gateway/*`, which also admit models the
+    /// catalog does not list; null when every model of a configured provider is allowed.
+    pub allowed: Option<Vec<String>>,
+    /// The configured providers and gateways.
+    pub providers: Vec<String>,
+}
+
 /// `create_definition`: saves version 1 of a new definition.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -87,6 +87,52 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The providers, gateways and models, with the secrets read from the environment or
+    /// files, and `[limits] model_call_bound_ms`, which shortens the page's bound of a model
+    /// call (it never lengthens it).
+    pub fn models(&self) -> Result<crate::reasoning_runs::Models, ConfigError> {
+        let providers =
+            auto_models::Providers::from_config(&self.providers, &self.gateways, &self.models)
+                .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        let mut models = crate::reasoning_runs::Models::none();
+        models.providers = providers;
+        models.catalog = auto_models::Catalog::from_config(&self.models)
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        if let Some(value) = self.limits.get(LIMIT_MODEL_CALL_BOUND_MS) {
+            let ms = value
+                .as_integer()
+                .and_then(|ms| u64::try_from(ms).ok())
+                .filter(|ms| *ms > 0)
+                .ok_or_else(|| {
+                    ConfigError::Invalid(format!(
+                        "limits.{LIMIT_MODEL_CALL_BOUND_MS}: expected a whole number of milliseconds above 0"
+                    ))
+                })?;
+            models.call_bound = Some(std::time::Duration::from_millis(ms));
+        }
+        for key in self.limits.keys() {
+            if !LIMIT_KEYS.contains(&key.as_str()) {
+                return Err(ConfigError::Invalid(format!(
+                    "limits.{key} is not a limit this runtime reads; it reads {}",
+                    LIMIT_KEYS.join(", ")
+                )));
+            }
+        }
+        Ok(models)
+    }
+}
+
+/// `[limits]` key that shortens the bound of every model call.
+pub const LIMIT_MODEL_CALL_BOUND_MS: &str = "model_call_bound_ms";
+/// The `[limits]` keys the server reads.
+pub const LIMIT_KEYS: &[&str] = &[
+    "reasoning_max_input_tokens",
+    "workflow_max_duration",
+    "workflow_max_open_calls",
+    LIMIT_MODEL_CALL_BOUND_MS,
+];
+
 /// Checks that a server with no keys listens on loopback only: without keys every request is
 /// the caller `local`, an admin of every org, which only the machine itself may be.
 pub fn check_listen(listen: SocketAddr, keys_configured: bool) -> Result<(), ConfigError> {

@@ -48,6 +48,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/openapi.json", get(openapi))
         .route("/v1/orgs", post(create_org).get(list_orgs))
         .route("/v1/orgs/{org}", get(get_org))
+        .route("/v1/orgs/{org}/models", get(list_models))
         .route(
             "/v1/orgs/{org}/playbooks",
             post(create_playbook).get(list_playbooks),
@@ -417,6 +418,14 @@ async fn list_playbooks(
     Path(org): Path<String>,
 ) -> Answer<Json<PlaybookList>> {
     Ok(Json(s.service.list_playbooks(&c, &org).await?))
+}
+
+async fn list_models(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path(org): Path<String>,
+) -> Answer<Json<ModelList>> {
+    Ok(Json(s.service.list_models(&c, &org).await?))
 }
 
 async fn get_playbook(

@@ -12,6 +12,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod problem;
+pub mod reasoning_runs;
 pub mod runs;
 pub mod service;
 
@@ -35,6 +36,8 @@ pub struct Options {
     pub store: Arc<dyn Store>,
     pub keys: Keys,
     pub checkers: Checkers,
+    /// The operator's providers and models; [`reasoning_runs::Models::none`] for none.
+    pub models: reasoning_runs::Models,
 }
 
 /// A running server.
@@ -73,7 +76,7 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
     let listener = TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
     let state = AppState {
-        service: Service::new(options.store, options.checkers),
+        service: Service::new(options.store, options.checkers).with_models(options.models),
         keys: Arc::new(options.keys),
         metrics: Arc::new(Metrics::new()),
     };

@@ -98,6 +98,17 @@ pub const OPERATIONS: &[Operation] = &[
         query: &[],
     },
     Operation {
+        name: "list_models",
+        method: "get",
+        path: "/v1/orgs/{org}/models",
+        summary: "List the models a reasoning function may name.",
+        read_only: true,
+        request: None,
+        response: schema::<ModelList>,
+        success: 200,
+        query: &[],
+    },
+    Operation {
         name: "get_playbook",
         method: "get",
         path: PB,

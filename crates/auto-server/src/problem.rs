@@ -106,6 +106,9 @@ pub struct Problem {
     pub detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The seconds a provider asked to wait before trying again, when it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_seconds: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub issues: Vec<ProblemIssue>,
 }
@@ -121,6 +124,7 @@ impl Problem {
             because: None,
             detail: detail.into(),
             run_id: None,
+            retry_after_seconds: None,
             issues: Vec::new(),
         }
     }
@@ -183,6 +187,11 @@ impl IntoResponse for Problem {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),
         );
+        if let Some(seconds) = self.retry_after_seconds {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
         response
     }
 }

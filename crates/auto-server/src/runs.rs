@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use auto_engine::computation::{ComputationDocument, check_computation, run_computation};
 use auto_engine::definitions::DefinitionType;
 use auto_engine::input::prepare_input;
+use auto_engine::reasoning::check_reasoning;
 use auto_schema::CompiledSchema;
 use auto_store::{
     DefinitionKey, DefinitionStatus, NewEvent, NewRun, PlaybookRef, Run, RunEnding, RunFilter,
@@ -22,6 +23,7 @@ use tokio::sync::watch;
 use crate::api::{CancelRun, RunDefinition, RunList, RunOut};
 use crate::auth::{Caller, Permission};
 use crate::problem::{Problem, ProblemIssue, Reason};
+use crate::reasoning_runs;
 use crate::service::{Service, store_problem};
 
 /// "`run_id` is the caller's (1 to 128 of `[A-Za-z0-9._:-]`) or a new UUIDv7" (supplement §2).
@@ -107,7 +109,7 @@ fn answer_of(run: &Run) -> RunAnswer {
     }
 }
 
-fn fact(
+pub(crate) fn fact(
     run_id: &str,
     run_seq: i64,
     event_type: &str,
@@ -131,7 +133,7 @@ fn fact(
 }
 
 /// The fact that ends a run, with the data the workflow page gives it.
-fn ending_fact(run: &Run, ending: &RunEnding) -> NewEvent {
+fn ending_fact(run: &Run, run_seq: i64, ending: &RunEnding) -> NewEvent {
     let event_type = match ending.status {
         RunStatus::Succeeded => "run_succeeded",
         RunStatus::Failed => "run_failed",
@@ -139,7 +141,7 @@ fn ending_fact(run: &Run, ending: &RunEnding) -> NewEvent {
     };
     let mut event = fact(
         &run.run_id,
-        run.last_run_seq + 1,
+        run_seq,
         event_type,
         &run.key,
         &run.started_by,
@@ -162,7 +164,7 @@ fn ending_fact(run: &Run, ending: &RunEnding) -> NewEvent {
     event
 }
 
-fn rejection(problem: Problem, run_id: &str) -> RunEnding {
+pub(crate) fn rejection(problem: Problem, run_id: &str) -> RunEnding {
     let mut problem = problem;
     problem.run_id = Some(run_id.into());
     let status = if problem.reason == Reason::Failed {
@@ -218,7 +220,10 @@ impl Service {
                 ),
             ));
         }
-        if def_type != DefinitionType::Computation {
+        if !matches!(
+            def_type,
+            DefinitionType::Computation | DefinitionType::Reasoning
+        ) {
             return Err(Problem::new(
                 Reason::Unavailable,
                 format!("The {} {name} cannot run yet", def_type.noun()),
@@ -321,10 +326,7 @@ impl Service {
                             .0
                     }
                     RunStatus::Started => {
-                        let age_ms = (self.store.now().await.map_err(store_problem)?
-                            - run.last_event_at)
-                            .num_milliseconds();
-                        if age_ms < COMPUTATION_RUN_BOUND_MS {
+                        if !self.is_quiet(pb, &run).await? {
                             return Err(still_running(run_id));
                         }
                         run
@@ -385,17 +387,38 @@ impl Service {
             .await
             .map_err(store_problem)?
             .ok_or_else(|| Problem::internal(&"a run's definition version is missing"))?;
-        let ending = match check_computation(&version.source) {
-            Ok(document) => computation_ending(&run, document).await,
-            Err(_) => rejection(
+        let no_longer_parses = || {
+            rejection(
                 Problem::conflict(
-                    format!("The computation function {} no longer parses", run.key.name),
+                    format!("The {} {} no longer parses", run.key.def_type, run.key.name),
                     "Its document no longer passes the checks of this runtime; save a new version.",
                 ),
                 &run.run_id,
-            ),
+            )
         };
-        let event = ending_fact(&run, &ending);
+        let (ending, run_seq) = if run.key.def_type == DefinitionType::Reasoning.as_str() {
+            match check_reasoning(&version.source) {
+                Ok(document) => {
+                    reasoning_runs::perform(
+                        self.store.as_ref(),
+                        &self.models,
+                        &self.cancels,
+                        pb,
+                        &run,
+                        &document,
+                    )
+                    .await?
+                }
+                Err(_) => (no_longer_parses(), run.last_run_seq + 1),
+            }
+        } else {
+            let ending = match check_computation(&version.source) {
+                Ok(document) => computation_ending(&run, document).await,
+                Err(_) => no_longer_parses(),
+            };
+            (ending, run.last_run_seq + 1)
+        };
+        let event = ending_fact(&run, run_seq, &ending);
         let (ended, _) = self
             .store
             .end_run(pb, &run.run_id, ending, vec![event])
@@ -450,7 +473,7 @@ impl Service {
         caller: &Caller,
         pb: &PlaybookRef,
         run_id: &str,
-        _body: CancelRun,
+        body: CancelRun,
     ) -> Result<RunOut, Problem> {
         caller.require(&pb.org, Permission::Run)?;
         self.require_playbook(pb).await?;
@@ -469,13 +492,68 @@ impl Service {
                 ),
             ));
         }
-        Err(Problem::conflict(
-            "The run cannot be cancelled",
-            format!(
-                "The run {run_id} is of a {} function, which finishes within its call; it cannot be cancelled.",
-                run.key.def_type
-            ),
-        ))
+        if run.key.def_type != DefinitionType::Reasoning.as_str() {
+            return Err(Problem::conflict(
+                "The run cannot be cancelled",
+                format!(
+                    "The run {run_id} is of a {} function, which finishes within its call; it cannot be cancelled.",
+                    run.key.def_type
+                ),
+            ));
+        }
+        let words = body
+            .detail
+            .filter(|d| !d.trim().is_empty())
+            .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
+        let slot = (pb.clone(), run_id.to_owned());
+        if self.cancels.cancel(pb, run_id, words.clone()) {
+            // Going on in this server: its call ends at once, and the run with it.
+            let receiver = self
+                .in_flight
+                .runs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&slot)
+                .cloned();
+            if let Some(receiver) = receiver {
+                let _ = wait_for(receiver).await;
+            }
+        } else if self.is_quiet(pb, &run).await? {
+            // Going on nowhere: it ends now, a call left open ending as interrupted.
+            let (ending, run_seq) =
+                reasoning_runs::cancel_idle(self.store.as_ref(), pb, &run, &words).await?;
+            let event = ending_fact(&run, run_seq, &ending);
+            self.store
+                .end_run(pb, run_id, ending, vec![event])
+                .await
+                .map_err(taken)?;
+        } else {
+            // Going on in another server: it stops before its next model call.
+            reasoning_runs::request_cancel(self.store.as_ref(), pb, &run, &words).await?;
+        }
+        self.get_run(caller, pb, run_id).await
+    }
+
+    /// Whether a started run's last event is old enough that no attempt can still be going on
+    /// with it: older than the longest gap an attempt leaves between two events.
+    async fn is_quiet(&self, pb: &PlaybookRef, run: &Run) -> Result<bool, Problem> {
+        let bound_ms = if run.key.def_type == DefinitionType::Reasoning.as_str() {
+            let version = self
+                .store
+                .get_definition_version(pb, &run.key, run.definition_version)
+                .await
+                .map_err(store_problem)?;
+            match version.map(|v| check_reasoning(&v.source)) {
+                Some(Ok(document)) => i64::try_from(self.models.quiet_after(&document).as_millis())
+                    .unwrap_or(i64::MAX),
+                _ => 0,
+            }
+        } else {
+            COMPUTATION_RUN_BOUND_MS
+        };
+        let age_ms =
+            (self.store.now().await.map_err(store_problem)? - run.last_event_at).num_milliseconds();
+        Ok(age_ms >= bound_ms)
     }
 }
 
@@ -504,7 +582,7 @@ fn still_running(run_id: &str) -> Problem {
 }
 
 /// A conflict on a run's change means another attempt got there first.
-fn taken(error: StoreError) -> Problem {
+pub(crate) fn taken(error: StoreError) -> Problem {
     match error {
         StoreError::Conflict(_) => Problem::conflict(
             "The run is still running",

@@ -28,6 +28,8 @@ pub struct Service {
     pub store: Arc<dyn Store>,
     pub checkers: Checkers,
     pub in_flight: crate::runs::InFlight,
+    pub models: Arc<crate::reasoning_runs::Models>,
+    pub cancels: crate::reasoning_runs::Cancels,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -88,7 +90,15 @@ impl Service {
             store,
             checkers,
             in_flight: crate::runs::InFlight::default(),
+            models: Arc::new(crate::reasoning_runs::Models::none()),
+            cancels: crate::reasoning_runs::Cancels::default(),
         }
+    }
+
+    /// The service with the operator's models.
+    pub fn with_models(mut self, models: crate::reasoning_runs::Models) -> Self {
+        self.models = Arc::new(models);
+        self
     }
 
     // Orgs and playbooks.
@@ -182,6 +192,33 @@ impl Service {
             .map_err(store_problem)?;
         Ok(PlaybookList {
             playbooks: playbooks.into_iter().map(playbook_out).collect(),
+        })
+    }
+
+    pub async fn list_models(&self, caller: &Caller, org: &str) -> Result<ModelList, Problem> {
+        caller.require(org, Permission::Read)?;
+        self.require_org(org).await?;
+        let providers = &self.models.providers;
+        Ok(ModelList {
+            models: self
+                .models
+                .catalog
+                .offered(providers)
+                .into_iter()
+                .map(|m| ModelOut {
+                    id: m.id,
+                    provider: m.provider,
+                    context_window: m.context_window,
+                    max_output_tokens: m.max_output_tokens,
+                    alias_of: m.alias_of,
+                })
+                .collect(),
+            allowed: providers.allowed_patterns().map(<[String]>::to_vec),
+            providers: providers
+                .configured()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
         })
     }
 

@@ -57,6 +57,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| config::DEFAULT_DATABASE.into());
     let keys = auto_server::auth::Keys::new(config.key_entries()?);
     config::check_listen(listen, !keys.is_empty())?;
+    let models = config.models()?;
     let store = match auto_store::open(&database).await {
         Ok(store) => store,
         Err(error) => bail!("cannot open the store {database}: {error}"),
@@ -66,6 +67,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         store,
         keys,
         checkers: auto_server::server_checkers(),
+        models,
     })
     .await
     .with_context(|| format!("cannot listen on {listen}"))?;

@@ -45,6 +45,16 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
          created_at}]}.",
     ),
     (
+        "list_models",
+        "List the models a reasoning function may name in its model field: each model of a \
+         configured provider that the operator allows, from the runtime's model catalog, with \
+         its context_window and max_output_tokens, and each alias with the model it resolves \
+         to. Needs org. Returns {models: [{id, provider, context_window, max_output_tokens, \
+         alias_of?}], allowed, providers}. allowed lists the operator's patterns (null: every \
+         model of a configured provider); a pattern such as my-gateway/* also admits models \
+         the catalog does not list. Saving a definition never checks its model; a run does.",
+    ),
+    (
         "get_playbook",
         "Read one playbook. Returns {org, id, title, created_at}. Expect not_found for an \
          unknown org or playbook.",

@@ -60,6 +60,20 @@ impl TestServer {
     }
 
     pub async fn start_with_keys(keys: Vec<KeyEntry>) -> Self {
+        Self::start_full(keys, auto_server::reasoning_runs::Models::none()).await
+    }
+
+    /// A server whose `auto.toml` is this text: its providers, gateways, models and limits.
+    pub async fn start_with_config(config: &str) -> Self {
+        let config = auto_server::config::Config::parse(config).expect("a configuration");
+        let models = config.models().expect("the configuration's models");
+        Self::start_full(Vec::new(), models).await
+    }
+
+    pub async fn start_full(
+        keys: Vec<KeyEntry>,
+        models: auto_server::reasoning_runs::Models,
+    ) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let store = match std::env::var("AUTO_TEST_STORE").as_deref() {
             Ok("postgres") => {
@@ -81,6 +95,7 @@ impl TestServer {
             store,
             keys: Keys::new(keys),
             checkers,
+            models,
         })
         .await
         .expect("the server starts");

@@ -1,0 +1,1059 @@
+//! The run of a reasoning function, from its recorded events: the reasoning page's "How a run
+//! works", "The template", "Answers that are JSON", "How a run ends", "What a run records",
+//! "The run's model calls" and "A run performed again", for functions without tools.
+//!
+//! A run is performed from what it recorded. [`perform`] reads the run's events of this attempt
+//! first: with no model call yet it checks the input and renders the template; with a call that
+//! was started and never ended (the server stopped) it closes that call as `interrupted` and
+//! makes it again from the messages the first call kept, under the next number; with a call
+//! that answered it takes the kept answer and never calls again. Every event goes under the
+//! run's next `run_seq`, so of two attempts at once the second stops at its first event, before
+//! it calls anything.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use auto_engine::input::prepare_input;
+use auto_engine::reasoning::ReasoningDocument;
+use auto_models::{
+    CallOptions, Catalog, FailureBecause, FinishReason, Message, ModelAnswer, ModelFailure,
+    ModelRef, ModelRequest, OutputContract, Providers, ReasoningEffort, RejectionKind,
+    RejectionReason, Settings, model_call_bound, rejection_for,
+};
+use auto_schema::{CompiledSchema, ValidationIssue, check_shape, render_answer_issues};
+use auto_store::{EventFilter, PlaybookRef, Run, RunEnding, RunStatus, Store};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use crate::problem::{Problem, ProblemIssue, Reason};
+use crate::runs::{OUTPUT_BYTES_MAX, fact, rejection, taken};
+use crate::service::store_problem;
+
+/// "The output and the record may be at most 1 MiB together."
+pub const OUTPUT_AND_RECORD_BYTES_MAX: usize = 1_048_576;
+/// "An answer may nest at most 128 levels deep."
+pub const ANSWER_DEPTH_MAX: usize = 128;
+/// "warnings: ... at most 20".
+pub const RECORD_WARNINGS_MAX: usize = 20;
+/// Time an attempt needs past its last event's call bound to commit that call's ending; a run
+/// whose last event is younger than the bound plus this may still be going on elsewhere.
+pub const COMMIT_MARGIN_MS: u64 = 5_000;
+
+/// The operator's models and how calls to them are bounded.
+#[derive(Clone, Debug)]
+pub struct Models {
+    pub providers: Providers,
+    /// Facts of models (context windows) and what `list_models` offers.
+    pub catalog: Catalog,
+    /// Shortens the page's bound of a model call (`[limits] model_call_bound_ms`); never
+    /// lengthens it.
+    pub call_bound: Option<Duration>,
+    /// The first wait before a retry when the provider gives no hint.
+    pub retry_backoff: Duration,
+}
+
+impl Models {
+    /// No provider configured: every reasoning run ends `unavailable`, naming none.
+    pub fn none() -> Self {
+        let empty = toml::Table::new();
+        Models {
+            providers: Providers::from_config(&empty, &empty, &empty)
+                .expect("an empty configuration of models is valid"),
+            catalog: Catalog::built_in(),
+            call_bound: None,
+            retry_backoff: CallOptions::default().retry_backoff,
+        }
+    }
+
+    /// The bound of one model call of a function with this `max_output_tokens`.
+    pub fn bound(&self, max_output_tokens: u32) -> Duration {
+        let page = model_call_bound(max_output_tokens);
+        self.call_bound.map_or(page, |shorter| shorter.min(page))
+    }
+
+    /// How old a run's last event must be before a request may go on with it: no attempt that
+    /// is still going leaves a longer gap between two events.
+    pub fn quiet_after(&self, document: &ReasoningDocument) -> Duration {
+        self.bound(max_output_tokens(document)) + Duration::from_millis(COMMIT_MARGIN_MS)
+    }
+}
+
+/// What cancels one run's model call, and the words of whoever cancels it.
+type CancelEntry = (CancellationToken, Arc<Mutex<Option<String>>>);
+type CancelMap = HashMap<(PlaybookRef, String), CancelEntry>;
+
+/// The runs going on in this server, each with what cancels its model call.
+#[derive(Clone, Debug, Default)]
+pub struct Cancels {
+    runs: Arc<Mutex<CancelMap>>,
+}
+
+impl Cancels {
+    fn register(&self, pb: &PlaybookRef, run_id: &str) -> CancelEntry {
+        let entry = (CancellationToken::new(), Arc::new(Mutex::new(None)));
+        self.lock()
+            .insert((pb.clone(), run_id.to_owned()), entry.clone());
+        entry
+    }
+
+    fn forget(&self, pb: &PlaybookRef, run_id: &str) {
+        self.lock().remove(&(pb.clone(), run_id.to_owned()));
+    }
+
+    /// Cancels the run when it is going on in this server; false when it is not.
+    pub fn cancel(&self, pb: &PlaybookRef, run_id: &str, words: String) -> bool {
+        match self.lock().get(&(pb.clone(), run_id.to_owned())) {
+            Some((token, detail)) => {
+                *detail.lock().unwrap_or_else(|p| p.into_inner()) = Some(words);
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CancelMap> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Why a perform stopped without an ending: another attempt recorded first, or the store
+/// failed. The run stays as it is.
+pub type Stopped = Problem;
+
+/// Appends a run's events under its next numbers.
+struct Recorder<'a> {
+    store: &'a dyn Store,
+    pb: &'a PlaybookRef,
+    run: &'a Run,
+    next_seq: i64,
+}
+
+impl Recorder<'_> {
+    async fn record(&mut self, event_type: &str, data: Value) -> Result<(), Stopped> {
+        let mut event = fact(
+            &self.run.run_id,
+            self.next_seq,
+            event_type,
+            &self.run.key,
+            &self.run.started_by,
+            self.run.definition_version,
+        );
+        event.data = Some(data);
+        self.store
+            .record_run_events(self.pb, &self.run.run_id, vec![event])
+            .await
+            .map_err(taken)?;
+        self.next_seq += 1;
+        Ok(())
+    }
+}
+
+/// One model call as the run's events tell it.
+#[derive(Debug, Clone)]
+struct CallRecord {
+    number: u64,
+    started: Value,
+    /// `model_call_answered` or `model_call_failed`, with its data.
+    ended: Option<(String, Value)>,
+}
+
+/// What this attempt of the run recorded before.
+#[derive(Debug, Default)]
+struct History {
+    calls: Vec<CallRecord>,
+    cancel_requested: Option<String>,
+}
+
+async fn read_history(store: &dyn Store, pb: &PlaybookRef, run: &Run) -> Result<History, Stopped> {
+    let filter = EventFilter {
+        run_id: Some(run.run_id.clone()),
+        ..EventFilter::default()
+    };
+    let events = store
+        .list_events(pb, &filter)
+        .await
+        .map_err(store_problem)?;
+    // This attempt's events come after its own `run_started`.
+    let start = events
+        .iter()
+        .rposition(|e| e.event_type == "run_started")
+        .map_or(0, |i| i + 1);
+    let mut history = History::default();
+    for event in &events[start..] {
+        let data = event.data.clone().unwrap_or(Value::Null);
+        match event.event_type.as_str() {
+            "model_call_started" => history.calls.push(CallRecord {
+                number: data["number"].as_u64().unwrap_or(0),
+                started: data,
+                ended: None,
+            }),
+            "model_call_answered" | "model_call_failed" => {
+                let number = data["number"].as_u64();
+                if let Some(call) = history
+                    .calls
+                    .iter_mut()
+                    .rev()
+                    .find(|c| Some(c.number) == number)
+                {
+                    call.ended = Some((event.event_type.clone(), data));
+                }
+            }
+            "run_cancel_requested" => {
+                history.cancel_requested = Some(
+                    data["detail"]
+                        .as_str()
+                        .unwrap_or("The run was cancelled.")
+                        .to_owned(),
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(history)
+}
+
+/// The rendered prompt: the system instructions and the one user message.
+#[derive(Debug, Clone, PartialEq)]
+struct Prompt {
+    system: Option<String>,
+    message: String,
+}
+
+impl Prompt {
+    /// The messages the first call adds, as the run keeps them.
+    fn kept(&self) -> Value {
+        let mut messages = Vec::new();
+        if let Some(system) = &self.system {
+            messages.push(json!({ "role": "system", "content": system }));
+        }
+        messages.push(json!({ "role": "user", "content": self.message }));
+        Value::Array(messages)
+    }
+
+    fn from_kept(messages: &Value) -> Option<Prompt> {
+        let mut prompt = Prompt {
+            system: None,
+            message: String::new(),
+        };
+        let mut user = false;
+        for message in messages.as_array()? {
+            let content = message["content"].as_str()?.to_owned();
+            match message["role"].as_str()? {
+                "system" => prompt.system = Some(content),
+                "user" => {
+                    prompt.message = content;
+                    user = true;
+                }
+                _ => return None,
+            }
+        }
+        user.then_some(prompt)
+    }
+}
+
+/// Spending over the model calls that ended: usage, time and cost.
+#[derive(Debug, Default, Clone)]
+struct Spending {
+    usage: Option<Map<String, Value>>,
+    duration_ms: u64,
+    cost_usd: Option<f64>,
+}
+
+const USAGE_FIELDS: [&str; 6] = [
+    "input_uncached",
+    "cache_read",
+    "cache_write",
+    "output_text",
+    "output_reasoning",
+    "total",
+];
+
+impl Spending {
+    fn add(&mut self, ended: &Value) {
+        self.duration_ms += ended["duration_ms"].as_u64().unwrap_or(0);
+        if let Some(cost) = ended["cost_usd"].as_f64() {
+            *self.cost_usd.get_or_insert(0.0) += cost;
+        }
+        if let Some(usage) = ended["usage"].as_object() {
+            let sum = self.usage.get_or_insert_with(|| {
+                USAGE_FIELDS
+                    .iter()
+                    .map(|f| ((*f).to_owned(), json!(0)))
+                    .collect()
+            });
+            for field in USAGE_FIELDS {
+                // A count the provider did not report is null, and stays null in the sum.
+                let added = match (sum.get(field).and_then(Value::as_u64), usage.get(field)) {
+                    (Some(a), Some(Value::Number(b))) => b.as_u64().map(|b| json!(a + b)),
+                    _ => None,
+                };
+                sum.insert(field.to_owned(), added.unwrap_or(Value::Null));
+            }
+        }
+    }
+
+    fn of(calls: &[CallRecord]) -> Spending {
+        let mut spending = Spending::default();
+        for call in calls {
+            if let Some((_, ended)) = &call.ended {
+                spending.add(ended);
+            }
+        }
+        spending
+    }
+
+    /// The record a rejected run keeps: only usage, duration_ms and cost_usd; none before any
+    /// model call ended.
+    fn record(&self, calls_ended: bool) -> Option<Value> {
+        if !calls_ended {
+            return None;
+        }
+        let mut record = json!({
+            "usage": self.usage.clone().map_or(Value::Null, Value::Object),
+            "duration_ms": self.duration_ms,
+        });
+        if let Some(cost) = self.cost_usd {
+            record["cost_usd"] = json!(cost);
+        }
+        Some(record)
+    }
+}
+
+fn max_output_tokens(document: &ReasoningDocument) -> u32 {
+    u32::try_from(document.config.max_output_tokens).unwrap_or(u32::MAX)
+}
+
+fn settings_of(document: &ReasoningDocument) -> Settings {
+    let config = &document.config;
+    Settings {
+        max_output_tokens: max_output_tokens(document),
+        temperature: config.temperature,
+        top_p: config.top_p,
+        seed: config.seed,
+        stop_sequences: config.stop_sequences.clone(),
+        reasoning: config
+            .reasoning
+            .as_deref()
+            .and_then(|r| serde_json::from_value::<ReasoningEffort>(json!(r)).ok()),
+    }
+}
+
+/// The settings as the record shows them: those sent, the default max_output_tokens filled.
+fn settings_record(settings: &Settings) -> Value {
+    let mut record = json!({ "max_output_tokens": settings.max_output_tokens });
+    if let Some(t) = settings.temperature {
+        record["temperature"] = json!(t);
+    }
+    if let Some(p) = settings.top_p {
+        record["top_p"] = json!(p);
+    }
+    if let Some(seed) = settings.seed {
+        record["seed"] = json!(seed);
+    }
+    if !settings.stop_sequences.is_empty() {
+        record["stop_sequences"] = json!(settings.stop_sequences);
+    }
+    if let Some(reasoning) = settings.reasoning {
+        record["reasoning"] = json!(reasoning.as_str());
+    }
+    record
+}
+
+fn output_contract(document: &ReasoningDocument) -> OutputContract {
+    match (&document.output_shape, &document.output_schema) {
+        (Some(shape), _) => OutputContract::Json {
+            schema: auto_schema::shape_schema(shape).unwrap_or(Value::Null),
+        },
+        (None, Some(schema)) => OutputContract::Json {
+            schema: schema.clone(),
+        },
+        (None, None) => OutputContract::Text,
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+fn title(run: &Run, what: &str) -> String {
+    format!("The reasoning function {} {what}", run.key.name)
+}
+
+/// Performs a started reasoning run from what it recorded. `Ok` is the run's ending with the
+/// `run_seq` its ending fact takes; `Err` means the run was not ended by this attempt.
+pub async fn perform(
+    store: &dyn Store,
+    models: &Models,
+    cancels: &Cancels,
+    pb: &PlaybookRef,
+    run: &Run,
+    document: &ReasoningDocument,
+) -> Result<(RunEnding, i64), Stopped> {
+    let history = read_history(store, pb, run).await?;
+    let mut recorder = Recorder {
+        store,
+        pb,
+        run,
+        next_seq: run.last_run_seq + 1,
+    };
+    let (token, cancel_words) = cancels.register(pb, &run.run_id);
+    let ending = go_on(
+        &mut recorder,
+        models,
+        run,
+        document,
+        history,
+        &token,
+        &cancel_words,
+    )
+    .await;
+    cancels.forget(pb, &run.run_id);
+    Ok((ending?, recorder.next_seq))
+}
+
+async fn go_on(
+    recorder: &mut Recorder<'_>,
+    models: &Models,
+    run: &Run,
+    document: &ReasoningDocument,
+    history: History,
+    token: &CancellationToken,
+    cancel_words: &Arc<Mutex<Option<String>>>,
+) -> Result<RunEnding, Stopped> {
+    let mut calls = history.calls;
+    let mut spending = Spending::of(&calls);
+    let settings = settings_of(document);
+
+    // A call started and never ended: the server stopped during it. It ends as interrupted.
+    if let Some(open) = calls.last_mut().filter(|c| c.ended.is_none()) {
+        let data = json!({
+            "number": open.number,
+            "because": FailureBecause::Interrupted.as_str(),
+            "provider": open.started["model"].as_str().and_then(|m| m.split('/').next()).unwrap_or(""),
+            "detail": "the server stopped before the call ended",
+            "duration_ms": 0,
+        });
+        recorder.record("model_call_failed", data.clone()).await?;
+        open.ended = Some(("model_call_failed".to_owned(), data));
+    }
+
+    if let Some(words) = &history.cancel_requested {
+        let ended = calls.iter().any(|c| c.ended.is_some());
+        return Ok(cancelled(run, words, spending.record(ended)));
+    }
+
+    // The last call that answered or failed decides, and nothing is called again.
+    if let Some(last) = calls.last()
+        && let Some((kind, data)) = &last.ended
+        && data["because"] != json!(FailureBecause::Interrupted.as_str())
+    {
+        let prompt = calls
+            .first()
+            .and_then(|c| Prompt::from_kept(&c.started["messages"]));
+        return Ok(match kind.as_str() {
+            "model_call_answered" => {
+                let answer = answer_from_kept(data);
+                let Some(prompt) = prompt else {
+                    return Ok(without_content(run, &spending));
+                };
+                finish(
+                    run, document, &settings, &prompt, &answer, &calls, &spending,
+                )
+            }
+            _ => {
+                let failure = failure_from_kept(data);
+                model_rejection(run, &failure, spending.record(true))
+            }
+        });
+    }
+
+    // The prompt: from the first call's kept messages when the run called before, else the
+    // input checked and the template rendered now.
+    let prompt = match calls.first() {
+        Some(first) => match Prompt::from_kept(&first.started["messages"]) {
+            Some(prompt) => prompt,
+            None => return Ok(without_content(run, &spending)),
+        },
+        None => match prepare_and_render(run, document).await {
+            Ok(prompt) => prompt,
+            Err(problem) => return Ok(rejection(problem, &run.run_id)),
+        },
+    };
+
+    let Ok(model) = document.model.parse::<ModelRef>() else {
+        return Ok(rejection(
+            Problem::internal(&"a saved reasoning function names no model"),
+            &run.run_id,
+        ));
+    };
+    let request = ModelRequest {
+        model: model.clone(),
+        system: prompt.system.clone(),
+        messages: vec![Message::User(prompt.message.clone())],
+        settings: settings.clone(),
+        output: output_contract(document),
+        tools: Vec::new(),
+        provider_options: document.provider_options.clone(),
+    };
+    let number = calls.iter().map(|c| c.number).max().unwrap_or(0) + 1;
+    let messages = prompt.kept();
+    let messages_bytes = serde_json::to_vec(&messages).unwrap_or_default();
+    let started = json!({
+        "number": number,
+        "model": model.to_string(),
+        "tools_offered": [],
+        "messages_bytes": messages_bytes.len(),
+        "messages_sha256": sha256_hex(&messages_bytes),
+        "messages": if calls.is_empty() { messages } else { Value::Null },
+    });
+    recorder
+        .record("model_call_started", started.clone())
+        .await?;
+    let options = CallOptions {
+        cancel: token.clone(),
+        bound: Some(models.bound(settings.max_output_tokens)),
+        retry_backoff: models.retry_backoff,
+    };
+    let result = models.providers.call(&request, &options).await;
+    calls.push(CallRecord {
+        number,
+        started,
+        ended: None,
+    });
+    match result {
+        Ok(answer) => {
+            let data = answered_data(number, &answer);
+            recorder.record("model_call_answered", data.clone()).await?;
+            spending.add(&data);
+            if let Some(call) = calls.last_mut() {
+                call.ended = Some(("model_call_answered".to_owned(), data));
+            }
+            Ok(finish(
+                run, document, &settings, &prompt, &answer, &calls, &spending,
+            ))
+        }
+        Err(failure) => {
+            let data = failed_data(number, &failure);
+            recorder.record("model_call_failed", data.clone()).await?;
+            spending.add(&data);
+            // A call refused before anything was sent spent nothing.
+            let sent = !matches!(
+                failure.because,
+                FailureBecause::ModelNotAllowed | FailureBecause::ProviderNotConfigured
+            );
+            let ended = sent || calls.iter().rev().skip(1).any(|c| c.ended.is_some());
+            if failure.because == FailureBecause::Cancelled {
+                let words = cancel_words
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone()
+                    .unwrap_or_else(|| "The run was cancelled.".to_owned());
+                return Ok(cancelled(run, &words, spending.record(true)));
+            }
+            Ok(model_rejection(run, &failure, spending.record(ended)))
+        }
+    }
+}
+
+/// Step 1 and 2 of "How a run works": the input and the template.
+async fn prepare_and_render(run: &Run, document: &ReasoningDocument) -> Result<Prompt, Problem> {
+    let schema = document
+        .input_schema
+        .as_ref()
+        .map(CompiledSchema::compile)
+        .transpose()
+        .map_err(|e| Problem::internal(&e))?;
+    let input = prepare_input(
+        Some(&run.input),
+        document.input_default.as_ref(),
+        schema.as_ref(),
+    )
+    .map_err(|issues| {
+        let issues: Vec<ProblemIssue> = issues
+            .into_iter()
+            .map(|i| ProblemIssue::field(i.pointer, i.message))
+            .collect();
+        let detail = issues
+            .iter()
+            .map(|i| i.message.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        Problem::invalid_input(title(run, "refused its input"), detail).with_issues(issues)
+    })?;
+    let template = auto_template::parse(&document.template)
+        .map_err(|_| Problem::internal(&"a saved template no longer parses"))?;
+    let today = run.started_at.format("%Y-%m-%d").to_string();
+    let now = run
+        .started_at
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let offset = document.template_first_line.saturating_sub(1);
+    let rendered = tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let limit = Duration::from_millis(auto_template::RENDER_TIME_MS_MAX);
+        let expired = move || started.elapsed() >= limit;
+        auto_template::render(
+            &template,
+            &input,
+            &today,
+            &now,
+            &auto_template::RenderLimits::new(&expired),
+        )
+    })
+    .await
+    .map_err(|e| Problem::internal(&e))?;
+    match rendered {
+        Ok(rendered) => Ok(Prompt {
+            system: rendered.system,
+            message: rendered.message,
+        }),
+        Err(error) => {
+            let line = error.line.saturating_add(offset);
+            let issue = ProblemIssue {
+                pointer: error
+                    .field_pointer
+                    .clone()
+                    .unwrap_or_else(|| "/input".into()),
+                line: Some(line),
+                column: None,
+                path: None,
+                message: format!("Line {line}: {}", error.text),
+            };
+            Err(Problem::invalid_input(
+                title(run, "cannot render its prompt"),
+                issue.message.clone(),
+            )
+            .with_issues(vec![issue]))
+        }
+    }
+}
+
+fn answered_data(number: u64, answer: &ModelAnswer) -> Value {
+    let response = json!({ "text": answer.text });
+    let response_bytes = serde_json::to_vec(&response).unwrap_or_default();
+    let mut data = json!({
+        "number": number,
+        "finish_reason": answer.finish_reason.as_str(),
+        "raw_finish_reason": answer.raw_finish_reason,
+        "usage": answer.usage,
+        "response_id": answer.response_id,
+        "duration_ms": answer.duration_ms,
+        "request_bytes": answer.request_bytes,
+        "response_bytes": answer.response_bytes,
+        "resolved_model": answer.resolved_model,
+        "answered_model": answer.answered_model,
+        "warnings": answer.warnings,
+        "tool_calls": [],
+        "response_sha256": sha256_hex(&response_bytes),
+        "response": response,
+    });
+    if let Some(cost) = answer.cost_usd {
+        data["cost_usd"] = json!(cost);
+    }
+    data
+}
+
+fn failed_data(number: u64, failure: &ModelFailure) -> Value {
+    let mut data = json!({
+        "number": number,
+        "because": failure.because.as_str(),
+        "provider": failure.provider,
+        "detail": failure.detail,
+        "duration_ms": failure.duration_ms,
+    });
+    if let Some(status) = failure.status {
+        data["status"] = json!(status);
+    }
+    if let Some(usage) = &failure.usage {
+        data["usage"] = json!(usage);
+    }
+    if let Some(cost) = failure.cost_usd {
+        data["cost_usd"] = json!(cost);
+    }
+    if let Some(finish) = failure.finish_reason {
+        data["finish_reason"] = json!(finish.as_str());
+        data["raw_finish_reason"] = json!(failure.raw_finish_reason);
+    }
+    if let Some(ms) = failure.retry_after_ms {
+        data["retry_after_ms"] = json!(ms);
+    }
+    if failure.other_providers_configured {
+        data["other_providers_configured"] = json!(true);
+    }
+    data
+}
+
+const ALL_BECAUSE: [FailureBecause; 12] = [
+    FailureBecause::Cancelled,
+    FailureBecause::ContentRefused,
+    FailureBecause::CredentialsRejected,
+    FailureBecause::DefinitionInvalid,
+    FailureBecause::Interrupted,
+    FailureBecause::ModelNotAllowed,
+    FailureBecause::OutputInvalid,
+    FailureBecause::ProviderNotConfigured,
+    FailureBecause::ProviderUnavailable,
+    FailureBecause::RateLimited,
+    FailureBecause::RequestTooLong,
+    FailureBecause::TimedOut,
+];
+
+const ALL_FINISH: [FinishReason; 6] = [
+    FinishReason::Stop,
+    FinishReason::Length,
+    FinishReason::ContentFilter,
+    FinishReason::ToolCalls,
+    FinishReason::Error,
+    FinishReason::Other,
+];
+
+fn finish_reason(text: Option<&str>) -> Option<FinishReason> {
+    ALL_FINISH.into_iter().find(|f| Some(f.as_str()) == text)
+}
+
+/// A failed call as its event kept it, for a run that goes on after the server stopped.
+fn failure_from_kept(data: &Value) -> ModelFailure {
+    let because = ALL_BECAUSE
+        .into_iter()
+        .find(|b| data["because"] == json!(b.as_str()))
+        .unwrap_or(FailureBecause::ProviderUnavailable);
+    ModelFailure {
+        because,
+        provider: data["provider"].as_str().unwrap_or_default().to_owned(),
+        status: data["status"].as_u64().and_then(|s| u16::try_from(s).ok()),
+        detail: data["detail"].as_str().unwrap_or_default().to_owned(),
+        retry_after_ms: data["retry_after_ms"].as_u64(),
+        usage: None,
+        finish_reason: finish_reason(data["finish_reason"].as_str()),
+        raw_finish_reason: data["raw_finish_reason"].as_str().map(str::to_owned),
+        other_providers_configured: data["other_providers_configured"] == json!(true),
+        cost_usd: data["cost_usd"].as_f64(),
+        duration_ms: data["duration_ms"].as_u64().unwrap_or(0),
+    }
+}
+
+/// An answered call as its event kept it.
+fn answer_from_kept(data: &Value) -> ModelAnswer {
+    let text = |key: &str| data[key].as_str().map(str::to_owned);
+    ModelAnswer {
+        text: data["response"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        tool_calls: Vec::new(),
+        finish_reason: finish_reason(data["finish_reason"].as_str()).unwrap_or(FinishReason::Other),
+        raw_finish_reason: text("raw_finish_reason"),
+        usage: auto_models::Usage::default(),
+        response_id: text("response_id"),
+        resolved_model: text("resolved_model").unwrap_or_default(),
+        answered_model: text("answered_model"),
+        warnings: data["warnings"]
+            .as_array()
+            .map(|w| {
+                w.iter()
+                    .filter_map(|w| w.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        cost_usd: data["cost_usd"].as_f64(),
+        request_bytes: data["request_bytes"].as_u64().unwrap_or(0),
+        response_bytes: data["response_bytes"].as_u64().unwrap_or(0),
+        duration_ms: data["duration_ms"].as_u64().unwrap_or(0),
+    }
+}
+
+/// The run's rejection for a model call that failed.
+fn model_rejection(run: &Run, failure: &ModelFailure, record: Option<Value>) -> RunEnding {
+    let decided = rejection_for(failure);
+    let reason = match decided.reason {
+        RejectionReason::InvalidInput => Reason::InvalidInput,
+        RejectionReason::Conflict => Reason::Conflict,
+        RejectionReason::Unavailable => Reason::Unavailable,
+        RejectionReason::Cancelled => Reason::Cancelled,
+    };
+    let what = match failure.because {
+        FailureBecause::ContentRefused => "was refused by its model",
+        FailureBecause::ModelNotAllowed | FailureBecause::ProviderNotConfigured => {
+            "cannot use its model"
+        }
+        FailureBecause::OutputInvalid => "got an answer it cannot use",
+        FailureBecause::DefinitionInvalid | FailureBecause::RequestTooLong => {
+            "was refused by its provider"
+        }
+        _ => "could not get an answer from its model",
+    };
+    let mut problem = Problem::new(reason, title(run, what), decided.detail);
+    if let Some(kind) = decided.kind {
+        problem = problem.with_kind(match kind {
+            RejectionKind::Unworkable => "unworkable",
+            RejectionKind::ModelNotOffered => "model_not_offered",
+        });
+    }
+    problem.because = Some(decided.because.as_str().to_owned());
+    problem.retry_after_seconds = decided.retry_after_seconds;
+    let mut ending = rejection(problem, &run.run_id);
+    ending.record = record;
+    ending
+}
+
+fn cancelled(run: &Run, words: &str, record: Option<Value>) -> RunEnding {
+    let mut problem = Problem::new(Reason::Cancelled, title(run, "was cancelled"), words);
+    problem.because = Some("cancelled".into());
+    let mut ending = rejection(problem, &run.run_id);
+    ending.record = record;
+    ending
+}
+
+fn without_content(run: &Run, spending: &Spending) -> RunEnding {
+    let mut problem = Problem::new(
+        Reason::Unavailable,
+        title(run, "cannot go on"),
+        "The server restarted before the run finished, and the run kept no content to go on from; run it again.",
+    );
+    problem.because = Some("restarted_without_content".into());
+    let mut ending = rejection(problem, &run.run_id);
+    ending.record = spending.record(true);
+    ending
+}
+
+fn depth_exceeds(value: &Value, max: usize) -> bool {
+    let mut stack = vec![(value, 1usize)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        if depth > max {
+            return true;
+        }
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    false
+}
+
+/// The model's JSON answer: the text itself, or inside one Markdown code fence when a
+/// provider wraps it so.
+fn parse_json_answer(text: &str) -> Result<Value, String> {
+    let trimmed = text.trim();
+    let unfenced = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|rest| rest.strip_suffix("```"))
+        .map_or(trimmed, str::trim);
+    let mut deserializer = serde_json::Deserializer::from_str(unfenced);
+    deserializer.disable_recursion_limit();
+    let value = serde::Deserialize::deserialize(&mut deserializer)
+        .and_then(|v: Value| deserializer.end().map(|()| v))
+        .map_err(|e| format!("The answer is not JSON: {e}"))?;
+    if depth_exceeds(&value, ANSWER_DEPTH_MAX) {
+        return Err("The answer nests deeper than the 128 levels an answer may".into());
+    }
+    Ok(value)
+}
+
+/// Steps 4 and 5: the answer checked, the output and the record.
+fn finish(
+    run: &Run,
+    document: &ReasoningDocument,
+    settings: &Settings,
+    prompt: &Prompt,
+    answer: &ModelAnswer,
+    calls: &[CallRecord],
+    spending: &Spending,
+) -> RunEnding {
+    let output = match answer_output(document, answer) {
+        Ok(output) => output,
+        Err((detail, issues)) => {
+            let mut problem = Problem::new(
+                Reason::Unavailable,
+                title(run, "got an answer that does not match its schema"),
+                format!("{detail}: try again"),
+            )
+            .with_issues(issues);
+            problem.because = Some(FailureBecause::OutputInvalid.as_str().into());
+            let mut ending = rejection(problem, &run.run_id);
+            ending.record = spending.record(true);
+            return ending;
+        }
+    };
+    let output_bytes = serde_json::to_vec(&output).map_or(usize::MAX, |b| b.len());
+    let requested = calls
+        .last()
+        .and_then(|c| c.started["model"].as_str())
+        .unwrap_or(&document.model)
+        .to_owned();
+    let mut warnings = answer.warnings.clone();
+    warnings.truncate(RECORD_WARNINGS_MAX);
+    let mut record = json!({
+        "model": {
+            "requested": requested,
+            "resolved": answer.resolved_model,
+            "answered": answer.answered_model,
+        },
+        "settings": settings_record(settings),
+        "output_format": document.output_format,
+        "finish_reason": answer.finish_reason.as_str(),
+        "raw_finish_reason": answer.raw_finish_reason,
+        "usage": spending.usage.clone().map_or(Value::Null, Value::Object),
+        "response_id": answer.response_id,
+        "warnings": warnings,
+        "duration_ms": spending.duration_ms,
+        "prompt": {
+            "instructions": prompt.system,
+            "message": prompt.message,
+            "truncated": false,
+        },
+    });
+    if let Some(cost) = spending.cost_usd {
+        record["cost_usd"] = json!(cost);
+    }
+    let record_bytes = serde_json::to_vec(&record).map_or(usize::MAX, |b| b.len());
+    if output_bytes.saturating_add(record_bytes) > OUTPUT_AND_RECORD_BYTES_MAX {
+        let without_prompt =
+            record_bytes - serde_json::to_vec(&record["prompt"]).map_or(0, |b| b.len());
+        // The room left for the prompt, less the keys and quotes around it.
+        let room = OUTPUT_AND_RECORD_BYTES_MAX
+            .saturating_sub(output_bytes)
+            .saturating_sub(without_prompt)
+            .saturating_sub(128);
+        if output_bytes > OUTPUT_BYTES_MAX || room == 0 {
+            let problem = Problem::conflict(
+                title(run, "got an answer too large to record"),
+                format!(
+                    "The answer holds {output_bytes} bytes as JSON; with the run's record a run keeps at most 1 MiB: lower config.max_output_tokens."
+                ),
+            )
+            .with_kind("unworkable");
+            let mut ending = rejection(problem, &run.run_id);
+            ending.record = spending.record(true);
+            return ending;
+        }
+        record["prompt"] = truncated_prompt(prompt, room);
+    }
+    RunEnding {
+        status: RunStatus::Succeeded,
+        output: Some(output),
+        record: Some(record),
+        problem: None,
+    }
+}
+
+/// The start of the instructions and of the message within `room` bytes of JSON, each cut at
+/// a character boundary, with `truncated: true`.
+fn truncated_prompt(prompt: &Prompt, room: usize) -> Value {
+    let system = prompt.system.as_deref().unwrap_or_default();
+    let total = system.len() + prompt.message.len();
+    // JSON escapes may grow a text up to six times; leave room for the worst.
+    let budget = room / 6;
+    let share = |text: &str| -> String {
+        let keep = (budget * text.len()).checked_div(total).unwrap_or(0);
+        let mut end = keep.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text[..end].to_owned()
+    };
+    json!({
+        "instructions": prompt.system.as_ref().map(|s| share(s)),
+        "message": share(&prompt.message),
+        "truncated": true,
+    })
+}
+
+fn answer_output(
+    document: &ReasoningDocument,
+    answer: &ModelAnswer,
+) -> Result<Value, (String, Vec<ProblemIssue>)> {
+    if document.output_format != "json" {
+        return Ok(Value::String(answer.text.clone()));
+    }
+    let value = parse_json_answer(&answer.text)
+        .map_err(|words| (words.clone(), vec![ProblemIssue::field("/output", words)]))?;
+    let issues: Vec<ValidationIssue> = match (&document.output_shape, &document.output_schema) {
+        (Some(shape), _) => check_shape(shape, &value),
+        (None, Some(schema)) => match CompiledSchema::compile(schema) {
+            Ok(compiled) => compiled.validate(&value),
+            Err(error) => {
+                return Err((
+                    format!("The output schema cannot be used: {error}"),
+                    Vec::new(),
+                ));
+            }
+        },
+        (None, None) => Vec::new(),
+    };
+    if issues.is_empty() {
+        return Ok(value);
+    }
+    let messages = render_answer_issues(&issues);
+    let problem_issues = issues
+        .iter()
+        .zip(messages.iter())
+        .map(|(issue, message)| {
+            ProblemIssue::field(format!("/output{}", issue.pointer), message.clone())
+        })
+        .collect();
+    Err((
+        format!(
+            "The model's answer does not match the output schema ({})",
+            messages.join("; ")
+        ),
+        problem_issues,
+    ))
+}
+
+/// Ends a run that is not going on anywhere as cancelled, closing a call left open.
+pub async fn cancel_idle(
+    store: &dyn Store,
+    pb: &PlaybookRef,
+    run: &Run,
+    words: &str,
+) -> Result<(RunEnding, i64), Stopped> {
+    let history = read_history(store, pb, run).await?;
+    let mut recorder = Recorder {
+        store,
+        pb,
+        run,
+        next_seq: run.last_run_seq + 1,
+    };
+    let mut calls = history.calls;
+    if let Some(open) = calls.last_mut().filter(|c| c.ended.is_none()) {
+        let data = json!({
+            "number": open.number,
+            "because": FailureBecause::Interrupted.as_str(),
+            "provider": open.started["model"].as_str().and_then(|m| m.split('/').next()).unwrap_or(""),
+            "detail": "the server stopped before the call ended",
+            "duration_ms": 0,
+        });
+        recorder.record("model_call_failed", data.clone()).await?;
+        open.ended = Some(("model_call_failed".to_owned(), data));
+    }
+    let spending = Spending::of(&calls);
+    let ended = calls.iter().any(|c| c.ended.is_some());
+    Ok((
+        cancelled(run, words, spending.record(ended)),
+        recorder.next_seq,
+    ))
+}
+
+/// Records that a cancel was asked of a run going on elsewhere: it stops before its next model
+/// call.
+pub async fn request_cancel(
+    store: &dyn Store,
+    pb: &PlaybookRef,
+    run: &Run,
+    words: &str,
+) -> Result<(), Stopped> {
+    let mut recorder = Recorder {
+        store,
+        pb,
+        run,
+        next_seq: run.last_run_seq + 1,
+    };
+    recorder
+        .record("run_cancel_requested", json!({ "detail": words }))
+        .await
+}

@@ -1,0 +1,755 @@
+//! Reasoning runs end to end through HTTP, against provider doubles that speak each provider's
+//! wire protocol: the prompt rendered and sent, the answer checked, the run's record and its
+//! model-call events, every ending of "How a run ends" the run can meet without tools, and the
+//! run id rules.
+
+mod common;
+
+use std::time::Duration;
+
+use auto_testkit::{ProviderDouble, ProviderKind, Reply};
+use common::TestServer;
+use serde_json::{Value, json};
+
+/// The reasoning page's example, with the model named per test.
+fn brief_review(model: &str) -> String {
+    format!(
+        r#"---
+description: Reviews a campaign brief against the team's criteria
+model: {model}
+config:
+  max_output_tokens: 800
+input:
+  schema:
+    type: object
+    properties:
+      brief: {{ type: string }}
+      criteria: {{ type: string }}
+    required: [brief, criteria]
+---
+
+{{% system %}}Review the brief using the supplied criteria. Identify missing evidence. Do not invent facts.{{% endsystem %}}
+Brief: {{{{ input.brief }}}}
+Criteria: {{{{ input.criteria }}}}
+"#
+    )
+}
+
+const SCORE: &str = r#"---
+model: anthropic/claude-sonnet-4-5
+config:
+  max_output_tokens: 300
+output:
+  format: json
+  schema:
+    type: object
+    additionalProperties: false
+    required: [score, day]
+    properties:
+      score: { type: integer, minimum: 0, maximum: 10 }
+      day: { type: string, format: date }
+---
+Score this: {{ input.text }}
+{% if input.vip %}The customer is a VIP.{% endif %}
+Nickname: {{ input.nickname | default: "friend" }}
+"#;
+
+const INPUT: fn() -> Value =
+    || json!({"brief": "Launch the autumn range", "criteria": "Evidence for every claim"});
+
+fn provider_config(kind: ProviderKind, double: &ProviderDouble, extra: &str) -> String {
+    let name = match kind {
+        ProviderKind::Anthropic => "anthropic",
+        ProviderKind::OpenAiChat => "openai",
+        ProviderKind::Gemini => "google",
+    };
+    format!(
+        "[providers.{name}]\nbase_url = \"{}\"\n{extra}",
+        double.base_url()
+    )
+}
+
+fn model_of(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Anthropic => "anthropic/claude-sonnet-4-5",
+        ProviderKind::OpenAiChat => "openai/gpt-5-mini",
+        ProviderKind::Gemini => "google/gemini-2.5-flash",
+    }
+}
+
+async fn saved(server: &TestServer, name: &str, source: &str) -> String {
+    let pb = server.playbook().await;
+    let reply = server
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": "reasoning", "name": name, "source": source, "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    pb
+}
+
+async fn run(server: &TestServer, pb: &str, name: &str, body: Value) -> common::Reply {
+    server
+        .post(&format!("{pb}/definitions/reasoning/{name}/runs"), body)
+        .await
+}
+
+fn of_type<'a>(events: &'a [Value], event_type: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == event_type).collect()
+}
+
+/// The example against each provider's double: the prompt sent as that provider takes it, the
+/// text answer as the output, the record and the two model-call events.
+#[tokio::test]
+async fn the_brief_review_runs_against_every_provider() {
+    for kind in [
+        ProviderKind::Anthropic,
+        ProviderKind::OpenAiChat,
+        ProviderKind::Gemini,
+    ] {
+        let double = ProviderDouble::start(kind).await;
+        double.script([Reply::Text(
+            "The brief lacks evidence for its claims.".into(),
+        )]);
+        let server = TestServer::start_with_config(&provider_config(kind, &double, "")).await;
+        let pb = saved(&server, "review-brief", &brief_review(model_of(kind))).await;
+        let reply = run(
+            &server,
+            &pb,
+            "review-brief",
+            json!({"input": INPUT(), "run_id": "r-1"}),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{kind:?}: {:#}", reply.body);
+        let body = &reply.body;
+        assert_eq!(body["status"], "succeeded");
+        assert_eq!(body["output"], "The brief lacks evidence for its claims.");
+        let record = &body["record"];
+        assert_eq!(record["model"]["requested"], model_of(kind), "{record:#}");
+        assert_eq!(record["model"]["resolved"], model_of(kind));
+        assert_eq!(record["settings"], json!({"max_output_tokens": 800}));
+        assert_eq!(record["output_format"], "text");
+        assert_eq!(record["finish_reason"], "stop");
+        assert_eq!(record["usage"]["output_text"], 5, "{record:#}");
+        assert_eq!(record["prompt"]["truncated"], false);
+        assert_eq!(
+            record["prompt"]["instructions"],
+            "Review the brief using the supplied criteria. Identify missing evidence. Do not invent facts."
+        );
+        assert_eq!(
+            record["prompt"]["message"],
+            "\n\nBrief: Launch the autumn range\nCriteria: Evidence for every claim\n"
+        );
+        assert!(record.get("cost_usd").is_none());
+
+        // What the provider received: the system block as instructions, one user message.
+        let requests = double.requests();
+        assert_eq!(requests.len(), 1, "{kind:?}");
+        let sent = &requests[0].body;
+        let sent_text = sent.to_string();
+        assert!(sent_text.contains("Identify missing evidence"), "{sent:#}");
+        assert!(
+            sent_text.contains("Brief: Launch the autumn range"),
+            "{sent:#}"
+        );
+        match kind {
+            ProviderKind::Anthropic => {
+                assert_eq!(sent["max_tokens"], 800);
+                assert_eq!(sent["model"], "claude-sonnet-4-5");
+                assert!(sent["system"].to_string().contains("Review the brief"));
+                assert_eq!(sent["messages"][0]["role"], "user");
+            }
+            ProviderKind::OpenAiChat => {
+                assert_eq!(sent["model"], "gpt-5-mini");
+                assert_eq!(sent["messages"][0]["role"], "system");
+                assert_eq!(sent["messages"][1]["role"], "user");
+            }
+            ProviderKind::Gemini => {
+                assert!(
+                    requests[0]
+                        .path
+                        .contains("gemini-2.5-flash:generateContent")
+                );
+                assert_eq!(sent["generationConfig"]["maxOutputTokens"], 800);
+            }
+        }
+
+        // The run's history: started, the call started and answered, succeeded.
+        let events = server.all_events(&pb).await;
+        let run_events: Vec<&Value> = events.iter().filter(|e| e["run_id"] == "r-1").collect();
+        let types: Vec<&str> = run_events
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "run_started",
+                "model_call_started",
+                "model_call_answered",
+                "run_succeeded"
+            ]
+        );
+        let reply = server
+            .get(&format!(
+                "{pb}/events/{}",
+                run_events[1]["id"].as_str().unwrap()
+            ))
+            .await;
+        let started = &reply.body["data"];
+        assert_eq!(started["number"], 1);
+        assert_eq!(started["model"], model_of(kind));
+        assert_eq!(started["tools_offered"], json!([]));
+        assert!(started["messages_bytes"].as_u64().unwrap() > 100);
+        assert_eq!(started["messages_sha256"].as_str().unwrap().len(), 64);
+        let reply = server
+            .get(&format!(
+                "{pb}/events/{}",
+                run_events[2]["id"].as_str().unwrap()
+            ))
+            .await;
+        let answered = &reply.body["data"];
+        assert_eq!(answered["number"], 1);
+        assert_eq!(answered["finish_reason"], "stop");
+        assert_eq!(answered["resolved_model"], model_of(kind));
+        assert!(answered["request_bytes"].as_u64().unwrap() > 100);
+        assert!(answered["response_bytes"].as_u64().unwrap() > 10);
+        assert_eq!(
+            answered["response"]["text"],
+            "The brief lacks evidence for its claims."
+        );
+        assert_eq!(answered["response_sha256"].as_str().unwrap().len(), 64);
+
+        // get_run shows the same run.
+        let got = server.get(&format!("{pb}/runs/r-1")).await;
+        assert_eq!(got.body["output"], body["output"]);
+        assert_eq!(got.body["record"], body["record"]);
+    }
+}
+
+fn anthropic_config(double: &ProviderDouble) -> String {
+    provider_config(ProviderKind::Anthropic, double, "")
+}
+
+#[tokio::test]
+async fn a_json_answer_is_checked_against_the_schema() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let pb = saved(&server, "score", SCORE).await;
+
+    double.script([Reply::Json(json!({"score": 7, "day": "2026-04-01"}))]);
+    let reply = run(&server, &pb, "score", json!({"input": {"text": "fine"}})).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(
+        reply.body["output"],
+        json!({"score": 7, "day": "2026-04-01"})
+    );
+    assert_eq!(reply.body["record"]["output_format"], "json");
+    // The condition and the default read fields the input does not have.
+    let sent = double.requests()[0].body.to_string();
+    assert!(sent.contains("Nickname: friend"), "{sent}");
+    assert!(!sent.contains("VIP"), "{sent}");
+    // The schema reached the provider as structured output.
+    assert!(sent.contains("\"format\""), "{sent}");
+
+    // An answer that breaks the schema: unavailable, with the issues, keeping the spending.
+    double.script([Reply::Json(json!({"score": 11, "day": "April"}))]);
+    let reply = run(
+        &server,
+        &pb,
+        "score",
+        json!({"input": {"text": "fine"}, "run_id": "bad-answer"}),
+    )
+    .await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["because"], "output_invalid");
+    assert_eq!(problem["run_id"], "bad-answer");
+    assert!(
+        problem["detail"].as_str().unwrap().ends_with(": try again"),
+        "{problem:#}"
+    );
+    let messages = reply.issue_messages();
+    assert!(
+        messages
+            .contains(&"/day: Expected a string in the format date, such as 2026-04-01".to_owned()),
+        "{messages:?}"
+    );
+    let got = server.get(&format!("{pb}/runs/bad-answer")).await;
+    assert_eq!(got.body["status"], "rejected");
+    let record = &got.body["record"];
+    assert_eq!(record["usage"]["output_text"], 5, "{record:#}");
+    assert!(record["duration_ms"].is_u64());
+    assert!(record.get("prompt").is_none(), "{record:#}");
+
+    // Text that is no JSON at all.
+    double.script([Reply::Text("seven".into())]);
+    let reply = run(&server, &pb, "score", json!({"input": {"text": "fine"}})).await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("The answer is not JSON"),
+        "{problem:#}"
+    );
+}
+
+#[tokio::test]
+async fn a_json_answer_cut_at_max_output_tokens_is_unworkable() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let pb = saved(&server, "score", SCORE).await;
+    double.script([Reply::body(json!({
+        "id": "msg_cut", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "{\"score\": 7, \"da"}],
+        "stop_reason": "max_tokens", "stop_sequence": null,
+        "usage": {"input_tokens": 20, "output_tokens": 300}
+    }))]);
+    let reply = run(
+        &server,
+        &pb,
+        "score",
+        json!({"input": {"text": "x"}, "run_id": "cut"}),
+    )
+    .await;
+    let problem = reply.assert_problem(409, "conflict");
+    assert_eq!(problem["kind"], "unworkable");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("raise config.max_output_tokens"),
+        "{problem:#}"
+    );
+    let got = server.get(&format!("{pb}/runs/cut")).await;
+    assert_eq!(
+        got.body["record"]["usage"]["output_text"], 300,
+        "{:#}",
+        got.body
+    );
+    let events = server.all_events(&pb).await;
+    let failed = of_type(&events, "model_call_failed");
+    assert_eq!(failed.len(), 1);
+
+    // A text answer cut off succeeds, with finish_reason length.
+    let pb_text = "/v1/orgs/acme/playbooks/main";
+    let source = brief_review("anthropic/claude-sonnet-4-5");
+    let created = server
+        .post(
+            &format!("{pb_text}/definitions"),
+            json!({"type": "reasoning", "name": "review", "source": source, "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(created.status, 201);
+    double.script([Reply::body(json!({
+        "id": "msg_cut2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "The brief lacks"}],
+        "stop_reason": "max_tokens", "stop_sequence": null,
+        "usage": {"input_tokens": 20, "output_tokens": 800}
+    }))]);
+    let reply = run(&server, pb_text, "review", json!({"input": INPUT()})).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["record"]["finish_reason"], "length");
+    assert_eq!(reply.body["record"]["raw_finish_reason"], "max_tokens");
+}
+
+#[tokio::test]
+async fn rate_limits_and_outages_are_retried_within_the_bound() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+
+    // 429 with Retry-After, then 529 overloaded, then an answer: one call, three requests.
+    double.script([
+        Reply::error(429, "rate_limit_error", "slow down").with_header("retry-after", "1"),
+        Reply::error(529, "overloaded_error", "Overloaded"),
+        Reply::Text("Fine.".into()),
+    ]);
+    let started = std::time::Instant::now();
+    let reply = run(&server, &pb, "review", json!({"input": INPUT()})).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After honoured"
+    );
+    assert_eq!(double.requests().len(), 3);
+    let events = server.all_events(&pb).await;
+    assert_eq!(of_type(&events, "model_call_started").len(), 1);
+
+    // Three 429s: the run ends unavailable with the seconds to wait.
+    double.script([
+        Reply::error(429, "rate_limit_error", "slow down").with_header("retry-after", "0"),
+        Reply::error(429, "rate_limit_error", "slow down").with_header("retry-after", "0"),
+        Reply::error(429, "rate_limit_error", "slow down").with_header("retry-after", "30"),
+    ]);
+    let reply = run(
+        &server,
+        &pb,
+        "review",
+        json!({"input": INPUT(), "run_id": "limited"}),
+    )
+    .await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["because"], "rate_limited");
+    assert_eq!(problem["retry_after_seconds"], 30, "{problem:#}");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("anthropic"),
+        "{problem:#}"
+    );
+    let got = server
+        .get(&format!(
+            "{pb}/events?run_id=limited&type=model_call_failed"
+        ))
+        .await;
+    let failed = &got.body["events"][0]["data"];
+    assert_eq!(failed["because"], "rate_limited", "{:#}", got.body);
+    assert_eq!(failed["retry_after_ms"], 30_000);
+}
+
+#[tokio::test]
+async fn a_call_past_its_bound_times_out() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let config = provider_config(
+        ProviderKind::Anthropic,
+        &double,
+        "[limits]\nmodel_call_bound_ms = 400\n",
+    );
+    let server = TestServer::start_with_config(&config).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+    double.script([Reply::Hang]);
+    let reply = run(&server, &pb, "review", json!({"input": INPUT()})).await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["because"], "timed_out");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("try again later"),
+        "{problem:#}"
+    );
+}
+
+#[tokio::test]
+async fn rejected_credentials_are_named_without_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("key");
+    std::fs::write(&key_file, "sk-ant-very-secret-key\n").unwrap();
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let config = format!(
+        "[providers.anthropic]\nbase_url = \"{}\"\napi_key = {{ file = \"{}\" }}\n",
+        double.base_url(),
+        key_file.display()
+    );
+    let server = TestServer::start_with_config(&config).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+    double.script([Reply::error(
+        401,
+        "authentication_error",
+        "invalid x-api-key sk-ant-very-secret-key",
+    )]);
+    let reply = run(
+        &server,
+        &pb,
+        "review",
+        json!({"input": INPUT(), "run_id": "creds"}),
+    )
+    .await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["because"], "credentials_rejected");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("401"),
+        "{problem:#}"
+    );
+    assert_eq!(
+        double.requests()[0].header("x-api-key"),
+        Some("sk-ant-very-secret-key")
+    );
+    // The key reaches no record, event or problem.
+    let events = server.all_events(&pb).await;
+    let run_record = server.get(&format!("{pb}/runs/creds")).await;
+    for text in [
+        reply.body.to_string(),
+        serde_json::to_string(&events).unwrap(),
+        run_record.body.to_string(),
+    ] {
+        assert!(!text.contains("very-secret"), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn a_model_outside_the_allowed_list_is_never_called() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let config = provider_config(
+        ProviderKind::Anthropic,
+        &double,
+        "[models]\nallowed = [\"anthropic/claude-haiku-*\", \"openai/*\"]\n",
+    );
+    let server = TestServer::start_with_config(&config).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+    let reply = run(
+        &server,
+        &pb,
+        "review",
+        json!({"input": INPUT(), "run_id": "m"}),
+    )
+    .await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["kind"], "model_not_offered");
+    assert_eq!(problem["because"], "model_not_allowed");
+    assert!(double.requests().is_empty());
+    let got = server.get(&format!("{pb}/runs/m")).await;
+    assert!(got.body["record"].is_null(), "no spending: {:#}", got.body);
+
+    // A provider nobody configured names the configured ones.
+    let other = saved_again(&server, &pb, "other", &brief_review("openai/gpt-5")).await;
+    let reply = run(&server, &pb, &other, json!({"input": INPUT()})).await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["because"], "provider_not_configured");
+    assert_eq!(problem["kind"], "model_not_offered");
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("openai") && detail.contains("anthropic"),
+        "{detail}"
+    );
+    assert!(!detail.contains("providers."), "names no setting: {detail}");
+}
+
+async fn saved_again(server: &TestServer, pb: &str, name: &str, source: &str) -> String {
+    let reply = server
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": "reasoning", "name": name, "source": source, "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    name.to_owned()
+}
+
+#[tokio::test]
+async fn input_and_template_refusals_name_the_field_and_line() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+    let reply = run(&server, &pb, "review", json!({"input": {"brief": "x"}})).await;
+    reply.assert_problem(422, "invalid_input");
+    assert_eq!(
+        reply.body["issues"][0]["pointer"], "/input/criteria",
+        "{:#}",
+        reply.body
+    );
+    assert_eq!(reply.body["issues"][0]["message"], "criteria: is required");
+
+    let source = "---\nmodel: anthropic/claude-sonnet-4-5\n---\nHello {{ input.name }}\nDear {{ input.title }}\n";
+    let name = saved_again(&server, &pb, "hello", source).await;
+    let reply = run(
+        &server,
+        &pb,
+        &name,
+        json!({"input": {"name": "Ann"}, "run_id": "missing"}),
+    )
+    .await;
+    reply.assert_problem(422, "invalid_input");
+    let issue = &reply.body["issues"][0];
+    assert_eq!(issue["pointer"], "/input/title", "{:#}", reply.body);
+    assert_eq!(issue["line"], 5);
+    assert!(
+        issue["message"].as_str().unwrap().starts_with("Line 5: "),
+        "{issue:#}"
+    );
+    // The same id and input return the recorded invalid_input without a call.
+    let again = run(
+        &server,
+        &pb,
+        &name,
+        json!({"input": {"name": "Ann"}, "run_id": "missing"}),
+    )
+    .await;
+    assert_eq!(again.body, reply.body);
+    assert!(double.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_run_id_returns_its_recorded_run_without_a_second_call() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+    double.script([Reply::Delayed(
+        Duration::from_millis(300),
+        Box::new(Reply::Text("Once.".into())),
+    )]);
+    let body = json!({"input": INPUT(), "run_id": "once"});
+    // Two requests at once in one server make one attempt.
+    let (a, b) = tokio::join!(
+        run(&server, &pb, "review", body.clone()),
+        run(&server, &pb, "review", body.clone())
+    );
+    assert_eq!((a.status.as_u16(), b.status.as_u16()), (200, 200));
+    assert_eq!(a.body, b.body);
+    let c = run(&server, &pb, "review", body.clone()).await;
+    assert_eq!(c.body["output"], "Once.");
+    assert_eq!(double.requests().len(), 1);
+
+    // Another input under the same id is a conflict.
+    let other = run(
+        &server,
+        &pb,
+        "review",
+        json!({"input": {"brief": "b", "criteria": "c"}, "run_id": "once"}),
+    )
+    .await;
+    other.assert_problem(409, "conflict");
+
+    // After unavailable, the same id runs the definition again.
+    double.script([
+        Reply::error(401, "authentication_error", "no"),
+        Reply::Text("Second time.".into()),
+    ]);
+    let body = json!({"input": INPUT(), "run_id": "again"});
+    run(&server, &pb, "review", body.clone())
+        .await
+        .assert_problem(503, "unavailable");
+    let reply = run(&server, &pb, "review", body).await;
+    assert_eq!(reply.body["output"], "Second time.", "{:#}", reply.body);
+    let listed = server.get(&format!("{pb}/events?run_id=again")).await;
+    let types: Vec<&str> = listed.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "run_started",
+            "model_call_started",
+            "model_call_failed",
+            "run_rejected",
+            "run_started",
+            "model_call_started",
+            "model_call_answered",
+            "run_succeeded"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn cancel_ends_a_call_in_flight() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+    double.script([Reply::Hang]);
+    let running = {
+        let (url, pb) = (server.url.clone(), pb.clone());
+        tokio::spawn(async move {
+            reqwest::Client::new()
+                .post(format!("{url}{pb}/definitions/reasoning/review/runs"))
+                .json(&json!({"input": INPUT(), "run_id": "long"}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        })
+    };
+    double.wait_for_requests(1, Duration::from_secs(10)).await;
+    let cancelled = server
+        .post(
+            &format!("{pb}/runs/long/cancel"),
+            json!({"detail": "Not needed any more."}),
+        )
+        .await;
+    assert_eq!(cancelled.status, 200, "{:#}", cancelled.body);
+    assert_eq!(cancelled.body["status"], "rejected");
+    assert_eq!(cancelled.body["problem"]["reason"], "cancelled");
+    assert_eq!(cancelled.body["problem"]["detail"], "Not needed any more.");
+    assert!(
+        cancelled.body["record"]["duration_ms"].is_u64(),
+        "{:#}",
+        cancelled.body
+    );
+    assert_eq!(running.await.unwrap().as_u16(), 409);
+    let again = server
+        .post(&format!("{pb}/runs/long/cancel"), json!({}))
+        .await;
+    again.assert_problem(409, "conflict");
+}
+
+#[tokio::test]
+async fn list_models_offers_the_allowed_models_of_configured_providers() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let config = provider_config(
+        ProviderKind::Anthropic,
+        &double,
+        "[models]\nallowed = [\"anthropic/claude-sonnet-*\", \"team/fast\"]\naliases = { \"team/fast\" = \"anthropic/claude-haiku-4-5\" }\n",
+    );
+    let server = TestServer::start_with_config(&config).await;
+    server.playbook().await;
+    let reply = server.get("/v1/orgs/acme/models").await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(
+        reply.body,
+        json!({
+            "models": [
+                {"id": "anthropic/claude-sonnet-4-5", "provider": "anthropic", "context_window": 200000, "max_output_tokens": 64000},
+                {"id": "team/fast", "provider": "anthropic", "context_window": 200000, "max_output_tokens": 64000, "alias_of": "anthropic/claude-haiku-4-5"}
+            ],
+            "allowed": ["anthropic/claude-sonnet-*", "team/fast"],
+            "providers": ["anthropic"]
+        })
+    );
+    server
+        .get("/v1/orgs/nobody/models")
+        .await
+        .assert_problem(404, "not_found");
+}
+
+#[test]
+fn a_limit_the_server_does_not_read_is_refused() {
+    let config = auto_server::config::Config::parse("[limits]\nmodel_call_bound = 5\n").unwrap();
+    let error = config.models().unwrap_err().to_string();
+    assert!(
+        error.starts_with("limits.model_call_bound is not a limit this runtime reads"),
+        "{error}"
+    );
+    let config = auto_server::config::Config::parse("[limits]\nmodel_call_bound_ms = 0\n").unwrap();
+    let error = config.models().unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "limits.model_call_bound_ms: expected a whole number of milliseconds above 0"
+    );
+}

@@ -1,0 +1,193 @@
+//! A server killed with SIGKILL in the middle of a reasoning run's model call: after a restart,
+//! a request with the run's id is refused as `taken` while the run's last event is recent, then
+//! goes on with the run from its events: the call cut off ends as `interrupted`, the call is
+//! made again under the next number, and every number has exactly one ending.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use auto_testkit::{ProviderDouble, ProviderKind, Reply};
+use serde_json::{Value, json};
+
+const AUTO: &str = env!("CARGO_BIN_EXE_auto");
+
+const REVIEW: &str = r#"---
+model: anthropic/claude-sonnet-4-5
+config:
+  max_output_tokens: 200
+---
+{% system %}Review the brief.{% endsystem %}
+Brief: {{ input.brief }}
+"#;
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
+    listener.local_addr().expect("an address").port()
+}
+
+fn serve(dir: &std::path::Path, port: u16) -> Child {
+    Command::new(AUTO)
+        .args([
+            "serve",
+            "--config",
+            "auto.toml",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("auto serve starts")
+}
+
+async fn wait_healthy(http: &reqwest::Client, base: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(reply) = http.get(format!("{base}/healthz")).send().await
+            && reply.status().is_success()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{base} was not healthy within 30 s");
+}
+
+async fn post(http: &reqwest::Client, url: String, body: Value) -> (u16, Value) {
+    let reply = http.post(url).json(&body).send().await.expect("a reply");
+    let status = reply.status().as_u16();
+    (status, reply.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_cut_off_by_sigkill_finishes_after_a_restart() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    double.script([Reply::Hang]);
+    let dir = tempfile::tempdir().expect("a directory");
+    std::fs::write(
+        dir.path().join("auto.toml"),
+        format!(
+            "database = \"sqlite://auto.db\"\n[providers.anthropic]\nbase_url = \"{}\"\n[limits]\nmodel_call_bound_ms = 6000\n",
+            double.base_url()
+        ),
+    )
+    .expect("the configuration");
+    let http = reqwest::Client::new();
+
+    let port = free_port();
+    let mut first = serve(dir.path(), port);
+    let base = format!("http://127.0.0.1:{port}");
+    wait_healthy(&http, &base).await;
+    assert_eq!(
+        post(&http, format!("{base}/v1/orgs"), json!({"id": "acme"}))
+            .await
+            .0,
+        201
+    );
+    let pb = format!("{base}/v1/orgs/acme/playbooks/main");
+    assert_eq!(
+        post(
+            &http,
+            format!("{base}/v1/orgs/acme/playbooks"),
+            json!({"id": "main"})
+        )
+        .await
+        .0,
+        201
+    );
+    let (status, body) = post(
+        &http,
+        format!("{pb}/definitions"),
+        json!({"type": "reasoning", "name": "review", "source": REVIEW, "diagram": "none"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body:#}");
+
+    let runs = format!("{pb}/definitions/reasoning/review/runs");
+    let request = json!({"input": {"brief": "Autumn range"}, "run_id": "crash-1"});
+    let cut_off = {
+        let (http, runs, request) = (http.clone(), runs.clone(), request.clone());
+        tokio::spawn(async move { http.post(runs).json(&request).send().await })
+    };
+    double.wait_for_requests(1, Duration::from_secs(20)).await;
+    first.kill().expect("SIGKILL");
+    first.wait().expect("the killed server's status");
+    assert!(cut_off.await.expect("the client task").is_err());
+
+    double.script([Reply::Text("After the restart.".into())]);
+    let port = free_port();
+    let mut second = serve(dir.path(), port);
+    let base = format!("http://127.0.0.1:{port}");
+    wait_healthy(&http, &base).await;
+    let pb = format!("{base}/v1/orgs/acme/playbooks/main");
+    let runs = format!("{pb}/definitions/reasoning/review/runs");
+
+    // The run's last event is recent: the attempt that wrote it may still be going on.
+    let (status, body) = post(&http, runs.clone(), request.clone()).await;
+    assert_eq!(status, 409, "{body:#}");
+    assert_eq!(body["kind"], "taken", "{body:#}");
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let body = loop {
+        let (status, body) = post(&http, runs.clone(), request.clone()).await;
+        if status == 200 {
+            break body;
+        }
+        assert_eq!(body["kind"], "taken", "{body:#}");
+        assert!(
+            Instant::now() < deadline,
+            "the run was never taken up again"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_eq!(body["output"], "After the restart.");
+    assert_eq!(double.requests().len(), 2);
+
+    let events: Value = http
+        .get(format!("{pb}/events?run_id=crash-1"))
+        .send()
+        .await
+        .expect("events")
+        .json()
+        .await
+        .expect("JSON");
+    let calls: Vec<(String, u64)> = events["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| {
+            e["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("model_call_"))
+        })
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap_or_default().to_owned(),
+                e["data"]["number"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("model_call_started".to_owned(), 1),
+            ("model_call_failed".to_owned(), 1),
+            ("model_call_started".to_owned(), 2),
+            ("model_call_answered".to_owned(), 2),
+        ]
+    );
+    let failed = events["events"]
+        .as_array()
+        .and_then(|e| e.iter().find(|e| e["type"] == "model_call_failed"))
+        .expect("the interrupted call");
+    assert_eq!(failed["data"]["because"], "interrupted");
+
+    // Asked again, the run is answered from its record.
+    let (status, again) = post(&http, runs, request).await;
+    assert_eq!((status, &again["output"]), (200, &body["output"]));
+    assert_eq!(double.requests().len(), 2);
+    second.kill().expect("stop");
+    let _ = second.wait();
+}
