@@ -1,6 +1,11 @@
 //! `auto`: serve the runtime, check documents offline, and manage a playbook from the shell.
 //!
 //! Data goes to stdout, everything else to stderr. `--json` prints the API's JSON as it came.
+//!
+//! The client commands exit 0 on success, 1 when the server refused the request (its problem
+//! document is printed), 2 for a command line that is wrong before any request is made (as clap
+//! does for its own errors: an unknown flag, input that is not JSON, a file that cannot be
+//! read), and 3 when the server cannot be reached.
 
 mod check;
 mod client;
@@ -81,6 +86,47 @@ pub struct PlaybookArgs {
 /// A file argument.
 pub type FilePath = PathBuf;
 
+/// Exit code of a command line that is wrong before any request is made; clap uses it too.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code of a client command whose server cannot be reached.
+pub const EXIT_UNREACHABLE: u8 = 3;
+
+/// A command line that is wrong before any request is made: exit [`EXIT_USAGE`].
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The server could not be reached, or its answer could not be read: exit
+/// [`EXIT_UNREACHABLE`].
+#[derive(Debug)]
+pub struct Unreachable(pub String);
+
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unreachable {}
+
+/// The exit code of an error: usage, unreachable, or 1 for anything else.
+fn exit_code_of(error: &anyhow::Error) -> ExitCode {
+    if error.downcast_ref::<UsageError>().is_some() {
+        ExitCode::from(EXIT_USAGE)
+    } else if error.downcast_ref::<Unreachable>().is_some() {
+        ExitCode::from(EXIT_UNREACHABLE)
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -114,7 +160,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
-            ExitCode::FAILURE
+            exit_code_of(&error)
         }
     }
 }
