@@ -10,6 +10,7 @@
 mod check;
 mod client;
 mod mcp;
+mod runs;
 mod serve;
 
 use std::path::PathBuf;
@@ -39,6 +40,11 @@ enum Command {
     /// Create, update, read, list and retire definitions.
     #[command(subcommand)]
     Def(client::DefCommand),
+    /// Run a definition and print its output.
+    Run(runs::RunArgs),
+    /// Read, list and cancel runs.
+    #[command(subcommand)]
+    Runs(runs::RunsCommand),
     /// Publish, list and read the playbook's events.
     #[command(subcommand)]
     Events(client::EventsCommand),
@@ -143,6 +149,8 @@ fn main() -> ExitCode {
             Command::Org(command) => client::org(command).await,
             Command::Playbook(command) => client::playbook(command).await,
             Command::Def(command) => client::def(command).await,
+            Command::Run(args) => runs::run(args).await,
+            Command::Runs(command) => runs::runs(command).await,
             Command::Events(command) => client::events(command).await,
             Command::Mcp(args) => mcp::run(args).await,
             Command::Key(KeyCommand::New) => {
