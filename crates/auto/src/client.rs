@@ -1,6 +1,7 @@
 //! The client commands: each calls one operation over HTTP and prints its answer, for people
 //! by default and as the API's JSON with `--json`. A problem document prints its detail and
-//! issues, and the command exits 1.
+//! issues, and the command exits 1; a command line found wrong before the request exits 2, and
+//! a server that cannot be reached 3.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,7 +11,7 @@ use clap::Subcommand;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::{PlaybookArgs, Remote};
+use crate::{PlaybookArgs, Remote, Unreachable, UsageError};
 
 #[derive(Subcommand)]
 pub enum OrgCommand {
@@ -164,17 +165,68 @@ pub enum EventsCommand {
     },
 }
 
-struct Client {
-    remote: Remote,
+pub(crate) struct Client {
+    pub(crate) remote: Remote,
     http: reqwest::Client,
 }
 
+/// What the server answered: its status and its body, JSON when it was JSON.
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) body: Value,
+}
+
+impl Answer {
+    pub(crate) fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
 impl Client {
-    fn new(remote: Remote) -> Self {
+    pub(crate) fn new(remote: Remote) -> Self {
         Self {
             remote,
             http: reqwest::Client::new(),
         }
+    }
+
+    /// Sends one request. An error is a request that could not be made: a URL that is not one
+    /// ([`UsageError`]) or a server that cannot be reached ([`Unreachable`]).
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Answer> {
+        let url = format!("{}{path}", self.remote.url.trim_end_matches('/'));
+        let mut request = self.http.request(method, &url);
+        if let Some(key) = &self.remote.key {
+            request = request.bearer_auth(key);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(error) if error.is_builder() => {
+                return Err(error).context(UsageError(format!(
+                    "--url {} is not a URL the client can use",
+                    self.remote.url
+                )));
+            }
+            Err(error) => {
+                return Err(error).context(Unreachable(format!(
+                    "cannot reach {url}; is `auto serve` running?"
+                )));
+            }
+        };
+        let status = response.status().as_u16();
+        let text = response
+            .text()
+            .await
+            .context(Unreachable(format!("cannot read the answer from {url}")))?;
+        let body: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Ok(Answer { status, body })
     }
 
     /// Calls the API; `Ok(Err(problem))` is a rejection the server answered.
@@ -184,26 +236,16 @@ impl Client {
         path: &str,
         body: Option<Value>,
     ) -> Result<Result<Value, Value>> {
-        let url = format!("{}{path}", self.remote.url.trim_end_matches('/'));
-        let mut request = self.http.request(method, &url);
-        if let Some(key) = &self.remote.key {
-            request = request.bearer_auth(key);
-        }
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request
-            .send()
-            .await
-            .with_context(|| format!("cannot reach {url}; is `auto serve` running?"))?;
-        let ok = response.status().is_success();
-        let text = response.text().await.context("cannot read the answer")?;
-        let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Ok(if ok { Ok(value) } else { Err(value) })
+        let answer = self.send(method, path, body).await?;
+        Ok(if answer.ok() {
+            Ok(answer.body)
+        } else {
+            Err(answer.body)
+        })
     }
 
     /// Calls and prints; the exit code says whether it succeeded.
-    async fn print(
+    pub(crate) async fn print(
         &self,
         method: Method,
         path: &str,
@@ -219,44 +261,70 @@ impl Client {
                 }
                 Ok(ExitCode::SUCCESS)
             }
-            Err(problem) => {
-                if self.remote.json {
-                    println!("{}", serde_json::to_string_pretty(&problem)?);
-                } else {
-                    print_problem(&problem);
-                }
-                Ok(ExitCode::FAILURE)
-            }
+            Err(problem) => self.refused(&problem),
         }
+    }
+
+    /// Prints a rejection, as JSON with `--json`; exit 1.
+    pub(crate) fn refused(&self, problem: &Value) -> Result<ExitCode> {
+        if self.remote.json {
+            println!("{}", serde_json::to_string_pretty(problem)?);
+        } else {
+            print_problem(problem);
+        }
+        Ok(ExitCode::FAILURE)
     }
 }
 
-fn print_problem(problem: &Value) {
+pub(crate) fn print_problem(problem: &Value) {
+    let (title, lines) = problem_lines(problem);
+    eprintln!("error: {title}");
+    for line in lines {
+        eprintln!("  {line}");
+    }
+}
+
+/// A problem document for people: its title, then its detail when it has no issues, and each
+/// issue as `pointer: message`. An answer that is not a problem document (a proxy's page, say)
+/// shows as its text.
+pub(crate) fn problem_lines(problem: &Value) -> (String, Vec<String>) {
+    if let Value::String(text) = problem {
+        let text = text.trim();
+        let lines = if text.is_empty() {
+            vec![]
+        } else {
+            vec![text.to_owned()]
+        };
+        return ("The server refused the request".into(), lines);
+    }
     let title = problem["title"]
         .as_str()
-        .unwrap_or("The server refused the request");
-    eprintln!("error: {title}");
+        .unwrap_or("The server refused the request")
+        .to_owned();
     let issues = problem["issues"].as_array().cloned().unwrap_or_default();
+    let mut lines = Vec::new();
     if issues.is_empty()
         && let Some(detail) = problem["detail"].as_str()
     {
-        eprintln!("  {detail}");
+        lines.push(detail.to_owned());
     }
     for issue in issues {
-        eprintln!(
-            "  {}: {}",
+        lines.push(format!(
+            "{}: {}",
             issue["pointer"].as_str().unwrap_or(""),
             issue["message"].as_str().unwrap_or("")
-        );
+        ));
     }
+    (title, lines)
 }
 
-fn pb_path(at: &PlaybookArgs) -> String {
+pub(crate) fn pb_path(at: &PlaybookArgs) -> String {
     format!("/v1/orgs/{}/playbooks/{}", at.org, at.playbook)
 }
 
 fn read(path: &PathBuf) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    std::fs::read_to_string(path)
+        .with_context(|| UsageError(format!("cannot read {}", path.display())))
 }
 
 fn save_body(save: &SaveArgs) -> Result<Value> {
@@ -270,7 +338,7 @@ fn save_body(save: &SaveArgs) -> Result<Value> {
     Ok(body)
 }
 
-fn query(pairs: &[(&str, Option<String>)]) -> String {
+pub(crate) fn query(pairs: &[(&str, Option<String>)]) -> String {
     let parts: Vec<String> = pairs
         .iter()
         .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", encode(v))))
@@ -282,7 +350,7 @@ fn query(pairs: &[(&str, Option<String>)]) -> String {
     }
 }
 
-fn encode(text: &str) -> String {
+pub(crate) fn encode(text: &str) -> String {
     text.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -523,7 +591,7 @@ pub async fn events(command: EventsCommand) -> Result<ExitCode> {
         } => {
             let mut body = json!({"type": event_type});
             if let Some(data) = data {
-                body["data"] = serde_json::from_str(&data).context("--data is not JSON")?;
+                body["data"] = parse_json(&data, "--data")?;
             }
             if let Some(source) = source {
                 body["source"] = json!(source);
@@ -562,4 +630,23 @@ pub async fn events(command: EventsCommand) -> Result<ExitCode> {
                 .await
         }
     }
+}
+
+/// Parses JSON an argument gave, or says where it is not JSON: `what is not JSON: line 1,
+/// column 9: expected value`.
+pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
+    if text.trim().is_empty() {
+        return Err(UsageError(format!("{what} is empty; it takes JSON, such as {{}}")).into());
+    }
+    serde_json::from_str(text).map_err(|error| {
+        let message = error.to_string();
+        let suffix = format!(" at line {} column {}", error.line(), error.column());
+        let message = message.strip_suffix(&suffix).unwrap_or(&message);
+        UsageError(format!(
+            "{what} is not JSON: line {}, column {}: {message}",
+            error.line(),
+            error.column()
+        ))
+        .into()
+    })
 }

@@ -1,10 +1,16 @@
 //! `auto`: serve the runtime, check documents offline, and manage a playbook from the shell.
 //!
 //! Data goes to stdout, everything else to stderr. `--json` prints the API's JSON as it came.
+//!
+//! The client commands exit 0 on success, 1 when the server refused the request (its problem
+//! document is printed), 2 for a command line that is wrong before any request is made (as clap
+//! does for its own errors: an unknown flag, input that is not JSON, a file that cannot be
+//! read), and 3 when the server cannot be reached.
 
 mod check;
 mod client;
 mod mcp;
+mod runs;
 mod serve;
 
 use std::path::PathBuf;
@@ -34,6 +40,11 @@ enum Command {
     /// Create, update, read, list and retire definitions.
     #[command(subcommand)]
     Def(client::DefCommand),
+    /// Run a definition and print its output.
+    Run(runs::RunArgs),
+    /// Read, list and cancel runs.
+    #[command(subcommand)]
+    Runs(runs::RunsCommand),
     /// Publish, list and read the playbook's events.
     #[command(subcommand)]
     Events(client::EventsCommand),
@@ -81,6 +92,47 @@ pub struct PlaybookArgs {
 /// A file argument.
 pub type FilePath = PathBuf;
 
+/// Exit code of a command line that is wrong before any request is made; clap uses it too.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code of a client command whose server cannot be reached.
+pub const EXIT_UNREACHABLE: u8 = 3;
+
+/// A command line that is wrong before any request is made: exit [`EXIT_USAGE`].
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The server could not be reached, or its answer could not be read: exit
+/// [`EXIT_UNREACHABLE`].
+#[derive(Debug)]
+pub struct Unreachable(pub String);
+
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unreachable {}
+
+/// The exit code of an error: usage, unreachable, or 1 for anything else.
+fn exit_code_of(error: &anyhow::Error) -> ExitCode {
+    if error.downcast_ref::<UsageError>().is_some() {
+        ExitCode::from(EXIT_USAGE)
+    } else if error.downcast_ref::<Unreachable>().is_some() {
+        ExitCode::from(EXIT_UNREACHABLE)
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -97,6 +149,8 @@ fn main() -> ExitCode {
             Command::Org(command) => client::org(command).await,
             Command::Playbook(command) => client::playbook(command).await,
             Command::Def(command) => client::def(command).await,
+            Command::Run(args) => runs::run(args).await,
+            Command::Runs(command) => runs::runs(command).await,
             Command::Events(command) => client::events(command).await,
             Command::Mcp(args) => mcp::run(args).await,
             Command::Key(KeyCommand::New) => {
@@ -114,7 +168,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
-            ExitCode::FAILURE
+            exit_code_of(&error)
         }
     }
 }

@@ -1,13 +1,12 @@
 //! The client commands against a running `auto serve`: orgs, playbooks, definitions and
-//! events, for people and as JSON, and a rejection printed with exit code 1.
+//! events, for people and as JSON, a rejection printed with exit code 1, a command line wrong
+//! before any request with 2, and a server that is not there with 3.
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-use serde_json::Value;
+use std::process::Command;
 
-const AUTO: &str = env!("CARGO_BIN_EXE_auto");
+use common::{AUTO, auto, code, json_of, serve};
 
 const EXAMPLE: &str = "---
 description: Reviews a campaign brief against the team's criteria
@@ -27,67 +26,6 @@ input:
 Brief: {{ input.brief }}
 Criteria: {{ input.criteria }}
 ";
-
-struct Server {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve() -> Server {
-    let dir = tempfile::tempdir().expect("a directory");
-    let port = TcpListener::bind("127.0.0.1:0")
-        .expect("a port")
-        .local_addr()
-        .expect("an address")
-        .port();
-    let child = Command::new(AUTO)
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("auto serve starts");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the server did not listen within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Server {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-        _dir: dir,
-    }
-}
-
-fn auto(server: &Server, args: &[&str]) -> Output {
-    Command::new(AUTO)
-        .args(args)
-        .env("AUTO_URL", &server.url)
-        .env("AUTO_ORG", "acme")
-        .env("AUTO_PLAYBOOK", "main")
-        .output()
-        .expect("auto runs")
-}
-
-fn json_of(output: &Output) -> Value {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("JSON on stdout")
-}
 
 #[test]
 fn a_playbook_is_managed_from_the_shell() {
@@ -160,7 +98,7 @@ fn a_playbook_is_managed_from_the_shell() {
         &server,
         &["def", "update", "reasoning", "review", "--file", file],
     );
-    assert!(!refused.status.success());
+    assert_eq!(code(&refused), 1, "the exit code of a rejection");
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
         stderr.contains("error: The definition is retired"),
@@ -174,6 +112,34 @@ fn a_server_that_is_not_there_is_an_error() {
         .args(["org", "list", "--url", "http://127.0.0.1:9"])
         .output()
         .expect("auto runs");
-    assert!(!output.status.success());
+    assert_eq!(code(&output), 3, "the exit code of an unreachable server");
     assert!(String::from_utf8_lossy(&output.stderr).contains("is `auto serve` running?"));
+}
+
+#[test]
+fn a_wrong_command_line_exits_2_before_any_request() {
+    // The URL leads nowhere: a request would exit 3.
+    let nowhere = "http://127.0.0.1:9";
+    let output = common::auto_at(nowhere, &["events", "publish", "x", "--data", "{nope}"]);
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        common::stderr(&output),
+        "error: --data is not JSON: line 1, column 2: key must be a string\n"
+    );
+    let output = common::auto_at(
+        nowhere,
+        &[
+            "def",
+            "create",
+            "reasoning",
+            "x",
+            "--file",
+            "/nonexistent/x.md",
+        ],
+    );
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        common::stderr(&output),
+        "error: cannot read /nonexistent/x.md: No such file or directory (os error 2)\n"
+    );
 }

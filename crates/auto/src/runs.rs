@@ -1,0 +1,409 @@
+//! `auto run` and `auto runs`: run a definition and print its output, and read, list and cancel
+//! runs, over `run_definition`, `get_run`, `list_runs` and `cancel_run`.
+//!
+//! What the command line names is checked before any request (exit 2): TYPE/NAME, the run id,
+//! and `--input`, which is JSON, `@FILE` or `-` for stdin.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use auto_engine::definitions::{DefinitionType, check_name};
+use auto_server::runs::{RUNS_PAGE_MAX, check_run_id};
+use chrono::{DateTime, Utc};
+use clap::Subcommand;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::client::{Client, encode, parse_json, pb_path, print_problem, problem_lines, query};
+use crate::{PlaybookArgs, Remote, UsageError};
+
+/// A definition named on the command line as `TYPE/NAME`.
+#[derive(Clone, Debug)]
+pub struct Target {
+    def_type: DefinitionType,
+    name: String,
+}
+
+/// Parses `TYPE/NAME`, such as `computation/month-window`.
+fn parse_target(text: &str) -> Result<Target, String> {
+    let Some((type_text, name)) = text.split_once('/') else {
+        return Err(format!(
+            "{text:?} is not TYPE/NAME, such as computation/month-window."
+        ));
+    };
+    let def_type = type_text.parse::<DefinitionType>()?;
+    check_name(name)?;
+    Ok(Target {
+        def_type,
+        name: name.to_owned(),
+    })
+}
+
+fn parse_run_id(text: &str) -> Result<String, String> {
+    check_run_id(text).map(|()| text.to_owned())
+}
+
+fn parse_type(text: &str) -> Result<String, String> {
+    text.parse::<DefinitionType>()
+        .map(|t| t.as_str().to_owned())
+}
+
+fn parse_name(text: &str) -> Result<String, String> {
+    check_name(text).map(|()| text.to_owned())
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The definition, such as computation/month-window; its latest active version runs.
+    #[arg(value_name = "TYPE/NAME", value_parser = parse_target)]
+    target: Target,
+    /// The input: JSON, @FILE for a file of JSON, or - for stdin; {} when left out.
+    #[arg(long, value_name = "JSON|@FILE|-")]
+    input: Option<String>,
+    /// Your id for the run (1 to 128 of A-Z a-z 0-9 . _ : -). Run again under the same id and
+    /// input, the server answers what it recorded instead of running it twice.
+    #[arg(long, value_parser = parse_run_id)]
+    run_id: Option<String>,
+    /// Also print the run's id and record, on stderr, so stdout stays the output.
+    #[arg(long)]
+    record: bool,
+    #[command(flatten)]
+    at: PlaybookArgs,
+    #[command(flatten)]
+    remote: Remote,
+}
+
+#[derive(Subcommand)]
+pub enum RunsCommand {
+    /// Show a run: its definition, status, input, output, record or problem.
+    Get {
+        #[arg(value_name = "ID", value_parser = parse_run_id)]
+        run_id: String,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// List the playbook's runs, newest first.
+    List {
+        /// Only runs of this type.
+        #[arg(long = "type", value_name = "TYPE", value_parser = parse_type)]
+        def_type: Option<String>,
+        /// Only runs of definitions of this name.
+        #[arg(long, value_parser = parse_name)]
+        name: Option<String>,
+        /// Only runs with this status.
+        #[arg(long, value_parser = ["started", "succeeded", "rejected", "failed"])]
+        status: Option<String>,
+        /// At most this many runs (the server's default is 50).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=RUNS_PAGE_MAX as i64))]
+        limit: Option<u32>,
+        /// The runs after this one, as the previous page's `more: --after ID` says.
+        #[arg(long, value_name = "ID", value_parser = parse_run_id)]
+        after: Option<String>,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Cancel a run that is still going.
+    Cancel {
+        #[arg(value_name = "ID", value_parser = parse_run_id)]
+        run_id: String,
+        /// Why, in your words.
+        #[arg(long)]
+        detail: Option<String>,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+}
+
+/// The input `--input` gives: the JSON itself, a file's (`@FILE`) or stdin's (`-`).
+fn read_input(input: &str) -> Result<Value> {
+    if input == "-" {
+        let text = std::io::read_to_string(std::io::stdin())
+            .context(UsageError("cannot read --input - from stdin".into()))?;
+        parse_json(&text, "--input - (stdin)")
+    } else if let Some(path) = input.strip_prefix('@') {
+        let text = std::fs::read_to_string(path)
+            .context(UsageError(format!("cannot read --input @{path}")))?;
+        parse_json(&text, &format!("--input @{path}"))
+    } else {
+        parse_json(input, "--input")
+    }
+}
+
+pub async fn run(args: RunArgs) -> Result<ExitCode> {
+    let mut body = json!({});
+    if let Some(input) = &args.input {
+        body["input"] = read_input(input)?;
+    }
+    if let Some(run_id) = &args.run_id {
+        body["run_id"] = json!(run_id);
+    }
+    let path = format!(
+        "{}/definitions/{}/{}/runs",
+        pb_path(&args.at),
+        args.target.def_type,
+        args.target.name
+    );
+    let client = Client::new(args.remote);
+    let answer = client.send(Method::POST, &path, Some(body)).await?;
+    if !answer.ok() {
+        return client.refused(&answer.body);
+    }
+    let run = answer.body;
+    if client.remote.json {
+        println!("{}", serde_json::to_string_pretty(&run)?);
+        return Ok(exit_of(&run));
+    }
+    let run_id = run["run_id"].as_str().unwrap_or("");
+    match run["status"].as_str() {
+        Some("succeeded") => {
+            print_output(&run["output"]);
+            if args.record {
+                eprintln!("record of the run {run_id}:");
+                eprintln!("{}", serde_json::to_string_pretty(&run["record"])?);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("started") => {
+            println!("{run_id}");
+            eprintln!(
+                "The run {run_id} has started and goes on; follow it with `auto runs get {run_id}`."
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        // A run that ended without success but came back as a run, not as its problem.
+        _ => {
+            print_problem(&run["problem"]);
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// 0 for a run that succeeded or goes on, 1 for one that ended otherwise.
+fn exit_of(run: &Value) -> ExitCode {
+    match run["status"].as_str() {
+        Some("succeeded" | "started") => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    }
+}
+
+/// A run's output: text as it is, anything else as pretty JSON.
+fn print_output(output: &Value) {
+    match output {
+        Value::String(text) if text.ends_with('\n') => print!("{text}"),
+        Value::String(text) => println!("{text}"),
+        other => println!(
+            "{}",
+            serde_json::to_string_pretty(other).unwrap_or_default()
+        ),
+    }
+}
+
+pub async fn runs(command: RunsCommand) -> Result<ExitCode> {
+    match command {
+        RunsCommand::Get { run_id, at, remote } => {
+            let path = format!("{}/runs/{}", pb_path(&at), encode(&run_id));
+            Client::new(remote)
+                .print(Method::GET, &path, None, print_run)
+                .await
+        }
+        RunsCommand::List {
+            def_type,
+            name,
+            status,
+            limit,
+            after,
+            at,
+            remote,
+        } => {
+            let q = query(&[
+                ("type", def_type),
+                ("name", name),
+                ("status", status),
+                ("after", after),
+                ("limit", limit.map(|l| l.to_string())),
+            ]);
+            let path = format!("{}/runs{q}", pb_path(&at));
+            Client::new(remote)
+                .print(Method::GET, &path, None, print_runs)
+                .await
+        }
+        RunsCommand::Cancel {
+            run_id,
+            detail,
+            at,
+            remote,
+        } => {
+            let path = format!("{}/runs/{}/cancel", pb_path(&at), encode(&run_id));
+            let body = match detail {
+                Some(detail) => json!({ "detail": detail }),
+                None => json!({}),
+            };
+            Client::new(remote)
+                .print(Method::POST, &path, Some(body), print_run)
+                .await
+        }
+    }
+}
+
+fn time_of(value: &Value) -> Option<DateTime<Utc>> {
+    value.as_str()?.parse().ok()
+}
+
+/// How long a run took, from `started_at` to `ended_at`; `-` while it goes on.
+fn duration(run: &Value) -> String {
+    let (Some(started), Some(ended)) = (time_of(&run["started_at"]), time_of(&run["ended_at"]))
+    else {
+        return "-".into();
+    };
+    let ms = (ended - started).num_milliseconds().max(0);
+    match ms {
+        0..1_000 => format!("{ms} ms"),
+        1_000..60_000 => format!("{:.1} s", ms as f64 / 1_000.0),
+        60_000..3_600_000 => format!("{} min {} s", ms / 60_000, ms % 60_000 / 1_000),
+        _ => format!("{} h {} min", ms / 3_600_000, ms % 3_600_000 / 60_000),
+    }
+}
+
+/// A time to the second, in UTC: `2026-02-01T09:30:00Z`.
+fn short_time(value: &Value) -> String {
+    match time_of(value) {
+        Some(time) => time.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        None => value.as_str().unwrap_or("-").to_owned(),
+    }
+}
+
+fn definition_of(run: &Value) -> String {
+    format!(
+        "{}/{}",
+        run["type"].as_str().unwrap_or(""),
+        run["name"].as_str().unwrap_or("")
+    )
+}
+
+fn print_run(run: &Value) {
+    println!("run:        {}", run["run_id"].as_str().unwrap_or(""));
+    println!(
+        "definition: {} v{}",
+        definition_of(run),
+        run["definition_version"]
+    );
+    println!("status:     {}", run["status"].as_str().unwrap_or(""));
+    println!(
+        "started:    {} by {}",
+        run["started_at"].as_str().unwrap_or(""),
+        run["started_by"].as_str().unwrap_or("")
+    );
+    if let Some(ended) = run["ended_at"].as_str() {
+        println!("ended:      {ended}, after {}", duration(run));
+    }
+    if let Some(input) = run.get("input") {
+        println!("input:      {input}");
+    }
+    if !run["record"].is_null() {
+        println!("record:     {}", run["record"]);
+    }
+    if !run["problem"].is_null() {
+        let (title, lines) = problem_lines(&run["problem"]);
+        println!("problem:    {title}");
+        for line in lines {
+            println!("  {line}");
+        }
+    }
+    if let Some(output) = run.get("output") {
+        println!("output:");
+        print_output(output);
+    }
+}
+
+/// The runs as a table: run id, definition, version, status, start and duration.
+fn print_runs(list: &Value) {
+    let runs = list["runs"].as_array().cloned().unwrap_or_default();
+    if runs.is_empty() {
+        eprintln!("no runs");
+    } else {
+        let mut rows = vec![[
+            "RUN ID".to_owned(),
+            "DEFINITION".into(),
+            "VERSION".into(),
+            "STATUS".into(),
+            "STARTED".into(),
+            "DURATION".into(),
+        ]];
+        rows.extend(runs.iter().map(|run| {
+            [
+                run["run_id"].as_str().unwrap_or("").to_owned(),
+                definition_of(run),
+                format!("v{}", run["definition_version"]),
+                run["status"].as_str().unwrap_or("").to_owned(),
+                short_time(&run["started_at"]),
+                duration(run),
+            ]
+        }));
+        print_table(&rows);
+    }
+    if let Some(next) = list["next"].as_str() {
+        eprintln!("more: --after {next}");
+    }
+}
+
+/// Rows in columns two spaces apart, each as wide as its widest cell; the last is not padded.
+fn print_table<const N: usize>(rows: &[[String; N]]) {
+    let mut widths = [0; N];
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        println!("{}", line.trim_end());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_at_each_scale() {
+        let run = |ms: i64| {
+            let started = "2026-02-01T09:00:00Z".parse::<DateTime<Utc>>().unwrap();
+            let ended = started + chrono::Duration::milliseconds(ms);
+            json!({"started_at": started.to_rfc3339(), "ended_at": ended.to_rfc3339()})
+        };
+        assert_eq!(duration(&run(0)), "0 ms");
+        assert_eq!(duration(&run(999)), "999 ms");
+        assert_eq!(duration(&run(1_000)), "1.0 s");
+        assert_eq!(duration(&run(59_949)), "59.9 s");
+        assert_eq!(duration(&run(60_000)), "1 min 0 s");
+        assert_eq!(duration(&run(3_600_000 + 120_000)), "1 h 2 min");
+        assert_eq!(
+            duration(&json!({"started_at": "2026-02-01T09:00:00Z"})),
+            "-"
+        );
+    }
+
+    #[test]
+    fn targets_are_type_slash_name() {
+        let target = parse_target("computation/month-window").unwrap();
+        assert_eq!(target.def_type, DefinitionType::Computation);
+        assert_eq!(target.name, "month-window");
+        assert!(parse_target("computation").is_err());
+        assert!(parse_target("compute/x").is_err());
+        assert!(parse_target("computation/Month").is_err());
+        assert!(parse_target("computation/a/b").is_err());
+    }
+}
