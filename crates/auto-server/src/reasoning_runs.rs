@@ -543,7 +543,8 @@ async fn go_on(
             let sent = !matches!(
                 failure.because,
                 FailureBecause::ModelNotAllowed | FailureBecause::ProviderNotConfigured
-            );
+            ) && !(failure.because == FailureBecause::DefinitionInvalid
+                && failure.status.is_none());
             let ended = sent || calls.iter().rev().skip(1).any(|c| c.ended.is_some());
             if failure.because == FailureBecause::Cancelled {
                 let words = cancel_words

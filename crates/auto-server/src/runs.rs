@@ -484,13 +484,15 @@ impl Service {
             .map_err(store_problem)?
             .ok_or_else(|| run_not_found(pb, run_id))?;
         if run.status != RunStatus::Started {
-            return Err(Problem::conflict(
+            let mut problem = Problem::conflict(
                 "The run has ended",
                 format!(
-                    "The run {run_id} has ended {}; a run that has ended cannot be cancelled.",
+                    "The run {run_id} has already ended with the status {}; a run that has ended cannot be cancelled.",
                     run.status.as_str()
                 ),
-            ));
+            );
+            problem.run_id = Some(run_id.to_owned());
+            return Err(problem);
         }
         if run.key.def_type != DefinitionType::Reasoning.as_str() {
             return Err(Problem::conflict(
@@ -685,6 +687,16 @@ pub struct RunQuery {
 impl RunQuery {
     fn into_filter(self) -> Result<RunFilter, Problem> {
         let mut issues = Vec::new();
+        if let Some(text) = self.def_type.as_deref().filter(|t| !t.is_empty())
+            && text.parse::<DefinitionType>().is_err()
+        {
+            issues.push(ProblemIssue::field(
+                "/query/type",
+                format!(
+                    "type {text:?} is not one of reasoning, workflow, interaction, computation, recall or prediction."
+                ),
+            ));
+        }
         let status = self
             .status
             .as_deref()

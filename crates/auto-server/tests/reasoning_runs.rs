@@ -753,3 +753,201 @@ fn a_limit_the_server_does_not_read_is_refused() {
         "limits.model_call_bound_ms: expected a whole number of milliseconds above 0"
     );
 }
+
+#[tokio::test]
+async fn a_refusal_and_a_request_too_long_end_as_the_page_says() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+    // The model refuses the content under its policy: invalid_input.
+    double.script([Reply::body(json!({
+        "id": "msg_refused", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [], "stop_reason": "refusal", "stop_sequence": null,
+        "usage": {"input_tokens": 12, "output_tokens": 0}
+    }))]);
+    let reply = run(
+        &server,
+        &pb,
+        "review",
+        json!({"input": INPUT(), "run_id": "refused"}),
+    )
+    .await;
+    let problem = reply.assert_problem(422, "invalid_input");
+    assert_eq!(problem["because"], "content_refused");
+    let got = server.get(&format!("{pb}/runs/refused")).await;
+    assert_eq!(
+        got.body["record"]["usage"]["output_text"], 0,
+        "{:#}",
+        got.body
+    );
+    // A refused run is not recorded as invalid_input for the retry rule's sake alone: the same
+    // id and input answer what was recorded.
+    let again = run(
+        &server,
+        &pb,
+        "review",
+        json!({"input": INPUT(), "run_id": "refused"}),
+    )
+    .await;
+    assert_eq!(again.body, reply.body);
+    assert_eq!(double.requests().len(), 1);
+
+    // The provider signals the request is too long: conflict, unworkable, not retried.
+    double.script([Reply::error(
+        413,
+        "request_too_large",
+        "Request exceeds the maximum size",
+    )]);
+    let reply = run(&server, &pb, "review", json!({"input": INPUT()})).await;
+    let problem = reply.assert_problem(409, "conflict");
+    assert_eq!(problem["kind"], "unworkable");
+    assert_eq!(problem["because"], "request_too_long");
+    assert_eq!(double.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_gateway_passes_allowed_options_and_answers_the_cost() {
+    let double = ProviderDouble::start(ProviderKind::OpenAiChat).await;
+    let config = format!(
+        "[gateways.my-gateway]\nbase_url = \"{}\"\nallowed_provider_options = [\"user\"]\ncost_header = \"x-response-cost\"\n",
+        double.base_url()
+    );
+    let server = TestServer::start_with_config(&config).await;
+    let allowed = "---\nmodel: my-gateway/fast-model\nprovider_options:\n  my-gateway:\n    user: team-7\n---\nSay hello to {{ input.name }}.\n";
+    let pb = saved(&server, "hello", allowed).await;
+    double.script([Reply::body(json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "fast-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello Ann."}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12}
+    }))
+    .with_header("x-response-cost", "0.0042")]);
+    let reply = run(
+        &server,
+        &pb,
+        "hello",
+        json!({"input": {"name": "Ann"}, "run_id": "g"}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["record"]["cost_usd"], 0.0042);
+    assert_eq!(double.requests()[0].body["user"], "team-7");
+    let answered = server
+        .get(&format!("{pb}/events?run_id=g&type=model_call_answered"))
+        .await;
+    assert_eq!(
+        answered.body["events"][0]["data"]["cost_usd"], 0.0042,
+        "{:#}",
+        answered.body
+    );
+
+    // A field the gateway does not allow: conflict, unworkable, and nothing is sent.
+    let refused = "---\nmodel: my-gateway/fast-model\nprovider_options:\n  my-gateway:\n    route: fallback\n---\nSay hello.\n";
+    saved_again(&server, &pb, "routed", refused).await;
+    let reply = run(&server, &pb, "routed", json!({"run_id": "r"})).await;
+    let problem = reply.assert_problem(409, "conflict");
+    assert_eq!(problem["kind"], "unworkable");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("route"),
+        "{problem:#}"
+    );
+    assert_eq!(double.requests().len(), 1);
+    let got = server.get(&format!("{pb}/runs/r")).await;
+    assert!(
+        got.body["record"].is_null(),
+        "nothing spent: {:#}",
+        got.body
+    );
+}
+
+#[tokio::test]
+async fn an_answer_past_the_record_is_unworkable_and_a_long_prompt_is_cut() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let source = "---\nmodel: anthropic/claude-sonnet-4-5\n---\n{% system %}{{ input.rules }}{% endsystem %}{{ input.text }}\n";
+    let pb = saved(&server, "echo", source).await;
+
+    // An answer over 1,048,574 bytes as JSON cannot be recorded.
+    double.script([Reply::Text("x".repeat(1_100_000))]);
+    let reply = run(
+        &server,
+        &pb,
+        "echo",
+        json!({"input": {"rules": "r", "text": "t"}}),
+    )
+    .await;
+    let problem = reply.assert_problem(409, "conflict");
+    assert_eq!(problem["kind"], "unworkable");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("lower config.max_output_tokens."),
+        "{problem:#}"
+    );
+
+    // An answer that fits only without the whole prompt: the record keeps the prompt's start.
+    let rules = "R".repeat(120_000);
+    let text = "T".repeat(120_000);
+    double.script([Reply::Text("a".repeat(950_000))]);
+    let reply = run(
+        &server,
+        &pb,
+        "echo",
+        json!({"input": {"rules": rules, "text": text}, "run_id": "cut"}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body["detail"]);
+    let prompt = &reply.body["record"]["prompt"];
+    assert_eq!(prompt["truncated"], true);
+    let kept = prompt["instructions"].as_str().unwrap();
+    assert!(!kept.is_empty() && kept.len() < 120_000 && rules.starts_with(kept));
+    let whole = serde_json::to_vec(&reply.body["output"]).unwrap().len()
+        + serde_json::to_vec(&reply.body["record"]).unwrap().len();
+    assert!(whole <= 1_048_576, "{whole}");
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_does_not_stop_the_run() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+    double.script([Reply::Delayed(
+        Duration::from_millis(700),
+        Box::new(Reply::Text("Done anyway.".into())),
+    )]);
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let gone = impatient
+        .post(format!(
+            "{}{pb}/definitions/reasoning/review/runs",
+            server.url
+        ))
+        .json(&json!({"input": INPUT(), "run_id": "gone"}))
+        .send()
+        .await;
+    assert!(gone.is_err(), "the client gave up first");
+    let started = server.get(&format!("{pb}/runs/gone")).await;
+    assert_eq!(started.body["status"], "started");
+    // A request with its run id waits for the run and is given what it recorded.
+    let reply = run(
+        &server,
+        &pb,
+        "review",
+        json!({"input": INPUT(), "run_id": "gone"}),
+    )
+    .await;
+    assert_eq!(reply.body["output"], "Done anyway.", "{:#}", reply.body);
+    assert_eq!(double.requests().len(), 1);
+}

@@ -338,8 +338,8 @@ fn runs_are_read_listed_and_cancelled() {
     assert_eq!(code(&cancel), 1);
     assert_eq!(
         stderr(&cancel),
-        "error: The run has ended\n  The run feb has ended succeeded; a run that has ended \
-         cannot be cancelled.\n"
+        "error: The run has ended\n  The run feb has already ended with the status succeeded; a \
+         run that has ended cannot be cancelled.\n"
     );
     let cancel = auto(&server, &["runs", "cancel", "nope"]);
     assert_eq!(code(&cancel), 1);
