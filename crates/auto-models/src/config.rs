@@ -375,7 +375,7 @@ fn read_provider(name: &str, value: &toml::Value) -> Result<Endpoint, ConfigErro
                 _ => {
                     return Err(invalid(
                         &setting,
-                        "set either resource (the Azure OpenAI resource's name) or base_url, not both",
+                        "set one of resource (the Azure OpenAI resource's name) and base_url",
                     ));
                 }
             };
@@ -602,6 +602,47 @@ mod tests {
         assert_eq!(camel_case("my-gateway"), "myGateway");
         assert!(is_gateway_shaped("my-gateway"));
         assert!(!is_gateway_shaped("MyGateway"));
+    }
+}
+
+#[cfg(test)]
+mod cloud_tests {
+    use super::*;
+
+    fn endpoint(name: &str, settings: &str) -> Endpoint {
+        let value: toml::Value = toml::from_str(settings).unwrap();
+        read_provider(name, &toml::Value::Table(value.as_table().unwrap().clone())).unwrap()
+    }
+
+    #[test]
+    fn cloud_providers_take_their_documented_hosts_by_default() {
+        let azure = endpoint("azure", "resource = \"my-resource\"");
+        assert_eq!(azure.base_url, "https://my-resource.openai.azure.com");
+        assert_eq!(azure.protocol, WireProtocol::AzureOpenAiChat);
+        let vertex = endpoint("vertex", "project = \"p\"\nlocation = \"us-east5\"");
+        assert_eq!(
+            vertex.base_url,
+            "https://us-east5-aiplatform.googleapis.com"
+        );
+        let global = endpoint("vertex-anthropic", "project = \"p\"\nlocation = \"global\"");
+        assert_eq!(global.base_url, "https://aiplatform.googleapis.com");
+        assert_eq!(global.protocol, WireProtocol::VertexAnthropic);
+        let key = std::env::temp_dir().join("auto-models-config-test-key");
+        std::fs::write(&key, "secret-value\n").unwrap();
+        let bedrock = endpoint(
+            "bedrock-anthropic",
+            &format!(
+                "region = \"eu-west-1\"\naccess_key_id = {{ file = {key:?} }}\nsecret_access_key = {{ file = {key:?} }}"
+            ),
+        );
+        assert_eq!(
+            bedrock.base_url,
+            "https://bedrock-runtime.eu-west-1.amazonaws.com"
+        );
+        let aws = bedrock.aws.as_ref().unwrap();
+        assert_eq!(aws.region, "eu-west-1");
+        assert_eq!(aws.secret_access_key.current(), "secret-value");
+        assert!(!format!("{bedrock:?}").contains("secret-value"));
     }
 }
 

@@ -992,7 +992,33 @@ fn cloud_provider_settings_are_checked_and_secrets_are_never_inline() {
         "providers.vertex.access_token must be read from the environment or a file: write { env = \"NAME\" } or { file = \"PATH\" }"
     );
     assert!(
-        config_error("[providers.azure]\n").contains("set either resource"),
+        config_error("[providers.azure]\n").contains("set one of resource"),
         "a resource or a base URL is needed"
     );
+}
+
+#[tokio::test]
+async fn a_double_answers_a_path_its_provider_does_not_serve_with_404() {
+    // The OpenAI adapter's path on an Azure double: not one Azure serves.
+    let setup = setup(ProviderKind::Azure).await;
+    let key = common::key_file();
+    let providers = providers(&format!(
+        "[providers.openai]\napi_key = {{ file = {key:?} }}\nbase_url = {url:?}\n",
+        key = key.path().display().to_string(),
+        url = setup.double.base_url(),
+    ));
+    setup.double.script([Reply::Text("kept".into())]);
+    let failure = providers
+        .call(&request("openai/gpt-5"), &fast())
+        .await
+        .unwrap_err();
+    assert_eq!(failure.status, Some(404));
+    assert_eq!(failure.because, FailureBecause::DefinitionInvalid);
+    // The scripted reply is still there for a request on the right path.
+    let answer = setup
+        .providers
+        .call(&request("azure/dep"), &fast())
+        .await
+        .unwrap();
+    assert_eq!(answer.text, "kept");
 }
