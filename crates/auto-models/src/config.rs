@@ -1,6 +1,22 @@
 //! The operator's configuration of models: `[providers.X]`, `[gateways.NAME]` and `[models]`
 //! (allowed globs and aliases), read once into [`Providers`]. Secrets come from the environment
-//! or a file, never from the configuration text.
+//! or a file, never from the configuration text: `{ env = "NAME" }` or `{ file = "PATH" }`.
+//!
+//! | provider | settings |
+//! |---|---|
+//! | `anthropic`, `openai`, `google` | `api_key` (secret), `base_url` |
+//! | `azure` | `api_key` (secret); `resource` (the Azure OpenAI resource's name, for `https://{resource}.openai.azure.com`) or `base_url`; `api_version` only for a resource that still needs a dated version |
+//! | `vertex`, `vertex-anthropic` | `project`, `location` (`global` or a region), `access_token` (secret: an OAuth access token), `base_url` (default `https://{location}-aiplatform.googleapis.com`, or `https://aiplatform.googleapis.com` for `global`) |
+//! | `bedrock`, `bedrock-anthropic` | `region`, `access_key_id`, `secret_access_key`, `session_token` (secrets; the last optional), `base_url` (default `https://bedrock-runtime.{region}.amazonaws.com`) |
+//!
+//! Vertex AI takes a ready access token rather than a service account's key: exchanging a key
+//! for a token means signing an RS256 JWT, calling Google's token endpoint and renewing the token
+//! before its hour runs out, which would bring an RSA signer and a token cache into this crate for
+//! something `gcloud auth print-access-token`, the metadata server or a sidecar already does. A
+//! secret read from a file is read again before every request, so such a helper renews the token
+//! by rewriting the file. AWS credentials likewise come as keys; the SDK's credential chain
+//! (profiles, instance roles, SSO) is left out for the same reason, and a helper can rewrite
+//! temporary keys and their session token in their files.
 
 use std::collections::BTreeMap;
 use std::fmt;

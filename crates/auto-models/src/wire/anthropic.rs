@@ -5,7 +5,10 @@
 //! Vertex AI serves Claude with the same body at
 //! `POST {base}/v1/projects/{project}/locations/{location}/publishers/anthropic/models/{model}:rawPredict`,
 //! but with the model only in the path and `anthropic_version: "vertex-2023-10-16"` in the body
-//! instead of the `anthropic-version` header; its answers and errors are Anthropic's.
+//! instead of the `anthropic-version` header; its answers and errors are Anthropic's. JSON output
+//! is the same `output_config.format`, which Vertex AI serves for the Claude models it lists once
+//! the project's organisation policy allows the feature; otherwise its 400 is quoted as the
+//! provider's rejection of the schema.
 
 use serde_json::{Map, Value, json};
 
