@@ -17,6 +17,7 @@ use crate::limits::{
     model_call_bound,
 };
 use crate::options::provider_extras;
+use crate::sigv4;
 use crate::types::{FinishReason, ModelAnswer, ModelRequest, OutputContract};
 use crate::wire::{self, Parsed, Prepared};
 
@@ -54,6 +55,8 @@ enum Attempt {
     Answered(Exchange),
     /// Could not connect, or the connection was cut before the answer was whole.
     Transport(String),
+    /// The request could not be signed; nothing was sent.
+    Unsigned(String),
 }
 
 impl Providers {
@@ -132,13 +135,7 @@ impl Providers {
     ) -> Result<ModelAnswer, ModelFailure> {
         let (endpoint, resolved) = self.endpoint_for(&request.model)?;
         let extras = provider_extras(self, endpoint, &request.provider_options)?;
-        let prepared = wire::build(
-            endpoint.protocol,
-            &resolved.model,
-            endpoint.gateway.is_some(),
-            request,
-            extras,
-        );
+        let prepared = wire::build(endpoint, &resolved.model, request, extras);
         let bound = options
             .bound
             .unwrap_or_else(|| model_call_bound(request.settings.max_output_tokens));
@@ -166,6 +163,15 @@ impl Providers {
                 }
                 Attempt::Answered(exchange) => classify(endpoint, &exchange),
                 Attempt::Transport(what) => (not_reached(endpoint, &what), true),
+                Attempt::Unsigned(what) => (
+                    ModelFailure::new(
+                        FailureBecause::CredentialsRejected,
+                        &endpoint.name,
+                        None,
+                        format!("{}: {what} with the configured credentials", endpoint.name),
+                    ),
+                    false,
+                ),
             };
             if !retryable || attempt_number >= MODEL_CALL_RETRIES_MAX {
                 return Err(failure);
@@ -190,20 +196,40 @@ impl Providers {
         let url = format!("{}{}", endpoint.base_url, prepared.path);
         let mut builder = self
             .client
-            .post(url)
+            .post(&url)
             .header("content-type", "application/json")
             .body(body.to_vec());
         for (name, value) in &prepared.headers {
             builder = builder.header(*name, *value);
         }
-        if let Some(secret) = &endpoint.api_key {
-            let (header, bearer) = wire::credential_header(endpoint.protocol);
+        if let Some(secret) = &endpoint.api_key
+            && let Some((header, bearer)) = wire::credential_header(endpoint.protocol)
+        {
+            let secret = secret.current();
             let value = if bearer {
-                format!("Bearer {}", secret.0)
+                format!("Bearer {secret}")
             } else {
-                secret.0.clone()
+                secret
             };
             builder = builder.header(header, value);
+        }
+        // A protocol that signs its requests signs each attempt, over the exact body bytes.
+        if let Some(aws) = &endpoint.aws {
+            let signed = sigv4::signing_headers(
+                aws,
+                &url,
+                &[("content-type", "application/json")],
+                body,
+                std::time::SystemTime::now(),
+            );
+            match signed {
+                Ok(headers) => {
+                    for (name, value) in headers {
+                        builder = builder.header(name, value);
+                    }
+                }
+                Err(what) => return Attempt::Unsigned(what),
+            }
         }
         let response = match builder.send().await {
             Ok(response) => response,
@@ -244,7 +270,12 @@ fn answer(
         .map_err(|error| error.to_string())
         .and_then(|body| wire::parse(endpoint.protocol, &body));
     let parsed: Parsed = match parsed {
-        Ok(parsed) => parsed,
+        Ok(mut parsed) => {
+            if let Some(header) = wire::response_id_header(endpoint.protocol) {
+                parsed.response_id = header_text(&exchange.headers, header).map(str::to_owned);
+            }
+            parsed
+        }
         Err(problem) => {
             let mut failure = ModelFailure::new(
                 FailureBecause::ProviderUnavailable,
@@ -325,8 +356,33 @@ fn classify(endpoint: &Endpoint, exchange: &Exchange) -> (ModelFailure, bool) {
     use FailureBecause as B;
     let status = exchange.status;
     let body: Value = serde_json::from_slice(&exchange.body).unwrap_or(Value::Null);
-    let (message, codes) = wire::error_fields(&body);
+    let (message, codes) = wire::error_fields(
+        endpoint.protocol,
+        &body,
+        header_text(&exchange.headers, "x-amzn-errortype"),
+    );
+    let message = message.as_deref();
+    let has_code = |wanted: &[&str]| codes.iter().any(|code| wanted.contains(&code.as_str()));
     let (because, meaning, retryable, quote) = match status {
+        _ if has_code(CREDENTIAL_CODES) => (
+            B::CredentialsRejected,
+            "the provider rejects the credentials",
+            false,
+            false,
+        ),
+        _ if has_code(RATE_CODES) => (
+            B::RateLimited,
+            "the provider limits the rate of requests",
+            true,
+            false,
+        ),
+        // Azure OpenAI's content filter rejects a prompt with HTTP 400 and this code.
+        400 if has_code(&["content_filter"]) => (
+            B::ContentRefused,
+            "the provider's content filter refused the prompt",
+            false,
+            true,
+        ),
         401 | 403 => (
             B::CredentialsRejected,
             "the provider rejects the credentials",
@@ -402,18 +458,37 @@ fn classify(endpoint: &Endpoint, exchange: &Exchange) -> (ModelFailure, bool) {
     (failure, retryable)
 }
 
+/// Error codes that say the credentials are wrong, whatever the status: Bedrock answers an
+/// expired or unknown key with 400 or 403 and one of these.
+const CREDENTIAL_CODES: &[&str] = &[
+    "AccessDeniedException",
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "ExpiredTokenException",
+    "IncompleteSignature",
+    "MissingAuthenticationTokenException",
+];
+
+/// Error codes that say the rate is limited, whatever the status.
+const RATE_CODES: &[&str] = &["ThrottlingException"];
+
 /// "HTTP 413, or the error code or type context_length_exceeded or request_too_large", and
 /// the providers' words for the same on a 400.
-fn too_long(codes: &[&str], message: Option<&str>) -> bool {
-    if codes
-        .iter()
-        .any(|code| matches!(*code, "context_length_exceeded" | "request_too_large"))
-    {
+fn too_long(codes: &[String], message: Option<&str>) -> bool {
+    if codes.iter().any(|code| {
+        matches!(
+            code.as_str(),
+            "context_length_exceeded" | "request_too_large"
+        )
+    }) {
         return true;
     }
     let message = message.unwrap_or_default().to_ascii_lowercase();
     message.contains("prompt is too long")
         || (message.contains("input token count") && message.contains("exceeds"))
+        // Bedrock's ValidationException for every model it serves.
+        || message.contains("input is too long")
+        || message.contains("too many input tokens")
 }
 
 fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

@@ -1,6 +1,22 @@
 //! The operator's configuration of models: `[providers.X]`, `[gateways.NAME]` and `[models]`
 //! (allowed globs and aliases), read once into [`Providers`]. Secrets come from the environment
-//! or a file, never from the configuration text.
+//! or a file, never from the configuration text: `{ env = "NAME" }` or `{ file = "PATH" }`.
+//!
+//! | provider | settings |
+//! |---|---|
+//! | `anthropic`, `openai`, `google` | `api_key` (secret), `base_url` |
+//! | `azure` | `api_key` (secret); `resource` (the Azure OpenAI resource's name, for `https://{resource}.openai.azure.com`) or `base_url`; `api_version` only for a resource that still needs a dated version |
+//! | `vertex`, `vertex-anthropic` | `project`, `location` (`global` or a region), `access_token` (secret: an OAuth access token), `base_url` (default `https://{location}-aiplatform.googleapis.com`, or `https://aiplatform.googleapis.com` for `global`) |
+//! | `bedrock`, `bedrock-anthropic` | `region`, `access_key_id`, `secret_access_key`, `session_token` (secrets; the last optional), `base_url` (default `https://bedrock-runtime.{region}.amazonaws.com`) |
+//!
+//! Vertex AI takes a ready access token rather than a service account's key: exchanging a key
+//! for a token means signing an RS256 JWT, calling Google's token endpoint and renewing the token
+//! before its hour runs out, which would bring an RSA signer and a token cache into this crate for
+//! something `gcloud auth print-access-token`, the metadata server or a sidecar already does. A
+//! secret read from a file is read again before every request, so such a helper renews the token
+//! by rewriting the file. AWS credentials likewise come as keys; the SDK's credential chain
+//! (profiles, instance roles, SSO) is left out for the same reason, and a helper can rewrite
+//! temporary keys and their session token in their files.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -41,6 +57,15 @@ pub enum WireProtocol {
     AnthropicMessages,
     OpenAiChat,
     GeminiGenerateContent,
+    /// Azure OpenAI's v1 Chat Completions (`[providers.azure]`).
+    AzureOpenAiChat,
+    /// Gemini `generateContent` on Vertex AI (`[providers.vertex]`).
+    VertexGenerateContent,
+    /// Anthropic Messages through Vertex AI's `rawPredict` (`[providers.vertex-anthropic]`).
+    VertexAnthropic,
+    /// Amazon Bedrock Converse, signed with SigV4 (`[providers.bedrock]`,
+    /// `[providers.bedrock-anthropic]`).
+    BedrockConverse,
 }
 
 /// A configuration the runtime cannot start with. The messages name settings and environment
@@ -50,11 +75,11 @@ pub enum ConfigError {
     #[error("{0:?} is not a model reference in provider/model form")]
     ModelRef(String),
     #[error(
-        "providers.{0} is not a provider this runtime speaks to; it speaks to anthropic, openai, google and gateways"
+        "providers.{0} is not a provider this runtime speaks to; it speaks to anthropic, openai, google, azure, vertex, vertex-anthropic, bedrock, bedrock-anthropic and gateways"
     )]
     ProviderNotSupported(String),
     #[error(
-        "{0}.api_key must be read from the environment or a file: write {{ env = \"NAME\" }} or {{ file = \"PATH\" }}"
+        "{0} must be read from the environment or a file: write {{ env = \"NAME\" }} or {{ file = \"PATH\" }}"
     )]
     SecretInline(String),
     #[error("{setting}: the environment variable {variable} is not set")]
@@ -70,13 +95,61 @@ pub enum ConfigError {
 }
 
 /// A credential read from the environment or a file. Its `Debug` never shows it.
+///
+/// A secret read from a file is read again before every request, so a short-lived credential
+/// (a Vertex AI access token lives an hour, AWS session credentials a few) can be renewed by
+/// rewriting the file; when the file cannot be read then, the value read last is used.
 #[derive(Clone)]
-pub(crate) struct Secret(pub(crate) String);
+pub(crate) struct Secret {
+    value: String,
+    file: Option<std::path::PathBuf>,
+}
+
+impl Secret {
+    #[cfg(test)]
+    pub(crate) fn inline_for_tests(value: &str) -> Secret {
+        Secret {
+            value: value.to_owned(),
+            file: None,
+        }
+    }
+
+    /// The secret as it is now.
+    pub(crate) fn current(&self) -> String {
+        self.file
+            .as_ref()
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .map(|text| text.trim().to_owned())
+            .filter(|text| !text.is_empty())
+            .unwrap_or_else(|| self.value.clone())
+    }
+}
 
 impl fmt::Debug for Secret {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("Secret(..)")
     }
+}
+
+/// The AWS credentials and region a Bedrock endpoint signs its requests with.
+#[derive(Debug, Clone)]
+pub(crate) struct AwsSigning {
+    pub(crate) region: String,
+    pub(crate) access_key_id: Secret,
+    pub(crate) secret_access_key: Secret,
+    pub(crate) session_token: Option<Secret>,
+}
+
+/// Where on the provider's side an endpoint's models live, for the protocols whose paths name
+/// more than the model.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Placement {
+    /// Vertex AI: the Google Cloud project.
+    pub(crate) project: Option<String>,
+    /// Vertex AI: the location, such as `us-east5` or `global`.
+    pub(crate) location: Option<String>,
+    /// Azure OpenAI: a dated `api-version`, which selects the older deployments path.
+    pub(crate) api_version: Option<String>,
 }
 
 /// What a gateway adds to an OpenAI-compatible endpoint.
@@ -92,8 +165,12 @@ pub(crate) struct Endpoint {
     pub(crate) name: String,
     pub(crate) protocol: WireProtocol,
     pub(crate) base_url: String,
+    /// The credential sent in the protocol's header: an API key, or Vertex AI's access token.
     pub(crate) api_key: Option<Secret>,
     pub(crate) gateway: Option<GatewayFacts>,
+    pub(crate) placement: Placement,
+    /// Bedrock: the request is signed with SigV4 instead of carrying a key.
+    pub(crate) aws: Option<AwsSigning>,
 }
 
 /// The configured providers and gateways, the allowed models and the aliases, with one HTTP
@@ -281,22 +358,122 @@ fn read_provider(name: &str, value: &toml::Value) -> Result<Endpoint, ConfigErro
     let table = value
         .as_table()
         .ok_or_else(|| invalid(&setting, "expected a table"))?;
-    let (protocol, default_base_url) = match name {
-        "anthropic" => (WireProtocol::AnthropicMessages, "https://api.anthropic.com"),
-        "openai" => (WireProtocol::OpenAiChat, "https://api.openai.com/v1"),
-        "google" => (
-            WireProtocol::GeminiGenerateContent,
-            "https://generativelanguage.googleapis.com/v1beta",
-        ),
-        _ => return Err(ConfigError::ProviderNotSupported(name.to_owned())),
-    };
-    Ok(Endpoint {
+    let base_url = base_url(&setting, table)?;
+    let mut endpoint = Endpoint {
         name: name.to_owned(),
-        protocol,
-        base_url: base_url(&setting, table)?.unwrap_or_else(|| default_base_url.to_owned()),
-        api_key: read_secret(&setting, table.get("api_key"))?,
+        protocol: WireProtocol::AnthropicMessages,
+        base_url: String::new(),
+        api_key: None,
         gateway: None,
-    })
+        placement: Placement::default(),
+        aws: None,
+    };
+    match name {
+        "anthropic" | "openai" | "google" => {
+            let (protocol, default_base_url) = match name {
+                "anthropic" => (WireProtocol::AnthropicMessages, "https://api.anthropic.com"),
+                "openai" => (WireProtocol::OpenAiChat, "https://api.openai.com/v1"),
+                _ => (
+                    WireProtocol::GeminiGenerateContent,
+                    "https://generativelanguage.googleapis.com/v1beta",
+                ),
+            };
+            endpoint.protocol = protocol;
+            endpoint.base_url = base_url.unwrap_or_else(|| default_base_url.to_owned());
+            endpoint.api_key = read_secret(&format!("{setting}.api_key"), table.get("api_key"))?;
+        }
+        "azure" => {
+            endpoint.protocol = WireProtocol::AzureOpenAiChat;
+            let resource = optional_name(&setting, table, "resource")?;
+            endpoint.base_url = match (base_url, resource) {
+                (Some(url), None) => url,
+                (None, Some(resource)) => format!("https://{resource}.openai.azure.com"),
+                _ => {
+                    return Err(invalid(
+                        &setting,
+                        "set one of resource (the Azure OpenAI resource's name) and base_url",
+                    ));
+                }
+            };
+            endpoint.placement.api_version = optional_name(&setting, table, "api_version")?;
+            endpoint.api_key = read_secret(&format!("{setting}.api_key"), table.get("api_key"))?;
+        }
+        "vertex" | "vertex-anthropic" => {
+            endpoint.protocol = if name == "vertex" {
+                WireProtocol::VertexGenerateContent
+            } else {
+                WireProtocol::VertexAnthropic
+            };
+            let project = required_name(&setting, table, "project")?;
+            let location = required_name(&setting, table, "location")?;
+            endpoint.base_url = base_url.unwrap_or_else(|| {
+                if location == "global" {
+                    "https://aiplatform.googleapis.com".to_owned()
+                } else {
+                    format!("https://{location}-aiplatform.googleapis.com")
+                }
+            });
+            endpoint.placement.project = Some(project);
+            endpoint.placement.location = Some(location);
+            endpoint.api_key = read_secret(
+                &format!("{setting}.access_token"),
+                table.get("access_token"),
+            )?;
+        }
+        "bedrock" | "bedrock-anthropic" => {
+            endpoint.protocol = WireProtocol::BedrockConverse;
+            let region = required_name(&setting, table, "region")?;
+            endpoint.base_url = base_url
+                .unwrap_or_else(|| format!("https://bedrock-runtime.{region}.amazonaws.com"));
+            let required_secret = |key: &str| -> Result<Secret, ConfigError> {
+                read_secret(&format!("{setting}.{key}"), table.get(key))?
+                    .ok_or_else(|| invalid(&setting, &format!("{key} is required")))
+            };
+            endpoint.aws = Some(AwsSigning {
+                region,
+                access_key_id: required_secret("access_key_id")?,
+                secret_access_key: required_secret("secret_access_key")?,
+                session_token: read_secret(
+                    &format!("{setting}.session_token"),
+                    table.get("session_token"),
+                )?,
+            });
+        }
+        _ => return Err(ConfigError::ProviderNotSupported(name.to_owned())),
+    }
+    Ok(endpoint)
+}
+
+/// A plain name setting, such as a project, a location or a region: letters, digits, `-`,
+/// `_` and `.`, since it becomes part of a host name or a path.
+fn optional_name(
+    setting: &str,
+    table: &toml::Table,
+    key: &str,
+) -> Result<Option<String>, ConfigError> {
+    let Some(value) = table.get(key) else {
+        return Ok(None);
+    };
+    value
+        .as_str()
+        .filter(|text| {
+            !text.is_empty()
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        })
+        .map(|text| Some(text.to_owned()))
+        .ok_or_else(|| {
+            invalid(
+                &format!("{setting}.{key}"),
+                "expected a name of letters, digits, '-', '_' and '.'",
+            )
+        })
+}
+
+fn required_name(setting: &str, table: &toml::Table, key: &str) -> Result<String, ConfigError> {
+    optional_name(setting, table, key)?
+        .ok_or_else(|| invalid(setting, &format!("{key} is required")))
 }
 
 fn read_gateway(name: &str, value: &toml::Value) -> Result<Endpoint, ConfigError> {
@@ -340,11 +517,13 @@ fn read_gateway(name: &str, value: &toml::Value) -> Result<Endpoint, ConfigError
         name: name.to_owned(),
         protocol: WireProtocol::OpenAiChat,
         base_url,
-        api_key: read_secret(&setting, table.get("api_key"))?,
+        api_key: read_secret(&format!("{setting}.api_key"), table.get("api_key"))?,
         gateway: Some(GatewayFacts {
             allowed_provider_options,
             cost_header,
         }),
+        placement: Placement::default(),
+        aws: None,
     })
 }
 
@@ -364,15 +543,21 @@ fn base_url(setting: &str, table: &toml::Table) -> Result<Option<String>, Config
     }
 }
 
+/// A secret setting, `{ env = "NAME" }` or `{ file = "PATH" }`; `setting` is its full name.
 fn read_secret(setting: &str, value: Option<&toml::Value>) -> Result<Option<Secret>, ConfigError> {
     let Some(value) = value else { return Ok(None) };
-    let setting = format!("{setting}.api_key");
+    let setting = setting.to_owned();
     let table = value
         .as_table()
         .ok_or_else(|| ConfigError::SecretInline(setting.clone()))?;
     if let Some(variable) = table.get("env").and_then(toml::Value::as_str) {
         return std::env::var(variable)
-            .map(|secret| Some(Secret(secret.trim().to_owned())))
+            .map(|secret| {
+                Some(Secret {
+                    value: secret.trim().to_owned(),
+                    file: None,
+                })
+            })
             .map_err(|_| ConfigError::SecretEnvMissing {
                 setting,
                 variable: variable.to_owned(),
@@ -380,7 +565,12 @@ fn read_secret(setting: &str, value: Option<&toml::Value>) -> Result<Option<Secr
     }
     if let Some(path) = table.get("file").and_then(toml::Value::as_str) {
         return std::fs::read_to_string(path)
-            .map(|secret| Some(Secret(secret.trim().to_owned())))
+            .map(|secret| {
+                Some(Secret {
+                    value: secret.trim().to_owned(),
+                    file: Some(std::path::PathBuf::from(path)),
+                })
+            })
             .map_err(|error| ConfigError::SecretFile {
                 setting,
                 path: path.to_owned(),
@@ -428,6 +618,47 @@ mod tests {
         assert_eq!(camel_case("my-gateway"), "myGateway");
         assert!(is_gateway_shaped("my-gateway"));
         assert!(!is_gateway_shaped("MyGateway"));
+    }
+}
+
+#[cfg(test)]
+mod cloud_tests {
+    use super::*;
+
+    fn endpoint(name: &str, settings: &str) -> Endpoint {
+        let value: toml::Value = toml::from_str(settings).unwrap();
+        read_provider(name, &toml::Value::Table(value.as_table().unwrap().clone())).unwrap()
+    }
+
+    #[test]
+    fn cloud_providers_take_their_documented_hosts_by_default() {
+        let azure = endpoint("azure", "resource = \"my-resource\"");
+        assert_eq!(azure.base_url, "https://my-resource.openai.azure.com");
+        assert_eq!(azure.protocol, WireProtocol::AzureOpenAiChat);
+        let vertex = endpoint("vertex", "project = \"p\"\nlocation = \"us-east5\"");
+        assert_eq!(
+            vertex.base_url,
+            "https://us-east5-aiplatform.googleapis.com"
+        );
+        let global = endpoint("vertex-anthropic", "project = \"p\"\nlocation = \"global\"");
+        assert_eq!(global.base_url, "https://aiplatform.googleapis.com");
+        assert_eq!(global.protocol, WireProtocol::VertexAnthropic);
+        let key = std::env::temp_dir().join("auto-models-config-test-key");
+        std::fs::write(&key, "secret-value\n").unwrap();
+        let bedrock = endpoint(
+            "bedrock-anthropic",
+            &format!(
+                "region = \"eu-west-1\"\naccess_key_id = {{ file = {key:?} }}\nsecret_access_key = {{ file = {key:?} }}"
+            ),
+        );
+        assert_eq!(
+            bedrock.base_url,
+            "https://bedrock-runtime.eu-west-1.amazonaws.com"
+        );
+        let aws = bedrock.aws.as_ref().unwrap();
+        assert_eq!(aws.region, "eu-west-1");
+        assert_eq!(aws.secret_access_key.current(), "secret-value");
+        assert!(!format!("{bedrock:?}").contains("secret-value"));
     }
 }
 

@@ -1,5 +1,7 @@
 //! Providers for the reasoning run: one adapter per wire protocol (Anthropic Messages, OpenAI
-//! Chat Completions and the OpenAI-compatible gateways, Google Gemini `generateContent`), the
+//! Chat Completions and the OpenAI-compatible gateways, Azure OpenAI, Google Gemini
+//! `generateContent` on the Gemini API and on Vertex AI, Claude on Vertex AI, Amazon Bedrock
+//! Converse signed with SigV4), the
 //! operator's configuration of providers, gateways and allowed models, and [`Providers::call`],
 //! which sends one model call within its bound, retries what may be retried, and returns either a
 //! normalised [`ModelAnswer`] or a [`ModelFailure`] that [`rejection_for`] turns into the run's
@@ -13,6 +15,7 @@ mod config;
 mod failure;
 mod limits;
 mod options;
+mod sigv4;
 mod types;
 mod wire;
 

@@ -6,10 +6,11 @@
 //! points a `Providers` configuration's `base_url` at it and calls through `Providers::call`.
 //!
 //! `TARGETS` is the table: one line per endpoint the crate speaks to. Each line becomes a module
-//! with every case below as a test (`anthropic_messages::text_answer`, ...). aimock also answers
-//! Azure OpenAI (`/openai/deployments/{id}/chat/completions`), Vertex AI
-//! (`/v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent`) and Bedrock
-//! (`/model/{id}/converse`, `/model/{id}/invoke`): an adapter for one of them is a new line.
+//! with every case below as a test (`anthropic_messages::text_answer`, ...). Azure OpenAI is
+//! checked on the deployments path (`/openai/deployments/{id}/chat/completions`, which a dated
+//! `api_version` selects), since aimock 1.43 does not serve the v1 path the adapter takes by
+//! default; Gemini on Vertex AI and Bedrock Converse on their own paths. Claude through Vertex
+//! AI's `rawPredict` has no aimock surface, so only its double checks it.
 //!
 //! Without `AUTO_AIMOCK` the tests skip with a note, so a machine without node still runs the
 //! suite; under CI (`CI` set) they fail instead.
@@ -131,6 +132,36 @@ api_key = { file = "{key_file}" }"#,
         model: "google/gemini-2.5-flash",
         key_checked: true,
     },
+    // aimock 1.43 serves Azure's deployments path, which a dated api_version selects.
+    azure_openai => Target {
+        protocol: WireProtocol::AzureOpenAiChat,
+        config: r#"[providers.azure]
+base_url = "{aimock}"
+api_version = "2024-10-21"
+api_key = { file = "{key_file}" }"#,
+        model: "azure/gpt-5-deployment",
+        key_checked: true,
+    },
+    vertex_gemini => Target {
+        protocol: WireProtocol::VertexGenerateContent,
+        config: r#"[providers.vertex]
+base_url = "{aimock}"
+project = "test-project"
+location = "us-central1"
+access_token = { file = "{key_file}" }"#,
+        model: "vertex/gemini-2.5-flash",
+        key_checked: false,
+    },
+    bedrock_converse => Target {
+        protocol: WireProtocol::BedrockConverse,
+        config: r#"[providers.bedrock]
+base_url = "{aimock}"
+region = "us-east-1"
+access_key_id = { file = "{key_file}" }
+secret_access_key = { file = "{key_file}" }"#,
+        model: "bedrock/amazon.nova-pro-v1:0",
+        key_checked: false,
+    },
 }
 
 /// Where aimock answers other than the provider's documentation, the fixture fields that make it
@@ -139,8 +170,14 @@ fn tool_call_as_documented(protocol: WireProtocol) -> Value {
     match protocol {
         // aimock 1.43 ends a Gemini tool call with finishReason "FUNCTION_CALL", which the
         // Gemini API's FinishReason does not have: a function call ends with STOP.
-        WireProtocol::GeminiGenerateContent => json!({ "finishReason": "STOP" }),
-        WireProtocol::AnthropicMessages | WireProtocol::OpenAiChat => json!({}),
+        WireProtocol::GeminiGenerateContent | WireProtocol::VertexGenerateContent => {
+            json!({ "finishReason": "STOP" })
+        }
+        WireProtocol::AnthropicMessages
+        | WireProtocol::OpenAiChat
+        | WireProtocol::AzureOpenAiChat
+        | WireProtocol::VertexAnthropic
+        | WireProtocol::BedrockConverse => json!({}),
     }
 }
 
@@ -148,8 +185,14 @@ fn tool_call_as_documented(protocol: WireProtocol) -> Value {
 /// reads only OpenAI's `response_format`; for the others the JSON answer is checked alone.
 fn json_request_match(protocol: WireProtocol) -> Value {
     match protocol {
-        WireProtocol::OpenAiChat => json!({ "responseFormat": "json_schema" }),
-        WireProtocol::AnthropicMessages | WireProtocol::GeminiGenerateContent => json!({}),
+        WireProtocol::OpenAiChat | WireProtocol::AzureOpenAiChat => {
+            json!({ "responseFormat": "json_schema" })
+        }
+        WireProtocol::AnthropicMessages
+        | WireProtocol::GeminiGenerateContent
+        | WireProtocol::VertexGenerateContent
+        | WireProtocol::VertexAnthropic
+        | WireProtocol::BedrockConverse => json!({}),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Test partners for the runtime's own tests: provider servers on loopback that speak the real
 //! wire protocols (Anthropic Messages, OpenAI Chat Completions and the gateways that copy it,
-//! Google Gemini `generateContent`), answer from a script each test writes, and record every
+//! Google Gemini `generateContent`, Azure OpenAI, Gemini and Claude on Vertex AI, Amazon Bedrock
+//! Converse), answer from a script each test writes, and record every
 //! request they receive so the test can assert on its headers and JSON body.
 //!
 //! A double is a real HTTP server: the code under test goes through its HTTP client, its

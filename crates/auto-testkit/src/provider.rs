@@ -26,6 +26,78 @@ pub enum ProviderKind {
     OpenAiChat,
     /// Google Gemini: `POST /v1beta/models/{model}:generateContent`.
     Gemini,
+    /// Azure OpenAI: `POST /openai/v1/chat/completions` (the v1 API, model in the body), or
+    /// `POST /openai/deployments/{deployment}/chat/completions?api-version=...`; the key in
+    /// `api-key`; errors as `{"error": {"code", "message"}}`.
+    Azure,
+    /// Gemini on Vertex AI:
+    /// `POST /v1/projects/{p}/locations/{l}/publishers/google/models/{model}:generateContent`.
+    VertexGemini,
+    /// Claude on Vertex AI:
+    /// `POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{model}:rawPredict`;
+    /// answers and errors in Anthropic's shape, but 401 and 403 in Google's, from Vertex AI's
+    /// front end.
+    VertexAnthropic,
+    /// Amazon Bedrock Converse: `POST /model/{modelId}/converse`; every response carries
+    /// `x-amzn-requestid`, errors are `{"message"}` with the error's name in `x-amzn-errortype`.
+    Bedrock,
+}
+
+impl ProviderKind {
+    /// Whether a request's path is one the provider serves; a request elsewhere is answered 404
+    /// in the provider's error shape without taking a scripted reply.
+    fn serves(self, path: &str) -> bool {
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        match self {
+            ProviderKind::Anthropic | ProviderKind::OpenAiChat | ProviderKind::Gemini => true,
+            ProviderKind::Azure => {
+                (path == "/openai/v1/chat/completions" && query.is_empty())
+                    || (path.starts_with("/openai/deployments/")
+                        && path.ends_with("/chat/completions")
+                        && query.starts_with("api-version="))
+            }
+            ProviderKind::VertexGemini => {
+                vertex_model(path, "google", ":generateContent").is_some()
+            }
+            ProviderKind::VertexAnthropic => {
+                vertex_model(path, "anthropic", ":rawPredict").is_some()
+            }
+            ProviderKind::Bedrock => bedrock_model(path).is_some(),
+        }
+    }
+}
+
+/// The model of `/v1/projects/{p}/locations/{l}/publishers/{publisher}/models/{model}{verb}`.
+fn vertex_model<'a>(path: &'a str, publisher: &str, verb: &str) -> Option<&'a str> {
+    let rest = path.strip_prefix("/v1/projects/")?;
+    let (project, rest) = rest.split_once("/locations/")?;
+    let (location, rest) = rest.split_once("/publishers/")?;
+    let rest = rest.strip_prefix(publisher)?.strip_prefix("/models/")?;
+    let model = rest.strip_suffix(verb)?;
+    let plain = |part: &str| !part.is_empty() && !part.contains('/');
+    (plain(project) && plain(location) && plain(model)).then_some(model)
+}
+
+/// The model id of `/model/{modelId}/converse`, percent-decoded.
+fn bedrock_model(path: &str) -> Option<String> {
+    let encoded = path.strip_prefix("/model/")?.strip_suffix("/converse")?;
+    if encoded.is_empty() || encoded.contains('/') {
+        return None;
+    }
+    let bytes = encoded.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' && index + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[index + 1..index + 3]).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            index += 3;
+        } else {
+            out.push(bytes[index]);
+            index += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// One tool call a scripted answer asks for.
@@ -184,6 +256,10 @@ impl ProviderDouble {
             ProviderKind::Anthropic => root,
             ProviderKind::OpenAiChat => format!("{root}/v1"),
             ProviderKind::Gemini => format!("{root}/v1beta"),
+            ProviderKind::Azure
+            | ProviderKind::VertexGemini
+            | ProviderKind::VertexAnthropic
+            | ProviderKind::Bedrock => root,
         };
         ProviderDouble {
             base_url,
@@ -193,7 +269,8 @@ impl ProviderDouble {
     }
 
     /// The URL to configure as the provider's `base_url`: the root for Anthropic, `/v1` for
-    /// OpenAI and gateways, `/v1beta` for Gemini, as each provider's own base URL is written.
+    /// OpenAI and gateways, `/v1beta` for Gemini, as each provider's own base URL is written; the
+    /// root for Azure (its resource's URL), Vertex AI and Bedrock.
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
@@ -258,11 +335,26 @@ async fn answer(
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     };
     let model = requested_model(shared.kind, &recorded);
-    lock(&shared.requests).push(recorded);
+    let served = shared.kind.serves(&recorded.path);
+    let number = {
+        let mut requests = lock(&shared.requests);
+        requests.push(recorded);
+        requests.len()
+    };
     shared.request_arrived.notify_waiters();
+    let extra = kind_headers(shared.kind, number);
+    if !served {
+        let body = error_body(
+            shared.kind,
+            404,
+            "NotFound",
+            "the double serves no such path",
+        );
+        return json_response(404, &extra, &body);
+    }
     let reply = lock(&shared.script).pop_front();
     match reply {
-        Some(reply) => render(&shared, reply, &model).await,
+        Some(reply) => render(&shared, reply, &model, &extra).await,
         None => (
             StatusCode::INTERNAL_SERVER_ERROR,
             "the provider double's script has no reply left for this request",
@@ -271,8 +363,33 @@ async fn answer(
     }
 }
 
-fn requested_model(kind: ProviderKind, request: &RecordedRequest) -> String {
+/// Headers the provider puts on every response: Bedrock's request id.
+fn kind_headers(kind: ProviderKind, number: usize) -> Vec<(String, String)> {
     match kind {
+        ProviderKind::Bedrock => vec![(
+            "x-amzn-requestid".to_owned(),
+            format!("double-request-{number}"),
+        )],
+        _ => Vec::new(),
+    }
+}
+
+fn requested_model(kind: ProviderKind, request: &RecordedRequest) -> String {
+    let path = request.path.split('?').next().unwrap_or_default();
+    match kind {
+        ProviderKind::VertexGemini => vertex_model(path, "google", ":generateContent")
+            .unwrap_or_default()
+            .to_owned(),
+        ProviderKind::VertexAnthropic => vertex_model(path, "anthropic", ":rawPredict")
+            .unwrap_or_default()
+            .to_owned(),
+        ProviderKind::Bedrock => bedrock_model(path).unwrap_or_default(),
+        ProviderKind::Azure if path.starts_with("/openai/deployments/") => path
+            .trim_start_matches("/openai/deployments/")
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
         ProviderKind::Gemini => request
             .path
             .split("/models/")
@@ -287,8 +404,18 @@ fn requested_model(kind: ProviderKind, request: &RecordedRequest) -> String {
     }
 }
 
-async fn render(shared: &Shared, reply: Reply, model: &str) -> Response {
+async fn render(
+    shared: &Shared,
+    reply: Reply,
+    model: &str,
+    extra: &[(String, String)],
+) -> Response {
     let mut reply = reply;
+    let with_extra = |headers: &[(String, String)]| {
+        let mut all = extra.to_vec();
+        all.extend(headers.iter().cloned());
+        all
+    };
     loop {
         match reply {
             Reply::Delayed(delay, inner) => {
@@ -305,7 +432,7 @@ async fn render(shared: &Shared, reply: Reply, model: &str) -> Response {
                 status,
                 headers,
                 body,
-            } => return json_response(status, &headers, &body),
+            } => return json_response(status, &with_extra(&headers), &body),
             Reply::Error {
                 status,
                 headers,
@@ -313,17 +440,28 @@ async fn render(shared: &Shared, reply: Reply, model: &str) -> Response {
                 message,
             } => {
                 let body = error_body(shared.kind, status, &error_type, &message);
+                let mut headers = with_extra(&headers);
+                if shared.kind == ProviderKind::Bedrock {
+                    headers.push((
+                        "x-amzn-errortype".to_owned(),
+                        format!(
+                            "{error_type}:http://internal.amazon.com/coral/com.amazon.bedrock/"
+                        ),
+                    ));
+                }
                 return json_response(status, &headers, &body);
             }
             Reply::Text(text) => {
-                return json_response(200, &[], &text_body(shared.kind, model, &text));
+                let body = text_body(shared.kind, model, &text);
+                return json_response(200, extra, &body);
             }
             Reply::Json(value) => {
                 let body = text_body(shared.kind, model, &value.to_string());
-                return json_response(200, &[], &body);
+                return json_response(200, extra, &body);
             }
             Reply::ToolCalls(calls) => {
-                return json_response(200, &[], &tool_calls_body(shared.kind, model, &calls));
+                let body = tool_calls_body(shared.kind, model, &calls);
+                return json_response(200, extra, &body);
             }
         }
     }
@@ -356,22 +494,30 @@ fn cut_response() -> Response {
 
 fn error_body(kind: ProviderKind, status: u16, error_type: &str, message: &str) -> Value {
     match kind {
-        ProviderKind::Anthropic => json!({
+        // Vertex AI's front end answers a bad token itself, in Google's shape.
+        ProviderKind::VertexAnthropic if matches!(status, 401 | 403) => json!({
+            "error": { "code": status, "message": message, "status": error_type },
+        }),
+        ProviderKind::Anthropic | ProviderKind::VertexAnthropic => json!({
             "type": "error",
             "error": { "type": error_type, "message": message },
         }),
         ProviderKind::OpenAiChat => json!({
             "error": { "message": message, "type": error_type, "param": null, "code": error_type },
         }),
-        ProviderKind::Gemini => json!({
+        ProviderKind::Gemini | ProviderKind::VertexGemini => json!({
             "error": { "code": status, "message": message, "status": error_type },
         }),
+        ProviderKind::Azure => json!({
+            "error": { "code": error_type, "message": message },
+        }),
+        ProviderKind::Bedrock => json!({ "message": message }),
     }
 }
 
 fn text_body(kind: ProviderKind, model: &str, text: &str) -> Value {
     match kind {
-        ProviderKind::Anthropic => json!({
+        ProviderKind::Anthropic | ProviderKind::VertexAnthropic => json!({
             "id": "msg_double_1",
             "type": "message",
             "role": "assistant",
@@ -386,7 +532,7 @@ fn text_body(kind: ProviderKind, model: &str, text: &str) -> Value {
                 "cache_read_input_tokens": 0,
             },
         }),
-        ProviderKind::OpenAiChat => json!({
+        ProviderKind::OpenAiChat | ProviderKind::Azure => json!({
             "id": "chatcmpl-double-1",
             "object": "chat.completion",
             "created": 1_780_000_000,
@@ -404,7 +550,7 @@ fn text_body(kind: ProviderKind, model: &str, text: &str) -> Value {
                 "completion_tokens_details": { "reasoning_tokens": 0 },
             },
         }),
-        ProviderKind::Gemini => json!({
+        ProviderKind::Gemini | ProviderKind::VertexGemini => json!({
             "candidates": [{
                 "content": { "role": "model", "parts": [{ "text": text }] },
                 "finishReason": "STOP",
@@ -414,12 +560,18 @@ fn text_body(kind: ProviderKind, model: &str, text: &str) -> Value {
             "modelVersion": model,
             "responseId": "double-response-1",
         }),
+        ProviderKind::Bedrock => json!({
+            "output": { "message": { "role": "assistant", "content": [{ "text": text }] } },
+            "stopReason": "end_turn",
+            "usage": { "inputTokens": 10, "outputTokens": 5, "totalTokens": 15 },
+            "metrics": { "latencyMs": 120 },
+        }),
     }
 }
 
 fn tool_calls_body(kind: ProviderKind, model: &str, calls: &[ScriptedToolCall]) -> Value {
     match kind {
-        ProviderKind::Anthropic => {
+        ProviderKind::Anthropic | ProviderKind::VertexAnthropic => {
             let content: Vec<Value> = calls
                 .iter()
                 .map(|call| {
@@ -431,7 +583,7 @@ fn tool_calls_body(kind: ProviderKind, model: &str, calls: &[ScriptedToolCall]) 
             body["stop_reason"] = json!("tool_use");
             body
         }
-        ProviderKind::OpenAiChat => {
+        ProviderKind::OpenAiChat | ProviderKind::Azure => {
             let tool_calls: Vec<Value> = calls
                 .iter()
                 .map(|call| {
@@ -448,7 +600,19 @@ fn tool_calls_body(kind: ProviderKind, model: &str, calls: &[ScriptedToolCall]) 
             body["choices"][0]["finish_reason"] = json!("tool_calls");
             body
         }
-        ProviderKind::Gemini => {
+        ProviderKind::Bedrock => {
+            let content: Vec<Value> = calls
+                .iter()
+                .map(|call| {
+                    json!({ "toolUse": { "toolUseId": call.call_id, "name": call.name, "input": call.arguments } })
+                })
+                .collect();
+            let mut body = text_body(kind, model, "");
+            body["output"]["message"]["content"] = Value::Array(content);
+            body["stopReason"] = json!("tool_use");
+            body
+        }
+        ProviderKind::Gemini | ProviderKind::VertexGemini => {
             let parts: Vec<Value> = calls
                 .iter()
                 .map(|call| {

@@ -1,6 +1,14 @@
 //! Anthropic Messages (`POST /v1/messages`): system as a top-level string, tool results as
 //! user-turn `tool_result` blocks, JSON output through `output_config.format`, and usage whose
 //! `input_tokens` already leaves out cache reads and writes.
+//!
+//! Vertex AI serves Claude with the same body at
+//! `POST {base}/v1/projects/{project}/locations/{location}/publishers/anthropic/models/{model}:rawPredict`,
+//! but with the model only in the path and `anthropic_version: "vertex-2023-10-16"` in the body
+//! instead of the `anthropic-version` header; its answers and errors are Anthropic's. JSON output
+//! is the same `output_config.format`, which Vertex AI serves for the Claude models it lists once
+//! the project's organisation policy allows the feature; otherwise its 400 is quoted as the
+//! provider's rejection of the schema.
 
 use serde_json::{Map, Value, json};
 
@@ -10,6 +18,24 @@ use crate::types::{FinishReason, Message, ModelRequest, OutputContract, ToolCall
 
 /// The API version the adapter is written against.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The version Vertex AI takes in the body of a Claude request.
+const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
+
+/// The request for Claude on Vertex AI: `path` is the `...:rawPredict` path.
+pub(super) fn build_vertex(path: &str, request: &ModelRequest, extras: ProviderExtras) -> Prepared {
+    let mut prepared = build("", request, extras);
+    if let Value::Object(body) = &mut prepared.body {
+        body.shift_remove("model");
+        body.insert(
+            "anthropic_version".to_owned(),
+            json!(VERTEX_ANTHROPIC_VERSION),
+        );
+    }
+    prepared.path = path.to_owned();
+    prepared.headers.clear();
+    prepared
+}
 
 pub(super) fn build(model: &str, request: &ModelRequest, extras: ProviderExtras) -> Prepared {
     let settings = &request.settings;

@@ -2,6 +2,10 @@
 //! settings and JSON output in `generationConfig` (`responseMimeType` + `responseJsonSchema`),
 //! tools as function declarations, and usage whose `promptTokenCount` includes cached tokens and
 //! whose thinking is counted apart in `thoughtsTokenCount`.
+//!
+//! Vertex AI serves the same body and answer for Gemini models at
+//! `POST {base}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent`,
+//! with an OAuth access token as `Authorization: Bearer`.
 
 use serde_json::{Map, Value, json};
 
@@ -9,7 +13,9 @@ use super::{Parsed, Prepared, count};
 use crate::options::ProviderExtras;
 use crate::types::{FinishReason, Message, ModelRequest, OutputContract, ToolCall, Usage};
 
-pub(super) fn build(model: &str, request: &ModelRequest, extras: ProviderExtras) -> Prepared {
+/// `path` is the `...:generateContent` path under the base URL, which differs between the
+/// Gemini API and Vertex AI.
+pub(super) fn build(path: &str, request: &ModelRequest, extras: ProviderExtras) -> Prepared {
     let settings = &request.settings;
     let mut warnings = extras.warnings;
     let mut config = Map::new();
@@ -61,7 +67,7 @@ pub(super) fn build(model: &str, request: &ModelRequest, extras: ProviderExtras)
     body.insert("generationConfig".into(), Value::Object(config));
     body.extend(extras.top_level);
     Prepared {
-        path: format!("/models/{model}:generateContent"),
+        path: path.to_owned(),
         headers: Vec::new(),
         body: Value::Object(body),
         warnings,

@@ -1,7 +1,16 @@
-//! OpenAI Chat Completions (`POST /chat/completions` under the base URL), for OpenAI and for
-//! every OpenAI-compatible gateway: JSON output through a strict `response_format.json_schema`,
-//! tools as functions, and usage whose `prompt_tokens` includes cached tokens and whose
-//! `completion_tokens` includes reasoning.
+//! OpenAI Chat Completions (`POST /chat/completions` under the base URL), for OpenAI, for
+//! every OpenAI-compatible gateway and for Azure OpenAI: JSON output through a strict
+//! `response_format.json_schema`, tools as functions, and usage whose `prompt_tokens` includes
+//! cached tokens and whose `completion_tokens` includes reasoning.
+//!
+//! Azure OpenAI is spoken through its v1 API, `POST {base}/openai/v1/chat/completions` with the
+//! deployment's name as `model` and the key in the `api-key` header. Azure documents the v1 API
+//! (generally available since August 2025) as the way forward: it needs no dated `api-version`,
+//! takes the same body as OpenAI's, and gets new features without a version change, while the
+//! dated versions of `/openai/deployments/{deployment}/chat/completions?api-version=...` are
+//! retired one after another. An operator whose resource still needs a dated version sets
+//! `api_version`, and the request takes the deployments path, with the deployment in the path
+//! and no `model` in the body.
 
 use serde_json::{Map, Value, json};
 
@@ -12,15 +21,54 @@ use crate::types::{FinishReason, Message, ModelRequest, OutputContract, ToolCall
 /// The name the JSON output's schema is sent under; OpenAI requires one.
 const OUTPUT_SCHEMA_NAME: &str = "output";
 
+/// Which endpoint speaks Chat Completions.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Flavour<'a> {
+    OpenAi,
+    Gateway,
+    /// Azure OpenAI; with a dated `api-version`, its older deployments path.
+    Azure {
+        api_version: Option<&'a str>,
+    },
+}
+
+impl Flavour<'_> {
+    pub(super) fn from_gateway(is_gateway: bool) -> Flavour<'static> {
+        if is_gateway {
+            Flavour::Gateway
+        } else {
+            Flavour::OpenAi
+        }
+    }
+}
+
 pub(super) fn build(
     model: &str,
-    is_gateway: bool,
+    flavour: Flavour<'_>,
     request: &ModelRequest,
     extras: ProviderExtras,
 ) -> Prepared {
     let settings = &request.settings;
+    let is_gateway = matches!(flavour, Flavour::Gateway);
+    let path = match flavour {
+        Flavour::OpenAi | Flavour::Gateway => "/chat/completions".to_owned(),
+        Flavour::Azure { api_version: None } => "/openai/v1/chat/completions".to_owned(),
+        Flavour::Azure {
+            api_version: Some(version),
+        } => format!(
+            "/openai/deployments/{}/chat/completions?api-version={version}",
+            crate::sigv4::encode_segment(model)
+        ),
+    };
     let mut body = Map::new();
-    body.insert("model".into(), json!(model));
+    if !matches!(
+        flavour,
+        Flavour::Azure {
+            api_version: Some(_)
+        }
+    ) {
+        body.insert("model".into(), json!(model));
+    }
     body.insert("messages".into(), Value::Array(messages(request)));
     // OpenAI's reasoning models take only max_completion_tokens; gateways in front of other
     // providers commonly read only the older max_tokens.
@@ -69,7 +117,7 @@ pub(super) fn build(
     }
     body.extend(extras.top_level);
     Prepared {
-        path: "/chat/completions".to_owned(),
+        path,
         headers: Vec::new(),
         body: Value::Object(body),
         warnings: extras.warnings,
