@@ -58,15 +58,37 @@ const INPUT: fn() -> Value =
     || json!({"brief": "Launch the autumn range", "criteria": "Evidence for every claim"});
 
 fn provider_config(kind: ProviderKind, double: &ProviderDouble, extra: &str) -> String {
-    let name = match kind {
-        ProviderKind::Anthropic => "anthropic",
-        ProviderKind::OpenAiChat => "openai",
-        ProviderKind::Gemini => "google",
+    let url = double.base_url();
+    let secret = |name: &str| {
+        let path =
+            std::env::temp_dir().join(format!("auto-reasoning-runs-{}-{name}", std::process::id()));
+        std::fs::write(&path, format!("test-{name}")).expect("a secret file");
+        format!("{{ file = {:?} }}", path.display().to_string())
     };
-    format!(
-        "[providers.{name}]\nbase_url = \"{}\"\n{extra}",
-        double.base_url()
-    )
+    let section = match kind {
+        ProviderKind::Anthropic => format!("[providers.anthropic]\nbase_url = \"{url}\"\n"),
+        ProviderKind::OpenAiChat => format!("[providers.openai]\nbase_url = \"{url}\"\n"),
+        ProviderKind::Gemini => format!("[providers.google]\nbase_url = \"{url}\"\n"),
+        ProviderKind::Azure => format!(
+            "[providers.azure]\nbase_url = \"{url}\"\napi_key = {}\n",
+            secret("azure-key")
+        ),
+        ProviderKind::VertexGemini | ProviderKind::VertexAnthropic => format!(
+            "[providers.{}]\nbase_url = \"{url}\"\nproject = \"test-project\"\nlocation = \"us-east5\"\naccess_token = {}\n",
+            if kind == ProviderKind::VertexGemini {
+                "vertex"
+            } else {
+                "vertex-anthropic"
+            },
+            secret("vertex-token")
+        ),
+        ProviderKind::Bedrock => format!(
+            "[providers.bedrock]\nbase_url = \"{url}\"\nregion = \"us-east-1\"\naccess_key_id = {}\nsecret_access_key = {}\n",
+            secret("access-key-id"),
+            secret("secret-access-key")
+        ),
+    };
+    format!("{section}{extra}")
 }
 
 fn model_of(kind: ProviderKind) -> &'static str {
@@ -74,6 +96,10 @@ fn model_of(kind: ProviderKind) -> &'static str {
         ProviderKind::Anthropic => "anthropic/claude-sonnet-4-5",
         ProviderKind::OpenAiChat => "openai/gpt-5-mini",
         ProviderKind::Gemini => "google/gemini-2.5-flash",
+        ProviderKind::Azure => "azure/gpt-5-mini",
+        ProviderKind::VertexGemini => "vertex/gemini-2.5-flash",
+        ProviderKind::VertexAnthropic => "vertex-anthropic/claude-sonnet-4-5",
+        ProviderKind::Bedrock => "bedrock/anthropic.claude-sonnet-4-5-v1:0",
     }
 }
 
@@ -107,6 +133,10 @@ async fn the_brief_review_runs_against_every_provider() {
         ProviderKind::Anthropic,
         ProviderKind::OpenAiChat,
         ProviderKind::Gemini,
+        ProviderKind::Azure,
+        ProviderKind::VertexGemini,
+        ProviderKind::VertexAnthropic,
+        ProviderKind::Bedrock,
     ] {
         let double = ProviderDouble::start(kind).await;
         double.script([Reply::Text(
@@ -165,13 +195,35 @@ async fn the_brief_review_runs_against_every_provider() {
                 assert_eq!(sent["messages"][0]["role"], "system");
                 assert_eq!(sent["messages"][1]["role"], "user");
             }
-            ProviderKind::Gemini => {
+            ProviderKind::Gemini | ProviderKind::VertexGemini => {
                 assert!(
                     requests[0]
                         .path
                         .contains("gemini-2.5-flash:generateContent")
                 );
                 assert_eq!(sent["generationConfig"]["maxOutputTokens"], 800);
+            }
+            ProviderKind::Azure => {
+                assert_eq!(sent["model"], "gpt-5-mini");
+                assert_eq!(requests[0].header("api-key"), Some("test-azure-key"));
+            }
+            ProviderKind::VertexAnthropic => {
+                assert!(requests[0].path.ends_with("claude-sonnet-4-5:rawPredict"));
+                assert_eq!(sent["max_tokens"], 800);
+                assert_eq!(sent["anthropic_version"], "vertex-2023-10-16");
+            }
+            ProviderKind::Bedrock => {
+                assert!(
+                    requests[0].path.ends_with("/converse"),
+                    "{}",
+                    requests[0].path
+                );
+                assert_eq!(sent["inferenceConfig"]["maxTokens"], 800);
+                let signed = requests[0].header("authorization").unwrap_or_default();
+                assert!(
+                    signed.starts_with("AWS4-HMAC-SHA256 Credential=test-access-key-id/"),
+                    "{signed}"
+                );
             }
         }
 
