@@ -540,11 +540,7 @@ async fn go_on(
             recorder.record("model_call_failed", data.clone()).await?;
             spending.add(&data);
             // A call refused before anything was sent spent nothing.
-            let sent = !matches!(
-                failure.because,
-                FailureBecause::ModelNotAllowed | FailureBecause::ProviderNotConfigured
-            ) && !(failure.because == FailureBecause::DefinitionInvalid
-                && failure.status.is_none());
+            let sent = was_sent(&failure);
             let ended = sent || calls.iter().rev().skip(1).any(|c| c.ended.is_some());
             if failure.because == FailureBecause::Cancelled {
                 let words = cancel_words
@@ -556,6 +552,17 @@ async fn go_on(
             }
             Ok(model_rejection(run, &failure, spending.record(ended)))
         }
+    }
+}
+
+/// Whether a failed call reached the provider: a model outside the allowed ones, a provider
+/// not configured and an option the gateway does not allow are refused before anything is
+/// sent, and spend nothing.
+fn was_sent(failure: &ModelFailure) -> bool {
+    match failure.because {
+        FailureBecause::ModelNotAllowed | FailureBecause::ProviderNotConfigured => false,
+        FailureBecause::DefinitionInvalid => failure.status.is_some(),
+        _ => true,
     }
 }
 

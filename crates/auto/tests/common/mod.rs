@@ -26,14 +26,26 @@ impl Drop for Server {
 }
 
 pub fn serve() -> Server {
+    serve_with_config("")
+}
+
+/// A server whose `auto.toml` holds this text.
+pub fn serve_with_config(config: &str) -> Server {
     let dir = tempfile::tempdir().expect("a directory");
+    std::fs::write(dir.path().join("auto.toml"), config).expect("the configuration");
     let port = TcpListener::bind("127.0.0.1:0")
         .expect("a port")
         .local_addr()
         .expect("an address")
         .port();
     let child = Command::new(AUTO)
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .args([
+            "serve",
+            "--config",
+            "auto.toml",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
