@@ -498,6 +498,19 @@ async fn go_on(
         tools: Vec::new(),
         provider_options: document.provider_options.clone(),
     };
+    // "A run checks its tools after it confirms that its model is offered, and before it
+    // calls the model." No tool server is configured for any playbook yet (tool servers land
+    // with the tool loop), so a function that names tools cannot run.
+    if calls.is_empty()
+        && !document.tools.is_empty()
+        && models.providers.is_allowed(&model)
+        && models
+            .providers
+            .configured()
+            .contains(&models.providers.resolve(&model).provider.as_str())
+    {
+        return Ok(tools_not_offered(run, document));
+    }
     let number = calls.iter().map(|c| c.number).max().unwrap_or(0) + 1;
     let messages = prompt.kept();
     let messages_bytes = serde_json::to_vec(&messages).unwrap_or_default();
@@ -812,6 +825,21 @@ fn cancelled(run: &Run, words: &str, record: Option<Value>) -> RunEnding {
     let mut ending = rejection(problem, &run.run_id);
     ending.record = record;
     ending
+}
+
+fn tools_not_offered(run: &Run, document: &ReasoningDocument) -> RunEnding {
+    let servers: Vec<&str> = document.tools.iter().map(|t| t.server.as_str()).collect();
+    let mut problem = Problem::new(
+        Reason::Unavailable,
+        title(run, "cannot use its tools"),
+        format!(
+            "The tool server {} is not configured for this playbook, so the model was not called; ask the operator to configure it under tool_servers.",
+            servers.first().copied().unwrap_or_default()
+        ),
+    )
+    .with_kind("tool_not_offered");
+    problem.because = Some("tool_server_not_configured".into());
+    rejection(problem, &run.run_id)
 }
 
 fn without_content(run: &Run, spending: &Spending) -> RunEnding {

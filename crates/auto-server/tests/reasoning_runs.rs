@@ -1003,3 +1003,28 @@ async fn a_client_that_goes_away_does_not_stop_the_run() {
     assert_eq!(reply.body["output"], "Done anyway.", "{:#}", reply.body);
     assert_eq!(double.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn a_function_whose_tool_server_is_not_configured_is_never_called() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let source = "---\nmodel: anthropic/claude-sonnet-4-5\ntools: [graph/search]\n---\nFind {{ input.q }}.\n";
+    let pb = saved(&server, "finder", source).await;
+    let reply = run(
+        &server,
+        &pb,
+        "finder",
+        json!({"input": {"q": "x"}, "run_id": "t"}),
+    )
+    .await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["kind"], "tool_not_offered");
+    assert_eq!(problem["because"], "tool_server_not_configured");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("graph"),
+        "{problem:#}"
+    );
+    assert!(double.requests().is_empty());
+    let events = server.all_events(&pb).await;
+    assert!(of_type(&events, "model_call_started").is_empty());
+}
