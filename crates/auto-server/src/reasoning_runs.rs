@@ -149,7 +149,54 @@ impl Recorder<'_> {
         self.next_seq += 1;
         Ok(())
     }
+
+    /// Records an event that claims no call number: the end of a call that is still open
+    /// (`ends_call`), or a cancel asked of the run. Another writer may have taken the next
+    /// number meanwhile (a cancel asked through another server); the event then goes after
+    /// it, unless the run has ended or the call has an ending already.
+    async fn record_following(
+        &mut self,
+        event_type: &str,
+        data: Value,
+        ends_call: Option<u64>,
+    ) -> Result<(), Stopped> {
+        for _ in 0..FOLLOWING_TRIES {
+            match self.record(event_type, data.clone()).await {
+                Ok(()) => return Ok(()),
+                Err(problem) if problem.kind.as_deref() == Some("taken") => {
+                    let now = self
+                        .store
+                        .get_run(self.pb, &self.run.run_id)
+                        .await
+                        .map_err(store_problem)?;
+                    let Some(now) = now.filter(|r| {
+                        r.status == RunStatus::Started && r.attempt == self.run.attempt
+                    }) else {
+                        return Err(problem);
+                    };
+                    if let Some(number) = ends_call {
+                        let history = read_history(self.store, self.pb, &now).await?;
+                        if history
+                            .calls
+                            .iter()
+                            .any(|c| c.number == number && c.ended.is_some())
+                        {
+                            return Err(problem);
+                        }
+                    }
+                    self.next_seq = now.last_run_seq + 1;
+                }
+                Err(problem) => return Err(problem),
+            }
+        }
+        Err(taken(auto_store::StoreError::Conflict(
+            "the run's numbers kept moving".into(),
+        )))
+    }
 }
+
+/// How often an event that claims no call number looks for the run's next number.
+const FOLLOWING_TRIES: usize = 8;
 
 /// One model call as the run's events tell it.
 #[derive(Debug, Clone)]
@@ -436,7 +483,9 @@ async fn go_on(
             "detail": "the server stopped before the call ended",
             "duration_ms": 0,
         });
-        recorder.record("model_call_failed", data.clone()).await?;
+        recorder
+            .record_following("model_call_failed", data.clone(), Some(open.number))
+            .await?;
         open.ended = Some(("model_call_failed".to_owned(), data));
     }
 
@@ -539,7 +588,9 @@ async fn go_on(
     match result {
         Ok(answer) => {
             let data = answered_data(number, &answer);
-            recorder.record("model_call_answered", data.clone()).await?;
+            recorder
+                .record_following("model_call_answered", data.clone(), Some(number))
+                .await?;
             spending.add(&data);
             if let Some(call) = calls.last_mut() {
                 call.ended = Some(("model_call_answered".to_owned(), data));
@@ -550,7 +601,9 @@ async fn go_on(
         }
         Err(failure) => {
             let data = failed_data(number, &failure);
-            recorder.record("model_call_failed", data.clone()).await?;
+            recorder
+                .record_following("model_call_failed", data.clone(), Some(number))
+                .await?;
             spending.add(&data);
             // A call refused before anything was sent spent nothing.
             let sent = was_sent(&failure);
@@ -1064,7 +1117,9 @@ pub async fn cancel_idle(
             "detail": "the server stopped before the call ended",
             "duration_ms": 0,
         });
-        recorder.record("model_call_failed", data.clone()).await?;
+        recorder
+            .record_following("model_call_failed", data.clone(), Some(open.number))
+            .await?;
         open.ended = Some(("model_call_failed".to_owned(), data));
     }
     let spending = Spending::of(&calls);
@@ -1090,6 +1145,6 @@ pub async fn request_cancel(
         next_seq: run.last_run_seq + 1,
     };
     recorder
-        .record("run_cancel_requested", json!({ "detail": words }))
+        .record_following("run_cancel_requested", json!({ "detail": words }), None)
         .await
 }

@@ -418,13 +418,50 @@ impl Service {
             };
             (ending, run.last_run_seq + 1)
         };
-        let event = ending_fact(&run, run_seq, &ending);
-        let (ended, _) = self
-            .store
-            .end_run(pb, &run.run_id, ending, vec![event])
-            .await
-            .map_err(taken)?;
+        let ended = self.end(pb, &run, run_seq, ending).await?;
         Ok(answer_of(&ended))
+    }
+
+    /// Ends a run with its ending fact. A cancel asked through another server may have taken
+    /// the number the fact expected; the fact then goes after it, as long as the run is still
+    /// this attempt's and started.
+    async fn end(
+        &self,
+        pb: &PlaybookRef,
+        run: &Run,
+        run_seq: i64,
+        ending: RunEnding,
+    ) -> Result<Run, Problem> {
+        let mut run_seq = run_seq;
+        for _ in 0..8 {
+            let event = ending_fact(run, run_seq, &ending);
+            match self
+                .store
+                .end_run(pb, &run.run_id, ending.clone(), vec![event])
+                .await
+            {
+                Ok((ended, _)) => return Ok(ended),
+                Err(StoreError::Conflict(detail)) => {
+                    let now = self
+                        .store
+                        .get_run(pb, &run.run_id)
+                        .await
+                        .map_err(store_problem)?;
+                    match now {
+                        Some(now)
+                            if now.status == RunStatus::Started && now.attempt == run.attempt =>
+                        {
+                            run_seq = now.last_run_seq + 1;
+                        }
+                        _ => return Err(taken(StoreError::Conflict(detail))),
+                    }
+                }
+                Err(other) => return Err(store_problem(other)),
+            }
+        }
+        Err(taken(StoreError::Conflict(
+            "the run's numbers kept moving".into(),
+        )))
     }
 
     pub async fn get_run(
@@ -524,11 +561,7 @@ impl Service {
             // Going on nowhere: it ends now, a call left open ending as interrupted.
             let (ending, run_seq) =
                 reasoning_runs::cancel_idle(self.store.as_ref(), pb, &run, &words).await?;
-            let event = ending_fact(&run, run_seq, &ending);
-            self.store
-                .end_run(pb, run_id, ending, vec![event])
-                .await
-                .map_err(taken)?;
+            self.end(pb, &run, run_seq, ending).await?;
         } else {
             // Going on in another server: it stops before its next model call.
             reasoning_runs::request_cancel(self.store.as_ref(), pb, &run, &words).await?;

@@ -1028,3 +1028,68 @@ async fn a_function_whose_tool_server_is_not_configured_is_never_called() {
     let events = server.all_events(&pb).await;
     assert!(of_type(&events, "model_call_started").is_empty());
 }
+
+/// Two servers on one database: a run going on in one is `taken` for the other, a cancel
+/// asked of the other is recorded for the run, and the call already sent still ends the run
+/// with its answer.
+#[tokio::test]
+async fn two_servers_share_a_run_without_a_second_attempt() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let config = auto_server::config::Config::parse(&anthropic_config(&double)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::test_store(dir.path()).await;
+    let a = TestServer::start_on(store.clone(), Vec::new(), config.models().unwrap(), dir).await;
+    let b = TestServer::start_on(
+        store,
+        Vec::new(),
+        config.models().unwrap(),
+        tempfile::tempdir().unwrap(),
+    )
+    .await;
+    let pb = saved(&a, "review", &brief_review("anthropic/claude-sonnet-4-5")).await;
+    double.script([Reply::Delayed(
+        Duration::from_millis(1_500),
+        Box::new(Reply::Text("From the first server.".into())),
+    )]);
+    let body = json!({"input": INPUT(), "run_id": "shared"});
+    let first = {
+        let (url, pb, body) = (a.url.clone(), pb.clone(), body.clone());
+        tokio::spawn(async move {
+            let reply = reqwest::Client::new()
+                .post(format!("{url}{pb}/definitions/reasoning/review/runs"))
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            reply.json::<Value>().await.unwrap()
+        })
+    };
+    double.wait_for_requests(1, Duration::from_secs(10)).await;
+    let taken = run(&b, &pb, "review", body.clone()).await;
+    assert_eq!(taken.assert_problem(409, "conflict")["kind"], "taken");
+    let cancel = b.post(&format!("{pb}/runs/shared/cancel"), json!({})).await;
+    assert_eq!(cancel.status, 200, "{:#}", cancel.body);
+    assert_eq!(cancel.body["status"], "started");
+    let ended = first.await.unwrap();
+    assert_eq!(ended["output"], "From the first server.", "{ended:#}");
+    let got = b.get(&format!("{pb}/runs/shared")).await;
+    assert_eq!(got.body["status"], "succeeded");
+    assert_eq!(double.requests().len(), 1);
+    let events = b.get(&format!("{pb}/events?run_id=shared")).await;
+    let types: Vec<&str> = events.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "run_started",
+            "model_call_started",
+            "run_cancel_requested",
+            "model_call_answered",
+            "run_succeeded"
+        ]
+    );
+}

@@ -40,6 +40,24 @@ impl DefinitionChecker for LineChecker {
     }
 }
 
+/// The store the suites run on: an isolated PostgreSQL schema with `AUTO_TEST_STORE=postgres`,
+/// else a SQLite file in `dir`.
+pub async fn test_store(dir: &std::path::Path) -> Arc<dyn auto_store::Store> {
+    match std::env::var("AUTO_TEST_STORE").as_deref() {
+        Ok("postgres") => {
+            let url = std::env::var("AUTO_TEST_POSTGRES")
+                .expect("AUTO_TEST_POSTGRES for the postgres store");
+            auto_store::open_postgres_isolated(&url)
+                .await
+                .expect("an isolated PostgreSQL store")
+        }
+        _ => {
+            let url = format!("sqlite://{}", dir.join("auto.db").display());
+            auto_store::open(&url).await.expect("a SQLite store")
+        }
+    }
+}
+
 pub struct TestServer {
     pub handle: Option<Handle>,
     pub url: String,
@@ -75,19 +93,17 @@ impl TestServer {
         models: auto_server::reasoning_runs::Models,
     ) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let store = match std::env::var("AUTO_TEST_STORE").as_deref() {
-            Ok("postgres") => {
-                let url = std::env::var("AUTO_TEST_POSTGRES")
-                    .expect("AUTO_TEST_POSTGRES for the postgres store");
-                auto_store::open_postgres_isolated(&url)
-                    .await
-                    .expect("an isolated PostgreSQL store")
-            }
-            _ => {
-                let url = format!("sqlite://{}", dir.path().join("auto.db").display());
-                auto_store::open(&url).await.expect("a SQLite store")
-            }
-        };
+        let store = test_store(dir.path()).await;
+        Self::start_on(store, keys, models, dir).await
+    }
+
+    /// A server on a store another server may share, as two servers share one database.
+    pub async fn start_on(
+        store: Arc<dyn auto_store::Store>,
+        keys: Vec<KeyEntry>,
+        models: auto_server::reasoning_runs::Models,
+        dir: tempfile::TempDir,
+    ) -> Self {
         let checkers =
             auto_server::server_checkers().with(DefinitionType::Recall, Arc::new(LineChecker));
         let handle = auto_server::start(Options {
