@@ -100,6 +100,47 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
          retired. Expect not_found, and conflict when it is retired already.",
     ),
     (
+        "run_definition",
+        "Run the latest active version of a definition with an input, and wait for its end. \
+         Needs type and name; input (a JSON object, checked against the definition's \
+         input_schema; {} when left out) and run_id (1 to 128 of letters, digits and . _ : -; \
+         a new id is made when left out). A reasoning function renders its prompt, calls its \
+         model and checks the answer; a computation function runs its program. Returns the \
+         run {run_id, status: succeeded, output, record}; record holds the model, settings, \
+         usage, duration_ms and prompt of a reasoning run. Retrying with the same run_id and \
+         input returns the recorded success or invalid_input without calling the model again; \
+         after unavailable or conflict it runs again. Expect invalid_input (issues under \
+         /input; a template that reads a missing field names it and its line), unavailable \
+         (the provider cannot serve now, rate limits with retry_after_seconds, an answer that \
+         does not match the output schema: try again; kind model_not_offered: see \
+         list_models), conflict (kind unworkable: change the definition, such as raising \
+         config.max_output_tokens; kind taken: the run is still going, ask again later) and \
+         cancelled.",
+    ),
+    (
+        "get_run",
+        "Read a run by its run_id: {run_id, type, name, definition_version, status (started, \
+         succeeded, rejected, failed), input, output, record, problem, started_by, started_at, \
+         ended_at}. A rejected run shows its problem document under problem, and the usage of \
+         the model calls it made under record. list_playbook_events with run_id gives the \
+         run's history, one event per model call started and ended.",
+    ),
+    (
+        "list_runs",
+        "List the playbook's runs, newest first, without input and output. Filters: type, \
+         name, status (started, succeeded, rejected, failed), limit (1 to 1,000, 50 by \
+         default) and after (the run_id where the previous page ended, from next). Returns \
+         {runs: [...], next}.",
+    ),
+    (
+        "cancel_run",
+        "Cancel a run that is still started, with an optional detail in your words. A \
+         reasoning run going on in this server ends at once as cancelled, keeping the usage of \
+         its model calls; one going on in another server stops before its next model call; \
+         one whose server stopped ends now. Returns the run. Expect conflict when the run has \
+         ended, or when its type finishes within its call (computation).",
+    ),
+    (
         "publish_event",
         "Publish an event to the playbook's event log, where workflows with a matching trigger \
          start from it. The arguments are the event as CloudEvents 1.0 attributes: type is \
