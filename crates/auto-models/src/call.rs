@@ -72,6 +72,12 @@ impl Providers {
         match result {
             Ok(mut answer) => {
                 answer.duration_ms = duration_ms;
+                tracing::debug!(
+                    model = %answer.resolved_model,
+                    finish_reason = answer.finish_reason.as_str(),
+                    duration_ms,
+                    "model call answered"
+                );
                 Ok(answer)
             }
             Err(mut failure) => {

@@ -1093,3 +1093,23 @@ async fn two_servers_share_a_run_without_a_second_attempt() {
         ]
     );
 }
+
+#[tokio::test]
+async fn an_alias_resolves_to_the_model_the_provider_is_asked_for() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let config = provider_config(
+        ProviderKind::Anthropic,
+        &double,
+        "[models]\naliases = { \"team/fast\" = \"anthropic/claude-haiku-4-5\" }\n",
+    );
+    let server = TestServer::start_with_config(&config).await;
+    let pb = saved(&server, "review", &brief_review("team/fast")).await;
+    double.script([Reply::Text("Quick.".into())]);
+    let reply = run(&server, &pb, "review", json!({"input": INPUT()})).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    let model = &reply.body["record"]["model"];
+    assert_eq!(model["requested"], "team/fast");
+    assert_eq!(model["resolved"], "anthropic/claude-haiku-4-5");
+    assert_eq!(model["answered"], "claude-haiku-4-5");
+    assert_eq!(double.requests()[0].body["model"], "claude-haiku-4-5");
+}

@@ -27,6 +27,11 @@ fn free_port() -> u16 {
 }
 
 fn serve(dir: &std::path::Path, port: u16) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("server.log"))
+        .expect("a log file");
     Command::new(AUTO)
         .args([
             "serve",
@@ -36,8 +41,9 @@ fn serve(dir: &std::path::Path, port: u16) -> Child {
             &format!("127.0.0.1:{port}"),
         ])
         .current_dir(dir)
+        .env("RUST_LOG", "debug")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::from(log))
         .spawn()
         .expect("auto serve starts")
 }
@@ -69,11 +75,12 @@ async fn a_run_cut_off_by_sigkill_finishes_after_a_restart() {
     std::fs::write(
         dir.path().join("auto.toml"),
         format!(
-            "database = \"sqlite://auto.db\"\n[providers.anthropic]\nbase_url = \"{}\"\n[limits]\nmodel_call_bound_ms = 6000\n",
+            "database = \"sqlite://auto.db\"\n[providers.anthropic]\nbase_url = \"{}\"\napi_key = {{ file = \"key\" }}\n[limits]\nmodel_call_bound_ms = 6000\n",
             double.base_url()
         ),
     )
     .expect("the configuration");
+    std::fs::write(dir.path().join("key"), "sk-ant-crash-test-secret").expect("the key");
     let http = reqwest::Client::new();
 
     let port = free_port();
@@ -190,4 +197,16 @@ async fn a_run_cut_off_by_sigkill_finishes_after_a_restart() {
     assert_eq!(double.requests().len(), 2);
     second.kill().expect("stop");
     let _ = second.wait();
+
+    // The key went to the provider, and to no log line of either server.
+    assert_eq!(
+        double.requests()[1].header("x-api-key"),
+        Some("sk-ant-crash-test-secret")
+    );
+    let log = std::fs::read_to_string(dir.path().join("server.log")).expect("the log");
+    assert!(
+        log.contains("model call answered"),
+        "the log shows the call"
+    );
+    assert!(!log.contains("crash-test-secret"), "{log}");
 }
