@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use serde_json::Value;
 
 /// What can go wrong in the store. `Conflict` and `NotFound` are expected outcomes the service
 /// turns into problem documents; the rest are faults.
@@ -199,6 +200,45 @@ pub trait Store: Send + Sync + 'static {
     /// that names no run of the playbook gives an empty page. `NotFound` when the playbook does
     /// not exist.
     async fn list_runs(&self, playbook: &PlaybookRef, filter: &RunFilter) -> Result<Vec<Run>>;
+
+    // Workflow runs (DESIGN §4).
+
+    /// Commits one step of a started workflow run in one transaction. `Conflict` when the
+    /// snapshot's version is not `expected_version` (another server took the run over), when
+    /// a snapshot exists and `expected_version` is `None`, when the run is not started, or when
+    /// an event's `run_seq` is taken; then nothing changes. Returns the snapshot's new version.
+    async fn commit_workflow_step(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        step: WorkflowStep,
+    ) -> Result<i64>;
+
+    /// The run's snapshot and its version.
+    async fn get_workflow_state(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<Option<(i64, Value)>>;
+
+    /// Adds work for a run outside a step (a child's ending, a cancel); an item whose key the
+    /// run has already is kept as it is.
+    async fn add_work(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        work: Vec<NewWork>,
+    ) -> Result<()>;
+
+    /// Claims up to `limit` items that are due and not held by a live lease, oldest due first,
+    /// holding each for `lease`. Two servers never hold one item at once.
+    async fn claim_work(&self, lease: std::time::Duration, limit: u32) -> Result<Vec<Work>>;
+
+    /// Removes a work item that was carried out.
+    async fn finish_work(&self, id: i64) -> Result<()>;
+
+    /// When the next item falls due, held or not; `None` when there is no work.
+    async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>>;
 }
 
 /// The most events one `list_events` returns; a filter's `limit` of 0 asks for this many.

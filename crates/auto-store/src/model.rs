@@ -263,3 +263,42 @@ pub struct RunFilter {
     pub after_run_id: Option<String>,
     pub limit: u32,
 }
+
+/// One step of a workflow run, committed in one transaction (DESIGN §4): the new snapshot
+/// (compare-and-set on its version), the step's events, the work it adds, the work it consumed
+/// or cancelled, and, when the run ends with this step, its ending (whose fact is among
+/// `events`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkflowStep {
+    /// The snapshot's version when it was loaded; `None` for the run's first step.
+    pub expected_version: Option<i64>,
+    pub state: Value,
+    /// Events of the run, each with the `run_seq` its writer expects.
+    pub events: Vec<NewEvent>,
+    pub add_work: Vec<NewWork>,
+    /// The work item this step applied, removed with it.
+    pub done_work: Option<i64>,
+    /// Keys of the run's work items to remove (timers no longer wanted).
+    pub cancel_work: Vec<String>,
+    pub ending: Option<RunEnding>,
+}
+
+/// Work due to a run: an input to apply or a command to carry out, once per key and run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewWork {
+    pub key: String,
+    /// When it is due; `None` for at once.
+    pub due_at: Option<DateTime<Utc>>,
+    pub payload: Value,
+}
+
+/// A work item claimed by this server until its lease ends.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Work {
+    pub id: i64,
+    pub playbook: PlaybookRef,
+    pub run_id: String,
+    pub key: String,
+    pub due_at: DateTime<Utc>,
+    pub payload: Value,
+}

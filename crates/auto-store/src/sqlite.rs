@@ -26,7 +26,8 @@ use crate::shared::{
 };
 use crate::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
-    Org, Playbook, PlaybookRef, Result, Run, RunEnding, RunFilter, Store, StoreError,
+    NewWork, Org, Playbook, PlaybookRef, Result, Run, RunEnding, RunFilter, Store, StoreError,
+    Work, WorkflowStep,
 };
 
 /// How many connections read beside the one that writes.
@@ -46,6 +47,7 @@ macro_rules! now_sql {
 
 const MIGRATION_STORE: &str = include_str!("../migrations/sqlite/0001_store.sql");
 const MIGRATION_RUNS: &str = include_str!("../migrations/sqlite/0002_runs.sql");
+const MIGRATION_WORKFLOWS: &str = include_str!("../migrations/sqlite/0003_workflows.sql");
 
 /// The columns `event_from_row` reads, in the order a `SELECT` lists them.
 macro_rules! event_columns {
@@ -198,6 +200,13 @@ fn migrator() -> Migrator {
             Cow::Borrowed("runs"),
             MigrationType::Simple,
             MIGRATION_RUNS.into_sql_str(),
+            false,
+        ),
+        Migration::new(
+            3,
+            Cow::Borrowed("workflows"),
+            MigrationType::Simple,
+            MIGRATION_WORKFLOWS.into_sql_str(),
             false,
         ),
     ])
@@ -1044,6 +1053,244 @@ impl Store for SqliteStore {
             .map(run_from_row)
             .collect()
     }
+
+    async fn commit_workflow_step(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        step: WorkflowStep,
+    ) -> Result<i64> {
+        if let Some(ending) = &step.ending {
+            check_ending_status(ending.status, run_id)?;
+        }
+        let (events, last_run_seq) = run_events(run_id, step.events)?;
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        let state = to_json_text(&step.state)?;
+        let version: Option<i64> =
+            match step.expected_version {
+                None => sqlx::query_scalar(
+                    "INSERT INTO workflow_states (playbook_pk, run_id, version, state, updated_at) \
+                     VALUES (?1, ?2, 1, ?3, ?4) ON CONFLICT (playbook_pk, run_id) DO NOTHING \
+                     RETURNING version",
+                )
+                .bind(reserved.playbook_pk)
+                .bind(run_id)
+                .bind(&state)
+                .bind(&reserved.now_text)
+                .fetch_optional(&mut *tx)
+                .await?,
+                Some(expected) => sqlx::query_scalar(
+                    "UPDATE workflow_states SET version = version + 1, state = ?4, updated_at = ?5 \
+                     WHERE playbook_pk = ?1 AND run_id = ?2 AND version = ?3 RETURNING version",
+                )
+                .bind(reserved.playbook_pk)
+                .bind(run_id)
+                .bind(expected)
+                .bind(&state)
+                .bind(&reserved.now_text)
+                .fetch_optional(&mut *tx)
+                .await?,
+            };
+        let Some(version) = version else {
+            return Err(StoreError::Conflict(format!(
+                "the snapshot of run {run_id} is not at version {:?}: another server took the run over",
+                step.expected_version
+            )));
+        };
+        let changed = match &step.ending {
+            Some(ending) => {
+                sqlx::query_scalar::<_, i64>(
+                    "UPDATE runs SET status = ?3, output = ?4, record = ?5, problem = ?6, \
+                 ended_at = ?8, last_run_seq = max(last_run_seq, ?7), last_event_at = ?8 \
+                 WHERE playbook_pk = ?1 AND run_id = ?2 AND status = 'started' RETURNING attempt",
+                )
+                .bind(reserved.playbook_pk)
+                .bind(run_id)
+                .bind(ending.status.as_str())
+                .bind(optional_json_text(ending.output.as_ref())?)
+                .bind(optional_json_text(ending.record.as_ref())?)
+                .bind(optional_json_text(ending.problem.as_ref())?)
+                .bind(last_run_seq)
+                .bind(&reserved.now_text)
+                .fetch_optional(&mut *tx)
+                .await?
+            }
+            None => {
+                sqlx::query_scalar::<_, i64>(
+                    "UPDATE runs SET last_run_seq = max(last_run_seq, ?3), last_event_at = ?4 \
+                 WHERE playbook_pk = ?1 AND run_id = ?2 AND status = 'started' RETURNING attempt",
+                )
+                .bind(reserved.playbook_pk)
+                .bind(run_id)
+                .bind(last_run_seq)
+                .bind(&reserved.now_text)
+                .fetch_optional(&mut *tx)
+                .await?
+            }
+        };
+        if changed.is_none() {
+            let stored = stored_run_state(&mut tx, reserved.playbook_pk, run_id).await?;
+            return Err(run_change_refused(playbook, run_id, stored, None)?);
+        }
+        insert_events(&mut tx, playbook, &reserved, events).await?;
+        insert_work(
+            &mut tx,
+            reserved.playbook_pk,
+            run_id,
+            &reserved.now_text,
+            &step.add_work,
+        )
+        .await?;
+        if let Some(id) = step.done_work {
+            sqlx::query("DELETE FROM work WHERE id = ?1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for key in &step.cancel_work {
+            sqlx::query("DELETE FROM work WHERE playbook_pk = ?1 AND run_id = ?2 AND key = ?3")
+                .bind(reserved.playbook_pk)
+                .bind(run_id)
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(version)
+    }
+
+    async fn get_workflow_state(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<Option<(i64, Value)>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        let row = sqlx::query(
+            "SELECT version, state FROM workflow_states WHERE playbook_pk = ?1 AND run_id = ?2",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .fetch_optional(&self.reader)
+        .await?;
+        row.map(|row| {
+            let state: String = row.try_get(1)?;
+            Ok((row.try_get(0)?, parse_json(&state, "a workflow snapshot")?))
+        })
+        .transpose()
+    }
+
+    async fn add_work(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        work: Vec<NewWork>,
+    ) -> Result<()> {
+        let mut tx = self.begin().await?;
+        let playbook_pk: i64 =
+            sqlx::query_scalar("SELECT pk FROM playbooks WHERE org = ?1 AND id = ?2")
+                .bind(&playbook.org)
+                .bind(&playbook.playbook)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or_else(|| playbook_not_found(playbook))?;
+        let now: String = sqlx::query_scalar(concat!("SELECT ", now_sql!()))
+            .fetch_one(&mut *tx)
+            .await?;
+        insert_work(&mut tx, playbook_pk, run_id, &now, &work).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn claim_work(&self, lease: Duration, limit: u32) -> Result<Vec<Work>> {
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+        let mut tx = self.begin().await?;
+        // The writer's transaction is BEGIN IMMEDIATE: no other claim runs between the read
+        // and the update.
+        let rows = sqlx::query(concat!(
+            "UPDATE work SET claimed_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', \
+             printf('+%.3f seconds', ?1 / 1000.0)) \
+             WHERE id IN (SELECT id FROM work WHERE due_at <= ",
+            now_sql!(),
+            " AND (claimed_until IS NULL OR claimed_until <= ",
+            now_sql!(),
+            ") ORDER BY due_at, id LIMIT ?2) \
+             RETURNING id, run_id, key, due_at, payload, \
+             (SELECT org FROM playbooks WHERE pk = work.playbook_pk), \
+             (SELECT id FROM playbooks WHERE pk = work.playbook_pk)"
+        ))
+        .bind(lease_ms)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        let mut claimed = rows
+            .iter()
+            .map(|row| {
+                let payload: String = row.try_get(4)?;
+                let due_at: String = row.try_get(3)?;
+                Ok(Work {
+                    id: row.try_get(0)?,
+                    run_id: row.try_get(1)?,
+                    key: row.try_get(2)?,
+                    due_at: parse_time(&due_at)?,
+                    payload: parse_json(&payload, "a work item")?,
+                    playbook: PlaybookRef::new(
+                        row.try_get::<String, _>(5)?,
+                        row.try_get::<String, _>(6)?,
+                    ),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        claimed.sort_by(|a, b| a.due_at.cmp(&b.due_at).then(a.id.cmp(&b.id)));
+        Ok(claimed)
+    }
+
+    async fn finish_work(&self, id: i64) -> Result<()> {
+        sqlx::query("DELETE FROM work WHERE id = ?1")
+            .bind(id)
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
+
+    async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>> {
+        let due: Option<String> = sqlx::query_scalar("SELECT min(due_at) FROM work")
+            .fetch_one(&self.reader)
+            .await?;
+        due.as_deref().map(parse_time).transpose()
+    }
+}
+
+/// A due time as stored: RFC 3339 in UTC with exactly three fractional digits, like the
+/// database's clock, so that text order is time order.
+fn due_text(time: DateTime<Utc>) -> String {
+    time.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// Inserts work items; one whose key the run has already is kept as it is.
+async fn insert_work(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook_pk: i64,
+    run_id: &str,
+    now_text: &str,
+    work: &[NewWork],
+) -> Result<()> {
+    for item in work {
+        let due = item.due_at.map_or_else(|| now_text.to_owned(), due_text);
+        sqlx::query(
+            "INSERT INTO work (playbook_pk, run_id, key, due_at, payload) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .bind(&item.key)
+        .bind(due)
+        .bind(to_json_text(&item.payload)?)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }
 
 /// The status and latest version of a definition, when there is one.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use auto_store::{
-    DefinitionKey, DefinitionStatus, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
-    PlaybookRef, Result, Run, RunEnding, RunFilter, RunStatus, Store, StoreError,
+    DefinitionKey, DefinitionStatus, EventFilter, NewDefinitionVersion, NewEvent, NewRun, NewWork,
+    PlaybookRef, Result, Run, RunEnding, RunFilter, RunStatus, Store, StoreError, WorkflowStep,
 };
 use chrono::{TimeZone, Utc};
 use serde_json::{Map, json};
@@ -59,6 +59,9 @@ store_suite!(
     run_last_event_at_follows_the_database_clock,
     runs_list_newest_first,
     concurrent_run_events_one_wins,
+    workflow_steps_are_compare_and_set,
+    workflow_steps_add_and_remove_work,
+    work_is_claimed_once_until_its_lease_ends,
 );
 
 async fn sqlite_store() -> (Arc<dyn Store>, tempfile::TempDir) {
@@ -1637,5 +1640,173 @@ async fn concurrent_run_events_one_wins(store: Arc<dyn Store>) -> Result<()> {
         .map(|e| e.seq)
         .collect();
     assert_eq!(seqs, [1, 2]);
+    Ok(())
+}
+
+fn step(expected_version: Option<i64>, state: serde_json::Value) -> WorkflowStep {
+    WorkflowStep {
+        expected_version,
+        state,
+        events: Vec::new(),
+        add_work: Vec::new(),
+        done_work: None,
+        cancel_work: Vec::new(),
+        ending: None,
+    }
+}
+
+fn work(key: &str, due_in_ms: Option<i64>) -> NewWork {
+    NewWork {
+        key: key.into(),
+        due_at: due_in_ms.map(|ms| Utc::now() + chrono::Duration::milliseconds(ms)),
+        payload: json!({"key": key}),
+    }
+}
+
+async fn workflow_steps_are_compare_and_set(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(
+            &playbook,
+            new_run("w1", "workflow", "flow"),
+            vec![numbered("w1-1", 1)],
+        )
+        .await?;
+    assert_eq!(store.get_workflow_state(&playbook, "w1").await?, None);
+    let mut first = step(None, json!({"at": 1}));
+    first.events = vec![numbered("w1-2", 2)];
+    assert_eq!(store.commit_workflow_step(&playbook, "w1", first).await?, 1);
+    // A second first step, or a step from a stale version, is another server's: refused.
+    assert!(matches!(
+        store
+            .commit_workflow_step(&playbook, "w1", step(None, json!({"at": "other"})))
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        store
+            .commit_workflow_step(&playbook, "w1", step(Some(1), json!({"at": 2})))
+            .await?,
+        2
+    );
+    let mut stale = step(Some(1), json!({"at": "stale"}));
+    stale.events = vec![numbered("w1-stale", 3)];
+    assert!(matches!(
+        store.commit_workflow_step(&playbook, "w1", stale).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        store.get_workflow_state(&playbook, "w1").await?,
+        Some((2, json!({"at": 2})))
+    );
+    assert!(
+        !all_events(&*store, &playbook)
+            .await?
+            .iter()
+            .any(|e| e.id == "w1-stale")
+    );
+    // The step that ends the run ends it, with its fact; no step follows.
+    let mut last = step(Some(2), json!({"at": "end"}));
+    last.events = vec![numbered("w1-3", 3)];
+    last.ending = Some(succeeded(json!({"sum": 245})));
+    assert_eq!(store.commit_workflow_step(&playbook, "w1", last).await?, 3);
+    let run = run_of(&*store, &playbook, "w1").await?;
+    assert_eq!(run.status, RunStatus::Succeeded);
+    assert_eq!(run.output, Some(json!({"sum": 245})));
+    assert_eq!(run.last_run_seq, 3);
+    assert!(matches!(
+        store
+            .commit_workflow_step(&playbook, "w1", step(Some(3), json!({})))
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    Ok(())
+}
+
+async fn workflow_steps_add_and_remove_work(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(
+            &playbook,
+            new_run("w2", "workflow", "flow"),
+            vec![numbered("w2-1", 1)],
+        )
+        .await?;
+    let mut first = step(None, json!({}));
+    first.add_work = vec![
+        work("now", None),
+        work("later", Some(3_600_000)),
+        work("gone", None),
+    ];
+    store.commit_workflow_step(&playbook, "w2", first).await?;
+    // A key the run has already keeps its item.
+    store
+        .add_work(&playbook, "w2", vec![work("now", Some(3_600_000))])
+        .await?;
+    let claimed = store.claim_work(Duration::from_secs(60), 10).await?;
+    let keys: Vec<&str> = claimed.iter().map(|w| w.key.as_str()).collect();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert!(keys.contains(&"now") && keys.contains(&"gone"), "{keys:?}");
+    assert!(
+        claimed
+            .iter()
+            .all(|w| w.run_id == "w2" && w.playbook == playbook)
+    );
+    let now_item = claimed.iter().find(|w| w.key == "now").expect("now");
+    assert_eq!(now_item.payload, json!({"key": "now"}));
+    // The step that applies "now" removes it, and cancels "gone" and "later".
+    let mut next = step(Some(1), json!({"n": 2}));
+    next.done_work = Some(now_item.id);
+    next.cancel_work = vec!["gone".into(), "later".into()];
+    next.add_work = vec![work("timer", Some(250))];
+    store.commit_workflow_step(&playbook, "w2", next).await?;
+    let due = store.next_work_due().await?.expect("the timer");
+    assert!(due > Utc::now() - chrono::Duration::seconds(1));
+    assert!(
+        store
+            .claim_work(Duration::from_secs(60), 10)
+            .await?
+            .is_empty()
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let claimed = store.claim_work(Duration::from_secs(60), 10).await?;
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].key, "timer");
+    store.finish_work(claimed[0].id).await?;
+    assert_eq!(store.next_work_due().await?, None);
+    Ok(())
+}
+
+async fn work_is_claimed_once_until_its_lease_ends(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let items: Vec<NewWork> = (0..40).map(|i| work(&format!("k{i}"), None)).collect();
+    store.add_work(&playbook, "w3", items).await?;
+    // Four claimers at once never hold one item twice.
+    let mut claimers = Vec::new();
+    for _ in 0..4 {
+        let store = store.clone();
+        claimers.push(tokio::spawn(async move {
+            store.claim_work(Duration::from_millis(300), 15).await
+        }));
+    }
+    let mut seen = HashSet::new();
+    for claimer in claimers {
+        for item in claimer.await.expect("a claimer")? {
+            assert!(seen.insert(item.id), "item {} claimed twice", item.id);
+        }
+    }
+    assert_eq!(seen.len(), 40);
+    assert!(
+        store
+            .claim_work(Duration::from_millis(300), 100)
+            .await?
+            .is_empty()
+    );
+    // Past its lease an item may be claimed again: its server is gone.
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(
+        store.claim_work(Duration::from_secs(60), 100).await?.len(),
+        40
+    );
     Ok(())
 }
