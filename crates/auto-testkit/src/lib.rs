@@ -6,7 +6,12 @@
 //!
 //! A double is a real HTTP server: the code under test goes through its HTTP client, its
 //! timeouts and its retries exactly as it would against the provider.
+//!
+//! [`Aimock`] starts the third-party emulator of the same APIs, for the suites that run against
+//! it too.
 
+mod aimock;
 mod provider;
 
+pub use aimock::{AIMOCK_VARIABLE, Aimock};
 pub use provider::{ProviderDouble, ProviderKind, RecordedRequest, Reply, ScriptedToolCall};

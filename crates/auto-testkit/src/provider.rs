@@ -2,7 +2,9 @@
 //!
 //! The test pushes [`Reply`] values onto the double's queue; each request it receives takes the
 //! next one. A request that finds the queue empty is answered 500 with a body saying so, which
-//! makes a missing script line fail loudly instead of hanging.
+//! makes a missing script line fail loudly instead of hanging, unless the test gave the double a
+//! reply to answer whenever the queue is empty ([`ProviderDouble::answer_always`]), as a load
+//! test does.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -198,9 +200,26 @@ impl RecordedRequest {
     }
 }
 
+/// The replies still to give, then the one given whenever none is left.
+#[derive(Default)]
+struct Script {
+    queue: VecDeque<Reply>,
+    always: Option<Reply>,
+}
+
+impl Script {
+    fn extend(&mut self, replies: impl IntoIterator<Item = Reply>) {
+        self.queue.extend(replies);
+    }
+
+    fn pop_front(&mut self) -> Option<Reply> {
+        self.queue.pop_front().or_else(|| self.always.clone())
+    }
+}
+
 struct Shared {
     kind: ProviderKind,
-    script: Mutex<VecDeque<Reply>>,
+    script: Mutex<Script>,
     requests: Mutex<Vec<RecordedRequest>>,
     request_arrived: Notify,
     closed: watch::Receiver<bool>,
@@ -232,7 +251,7 @@ impl ProviderDouble {
         let (close, closed) = watch::channel(false);
         let shared = Arc::new(Shared {
             kind,
-            script: Mutex::new(VecDeque::new()),
+            script: Mutex::new(Script::default()),
             requests: Mutex::new(Vec::new()),
             request_arrived: Notify::new(),
             closed,
@@ -278,6 +297,13 @@ impl ProviderDouble {
     /// Appends replies to the script; requests take them in order.
     pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
         lock(&self.shared.script).extend(replies);
+    }
+
+    /// Answers `reply` to every request once the script is used up, so the double never runs
+    /// out: for load tests, which send more requests than anyone would script. The requests are
+    /// still recorded.
+    pub fn answer_always(&self, reply: Reply) {
+        lock(&self.shared.script).always = Some(reply);
     }
 
     /// Every request received so far, in order.

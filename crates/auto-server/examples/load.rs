@@ -1,0 +1,669 @@
+//! Load test of whole runs: the runtime's own cost per run (everything but the model) at a given
+//! concurrency, against a provider double that answers at once.
+//!
+//! ```sh
+//! cargo run --release -p auto-server --example load -- --concurrency 200 --runs 2000
+//! cargo run --release -p auto-server --example load -- --store postgres --type computation
+//! ```
+//!
+//! It starts a server in this process on a fresh store (a SQLite file in a temporary folder, or
+//! a schema of its own on PostgreSQL), a provider double that answers every request with the
+//! same short text, saves the reasoning page's brief-review example (or, with `--type
+//! computation`, the README's month-window program), fires `--runs` runs through HTTP with at
+//! most `--concurrency` at once after `--warmup` runs that are not counted, and prints the
+//! median, p90, p99 and max latency of a run request and the runs per second. Every run must
+//! succeed.
+//!
+//! Beside the figures it prints where the time went: each store operation's count per run and
+//! its mean time (waiting for a connection or the writer included), the model call's own time as
+//! the runs recorded it, and what re-checking the saved document costs, which every run does.
+//!
+//! With `--url` it runs against a server that is already up instead (its provider configured
+//! by its operator, `--model` naming the model); then only the client's figures are printed.
+//!
+//! Options: `--type reasoning|computation` (reasoning), `--store sqlite|postgres` (sqlite;
+//! postgres from `--database`, else `AUTO_TEST_POSTGRES`, else
+//! `postgres://postgres@127.0.0.1:5432/test`), `--concurrency N` (1), `--runs N` (1000),
+//! `--warmup N` (50), `--playbooks N` (1: every run in one playbook; more spreads the runs over
+//! that many), `--url URL`, `--model provider/model`.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use auto_server::Options;
+use auto_server::auth::Keys;
+use auto_store::{
+    DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
+    Org, Playbook, PlaybookRef, Run, RunEnding, RunFilter, Store,
+};
+use auto_testkit::{ProviderDouble, ProviderKind, Reply};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+const DEFAULT_MODEL: &str = "anthropic/claude-sonnet-4-5";
+
+/// The reasoning page's example.
+fn brief_review(model: &str) -> String {
+    format!(
+        r#"---
+description: Reviews a campaign brief against the team's criteria
+model: {model}
+config:
+  max_output_tokens: 800
+input:
+  schema:
+    type: object
+    properties:
+      brief: {{ type: string }}
+      criteria: {{ type: string }}
+    required: [brief, criteria]
+---
+
+{{% system %}}Review the brief using the supplied criteria. Identify missing evidence. Do not invent facts.{{% endsystem %}}
+Brief: {{{{ input.brief }}}}
+Criteria: {{{{ input.criteria }}}}
+"#
+    )
+}
+
+/// The README's computation function.
+const MONTH_WINDOW: &str = r#"---
+description: The last day of a month
+input:
+  schema:
+    type: object
+    required: [month]
+    properties:
+      month:
+        type: string
+        description: The month, such as 2026-02
+---
+```ts
+export default function (input: { month: string }) {
+  const [year, month] = input.month.split("-").map(Number);
+  return { last: new Date(Date.UTC(year, month, 0)).getUTCDate() };
+}
+```
+"#;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum RunType {
+    Reasoning,
+    Computation,
+}
+
+#[derive(Debug)]
+struct Args {
+    run_type: RunType,
+    store: String,
+    database: String,
+    concurrency: usize,
+    runs: usize,
+    warmup: usize,
+    playbooks: usize,
+    url: Option<String>,
+    model: String,
+}
+
+fn usage(error: &str) -> ! {
+    eprintln!(
+        "load: {error}\nusage: load [--type reasoning|computation] [--store sqlite|postgres] [--database URL] [--concurrency N] [--runs N] [--warmup N] [--playbooks N] [--url URL] [--model provider/model]"
+    );
+    std::process::exit(2)
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        run_type: RunType::Reasoning,
+        store: "sqlite".into(),
+        database: std::env::var("AUTO_TEST_POSTGRES")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
+        concurrency: 1,
+        runs: 1000,
+        warmup: 50,
+        playbooks: 1,
+        url: None,
+        model: DEFAULT_MODEL.into(),
+    };
+    let mut words = std::env::args().skip(1);
+    while let Some(flag) = words.next() {
+        let mut value = || {
+            words
+                .next()
+                .unwrap_or_else(|| usage(&format!("{flag} needs a value")))
+        };
+        let number = |text: String| -> usize {
+            text.parse().ok().filter(|n| *n > 0).unwrap_or_else(|| {
+                usage(&format!("{flag}: {text:?} is not a whole number above 0"))
+            })
+        };
+        match flag.as_str() {
+            "--type" => {
+                args.run_type = match value().as_str() {
+                    "reasoning" => RunType::Reasoning,
+                    "computation" => RunType::Computation,
+                    other => usage(&format!("--type {other:?}: reasoning or computation")),
+                }
+            }
+            "--store" => {
+                args.store = value();
+                if !matches!(args.store.as_str(), "sqlite" | "postgres") {
+                    usage(&format!("--store {:?}: sqlite or postgres", args.store));
+                }
+            }
+            "--database" => args.database = value(),
+            "--concurrency" => args.concurrency = number(value()),
+            "--runs" => args.runs = number(value()),
+            "--warmup" => args.warmup = value().parse().unwrap_or_else(|_| usage("--warmup N")),
+            "--playbooks" => args.playbooks = number(value()),
+            "--url" => args.url = Some(value().trim_end_matches('/').to_owned()),
+            "--model" => args.model = value(),
+            "-h" | "--help" => usage("the options"),
+            other => usage(&format!("{other:?} is not an option")),
+        }
+    }
+    args
+}
+
+/// Time spent in one store operation, summed over its calls.
+#[derive(Default, Clone, Copy)]
+struct Spent {
+    calls: u64,
+    total: Duration,
+    max: Duration,
+}
+
+/// A store that times every operation of the store it wraps.
+struct TimedStore {
+    inner: Arc<dyn Store>,
+    spent: Mutex<BTreeMap<&'static str, Spent>>,
+}
+
+impl TimedStore {
+    async fn time<T>(&self, name: &'static str, operation: impl Future<Output = T>) -> T {
+        let started = Instant::now();
+        let result = operation.await;
+        let took = started.elapsed();
+        let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = spent.entry(name).or_default();
+        entry.calls += 1;
+        entry.total += took;
+        entry.max = entry.max.max(took);
+        result
+    }
+
+    fn take(&self) -> BTreeMap<&'static str, Spent> {
+        std::mem::take(&mut *self.spent.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+type StoreResult<T> = auto_store::Result<T>;
+
+#[async_trait]
+impl Store for TimedStore {
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+    async fn now(&self) -> StoreResult<DateTime<Utc>> {
+        self.time("now", self.inner.now()).await
+    }
+    async fn create_org(&self, id: &str, title: Option<&str>) -> StoreResult<Org> {
+        self.time("create_org", self.inner.create_org(id, title))
+            .await
+    }
+    async fn get_org(&self, id: &str) -> StoreResult<Option<Org>> {
+        self.time("get_org", self.inner.get_org(id)).await
+    }
+    async fn list_orgs(&self) -> StoreResult<Vec<Org>> {
+        self.time("list_orgs", self.inner.list_orgs()).await
+    }
+    async fn create_playbook(
+        &self,
+        org: &str,
+        id: &str,
+        title: Option<&str>,
+    ) -> StoreResult<Playbook> {
+        self.time(
+            "create_playbook",
+            self.inner.create_playbook(org, id, title),
+        )
+        .await
+    }
+    async fn get_playbook(&self, playbook: &PlaybookRef) -> StoreResult<Option<Playbook>> {
+        self.time("get_playbook", self.inner.get_playbook(playbook))
+            .await
+    }
+    async fn list_playbooks(&self, org: &str) -> StoreResult<Vec<Playbook>> {
+        self.time("list_playbooks", self.inner.list_playbooks(org))
+            .await
+    }
+    async fn create_definition(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewDefinitionVersion,
+        event: NewEvent,
+    ) -> StoreResult<(DefinitionVersion, Event)> {
+        self.time(
+            "create_definition",
+            self.inner.create_definition(playbook, new, event),
+        )
+        .await
+    }
+    async fn update_definition(
+        &self,
+        playbook: &PlaybookRef,
+        expected_version: i64,
+        new: NewDefinitionVersion,
+        event: NewEvent,
+    ) -> StoreResult<(DefinitionVersion, Event)> {
+        self.time(
+            "update_definition",
+            self.inner
+                .update_definition(playbook, expected_version, new, event),
+        )
+        .await
+    }
+    async fn retire_definition(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        event: NewEvent,
+    ) -> StoreResult<(DefinitionVersion, Event)> {
+        self.time(
+            "retire_definition",
+            self.inner.retire_definition(playbook, key, event),
+        )
+        .await
+    }
+    async fn get_definition(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+    ) -> StoreResult<Option<DefinitionVersion>> {
+        self.time("get_definition", self.inner.get_definition(playbook, key))
+            .await
+    }
+    async fn get_definition_version(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        version: i64,
+    ) -> StoreResult<Option<DefinitionVersion>> {
+        self.time(
+            "get_definition_version",
+            self.inner.get_definition_version(playbook, key, version),
+        )
+        .await
+    }
+    async fn list_definitions(
+        &self,
+        playbook: &PlaybookRef,
+        def_type: Option<&str>,
+    ) -> StoreResult<Vec<DefinitionVersion>> {
+        self.time(
+            "list_definitions",
+            self.inner.list_definitions(playbook, def_type),
+        )
+        .await
+    }
+    async fn append_events(
+        &self,
+        playbook: &PlaybookRef,
+        events: Vec<NewEvent>,
+    ) -> StoreResult<Vec<Event>> {
+        self.time("append_events", self.inner.append_events(playbook, events))
+            .await
+    }
+    async fn list_events(
+        &self,
+        playbook: &PlaybookRef,
+        filter: &EventFilter,
+    ) -> StoreResult<Vec<Event>> {
+        self.time("list_events", self.inner.list_events(playbook, filter))
+            .await
+    }
+    async fn get_event(&self, playbook: &PlaybookRef, id: &str) -> StoreResult<Option<Event>> {
+        self.time("get_event", self.inner.get_event(playbook, id))
+            .await
+    }
+    async fn start_run(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewRun,
+        events: Vec<NewEvent>,
+    ) -> StoreResult<(Run, Vec<Event>)> {
+        self.time("start_run", self.inner.start_run(playbook, new, events))
+            .await
+    }
+    async fn restart_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        expected_attempt: i64,
+        events: Vec<NewEvent>,
+    ) -> StoreResult<(Run, Vec<Event>)> {
+        self.time(
+            "restart_run",
+            self.inner
+                .restart_run(playbook, run_id, expected_attempt, events),
+        )
+        .await
+    }
+    async fn record_run_events(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        events: Vec<NewEvent>,
+    ) -> StoreResult<Vec<Event>> {
+        self.time(
+            "record_run_events",
+            self.inner.record_run_events(playbook, run_id, events),
+        )
+        .await
+    }
+    async fn end_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        ending: RunEnding,
+        events: Vec<NewEvent>,
+    ) -> StoreResult<(Run, Vec<Event>)> {
+        self.time(
+            "end_run",
+            self.inner.end_run(playbook, run_id, ending, events),
+        )
+        .await
+    }
+    async fn get_run(&self, playbook: &PlaybookRef, run_id: &str) -> StoreResult<Option<Run>> {
+        self.time("get_run", self.inner.get_run(playbook, run_id))
+            .await
+    }
+    async fn list_runs(&self, playbook: &PlaybookRef, filter: &RunFilter) -> StoreResult<Vec<Run>> {
+        self.time("list_runs", self.inner.list_runs(playbook, filter))
+            .await
+    }
+}
+
+/// What one run request took, and the model call's time the run recorded.
+struct Sample {
+    latency: Duration,
+    model_ms: Option<u64>,
+}
+
+/// Fires `count` runs at most `concurrency` at once; panics on the first run that does not
+/// succeed.
+async fn fire(
+    http: &reqwest::Client,
+    urls: &[String],
+    input: &Value,
+    count: usize,
+    concurrency: usize,
+) -> (Vec<Sample>, Duration) {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency.min(count) {
+        let (http, urls, input, next) = (
+            http.clone(),
+            urls.to_vec(),
+            input.clone(),
+            Arc::clone(&next),
+        );
+        workers.push(tokio::spawn(async move {
+            let mut samples = Vec::new();
+            loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= count {
+                    return samples;
+                }
+                let url = &urls[index % urls.len()];
+                let sent = Instant::now();
+                let response = http
+                    .post(url)
+                    .json(&json!({ "input": input }))
+                    .send()
+                    .await
+                    .unwrap_or_else(|error| panic!("the run request failed: {error}"));
+                let status = response.status();
+                let body: Value = response.json().await.unwrap_or(Value::Null);
+                let latency = sent.elapsed();
+                assert!(
+                    status == 200 && body["status"] == "succeeded",
+                    "a run did not succeed ({status}): {body:#}"
+                );
+                samples.push(Sample {
+                    latency,
+                    model_ms: body["record"]["model"]
+                        .is_object()
+                        .then(|| body["record"]["duration_ms"].as_u64())
+                        .flatten(),
+                });
+            }
+        }));
+    }
+    let mut samples = Vec::with_capacity(count);
+    for worker in workers {
+        samples.extend(worker.await.expect("a worker"));
+    }
+    (samples, started.elapsed())
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// What the in-process server is made of, to take apart afterwards.
+struct Local {
+    handle: auto_server::Handle,
+    store: Arc<TimedStore>,
+    _double: Option<ProviderDouble>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start_local(args: &Args) -> Local {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let inner = match args.store.as_str() {
+        "postgres" => auto_store::open_postgres_isolated(&args.database)
+            .await
+            .unwrap_or_else(|error| panic!("PostgreSQL at {}: {error}", args.database)),
+        _ => {
+            let url = format!("sqlite://{}", dir.path().join("auto.db").display());
+            auto_store::open(&url).await.expect("a SQLite store")
+        }
+    };
+    let store = Arc::new(TimedStore {
+        inner,
+        spent: Mutex::new(BTreeMap::new()),
+    });
+    let (models, double) = match args.run_type {
+        RunType::Reasoning => {
+            let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+            double.answer_always(Reply::Text(
+                "The brief lacks evidence for its claims.".into(),
+            ));
+            let config = auto_server::config::Config::parse(&format!(
+                "[providers.anthropic]\nbase_url = \"{}\"\n",
+                double.base_url()
+            ))
+            .expect("a configuration");
+            (config.models().expect("the models"), Some(double))
+        }
+        RunType::Computation => (auto_server::reasoning_runs::Models::none(), None),
+    };
+    let handle = auto_server::start(Options {
+        listen: "127.0.0.1:0".parse().expect("an address"),
+        store: store.clone(),
+        keys: Keys::default(),
+        checkers: auto_server::server_checkers(),
+        models,
+    })
+    .await
+    .expect("the server starts");
+    Local {
+        handle,
+        store,
+        _double: double,
+        _dir: dir,
+    }
+}
+
+/// Creates the org, the playbooks and the definition in each; returns each playbook's run URL.
+async fn prepare(http: &reqwest::Client, base: &str, args: &Args) -> Vec<String> {
+    let post = |path: String, body: Value| {
+        let http = http.clone();
+        let url = format!("{base}{path}");
+        async move {
+            let response = http.post(&url).json(&body).send().await;
+            let response = response.unwrap_or_else(|e| panic!("{url}: {e}"));
+            let status = response.status();
+            let body: Value = response.json().await.unwrap_or(Value::Null);
+            // A server that is already up may have them from an earlier load run.
+            assert!(
+                status.is_success() || status == 409,
+                "{url}: {status} {body:#}"
+            );
+        }
+    };
+    post("/v1/orgs".into(), json!({"id": "load"})).await;
+    let (type_text, name, source) = match args.run_type {
+        RunType::Reasoning => ("reasoning", "review-brief", brief_review(&args.model)),
+        RunType::Computation => ("computation", "month-window", MONTH_WINDOW.to_owned()),
+    };
+    let mut urls = Vec::new();
+    for index in 0..args.playbooks {
+        let playbook = format!("p{index}");
+        post(
+            "/v1/orgs/load/playbooks".into(),
+            json!({"id": playbook, "title": "Load"}),
+        )
+        .await;
+        let pb = format!("/v1/orgs/load/playbooks/{playbook}");
+        post(
+            format!("{pb}/definitions"),
+            json!({"type": type_text, "name": name, "source": source, "diagram": "none"}),
+        )
+        .await;
+        urls.push(format!("{base}{pb}/definitions/{type_text}/{name}/runs"));
+    }
+    urls
+}
+
+/// Mean time of re-checking the saved document, as every run does before it goes on.
+fn recheck_cost(run_type: RunType, model: &str) -> Duration {
+    const ROUNDS: u32 = 200;
+    let source = match run_type {
+        RunType::Reasoning => brief_review(model),
+        RunType::Computation => MONTH_WINDOW.to_owned(),
+    };
+    let started = Instant::now();
+    for _ in 0..ROUNDS {
+        let ok = match run_type {
+            RunType::Reasoning => auto_engine::reasoning::check_reasoning(&source).is_ok(),
+            RunType::Computation => auto_engine::computation::check_computation(&source).is_ok(),
+        };
+        assert!(ok, "the document checks");
+    }
+    started.elapsed() / ROUNDS
+}
+
+fn main() {
+    let args = parse_args();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(load(args));
+}
+
+async fn load(args: Args) {
+    let local = match &args.url {
+        Some(_) => None,
+        None => Some(start_local(&args).await),
+    };
+    let base = match (&args.url, &local) {
+        (Some(url), _) => url.clone(),
+        (None, Some(local)) => local.handle.url(),
+        (None, None) => unreachable!("a server either way"),
+    };
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.concurrency)
+        .build()
+        .expect("an HTTP client");
+    let urls = prepare(&http, &base, &args).await;
+    let input = match args.run_type {
+        RunType::Reasoning => {
+            json!({"brief": "Launch the autumn range", "criteria": "Evidence for every claim"})
+        }
+        RunType::Computation => json!({"month": "2026-02"}),
+    };
+    let type_text = match args.run_type {
+        RunType::Reasoning => "reasoning",
+        RunType::Computation => "computation",
+    };
+    let store_text = if args.url.is_some() {
+        "the server at --url"
+    } else {
+        args.store.as_str()
+    };
+    println!(
+        "load: {} {type_text} runs on {store_text}, {} at once, over {} playbook(s), after {} warm-up runs",
+        args.runs, args.concurrency, args.playbooks, args.warmup
+    );
+    if args.warmup > 0 {
+        fire(&http, &urls, &input, args.warmup, args.concurrency).await;
+    }
+    if let Some(local) = &local {
+        local.store.take();
+    }
+    let (samples, elapsed) = fire(&http, &urls, &input, args.runs, args.concurrency).await;
+    let mut latencies: Vec<Duration> = samples.iter().map(|s| s.latency).collect();
+    latencies.sort();
+    println!(
+        "  runs/s {:.1}   latency ms: median {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
+        args.runs as f64 / elapsed.as_secs_f64(),
+        ms(percentile(&latencies, 50.0)),
+        ms(percentile(&latencies, 90.0)),
+        ms(percentile(&latencies, 99.0)),
+        ms(*latencies.last().expect("a run")),
+    );
+    let model_ms: Vec<u64> = samples.iter().filter_map(|s| s.model_ms).collect();
+    if !model_ms.is_empty() {
+        println!(
+            "  model call as recorded (the double answering, through the adapter): mean {:.2} ms",
+            model_ms.iter().sum::<u64>() as f64 / model_ms.len() as f64
+        );
+    }
+    let Some(local) = local else {
+        return;
+    };
+    println!(
+        "  re-checking the saved document, which each run does: {:.3} ms",
+        ms(recheck_cost(args.run_type, &args.model))
+    );
+    println!("  store operations per run, and their mean and max time (waits included):");
+    let runs = args.runs as f64;
+    let mut store_total = Duration::ZERO;
+    for (name, spent) in local.store.take() {
+        store_total += spent.total;
+        println!(
+            "    {name:<24} {:>5.2}/run  mean {:>8.3} ms  max {:>8.2} ms",
+            spent.calls as f64 / runs,
+            ms(spent.total) / spent.calls as f64,
+            ms(spent.max),
+        );
+    }
+    println!(
+        "    in all {:.2} ms of store time per run",
+        ms(store_total) / runs
+    );
+    local.handle.stop().await.expect("the server stops");
+}
