@@ -512,6 +512,13 @@ async fn go_on(
                     run, document, &settings, &prompt, &answer, &calls, &spending,
                 )
             }
+            _ if data["because"] == json!(FailureBecause::OutputInvalid.as_str())
+                && data["issues"].is_array() =>
+            {
+                let issues = serde_json::from_value(data["issues"].clone()).unwrap_or_default();
+                let detail = data["detail"].as_str().unwrap_or_default();
+                output_invalid(run, detail, issues, &spending)
+            }
             _ => {
                 let failure = failure_from_kept(data);
                 model_rejection(run, &failure, spending.record(true))
@@ -587,6 +594,14 @@ async fn go_on(
     });
     match result {
         Ok(answer) => {
+            if let Err((detail, issues)) = answer_output(document, &answer) {
+                let data = unusable_answer_data(number, &answer, &model.provider, &detail, &issues);
+                recorder
+                    .record_following("model_call_failed", data.clone(), Some(number))
+                    .await?;
+                spending.add(&data);
+                return Ok(output_invalid(run, &detail, issues, &spending));
+            }
             let data = answered_data(number, &answer);
             recorder
                 .record_following("model_call_answered", data.clone(), Some(number))
@@ -943,6 +958,58 @@ fn parse_json_answer(text: &str) -> Result<Value, String> {
     Ok(value)
 }
 
+/// "A JSON answer does not match the schema: unavailable, with the first issues: try again",
+/// keeping the spending of the calls that ended.
+fn output_invalid(
+    run: &Run,
+    detail: &str,
+    issues: Vec<ProblemIssue>,
+    spending: &Spending,
+) -> RunEnding {
+    let mut problem = Problem::new(
+        Reason::Unavailable,
+        title(run, "got an answer that does not match its schema"),
+        format!("{detail}: try again"),
+    )
+    .with_issues(issues);
+    problem.because = Some(FailureBecause::OutputInvalid.as_str().into());
+    let mut ending = rejection(problem, &run.run_id);
+    ending.record = spending.record(true);
+    ending
+}
+
+/// `model_call_failed` for an answer the run cannot use because it does not match its
+/// schema: the call's spending, the answer as kept, and the issues.
+fn unusable_answer_data(
+    number: u64,
+    answer: &ModelAnswer,
+    provider: &str,
+    detail: &str,
+    issues: &[ProblemIssue],
+) -> Value {
+    let answered = answered_data(number, answer);
+    let mut data = json!({
+        "number": number,
+        "because": FailureBecause::OutputInvalid.as_str(),
+        "provider": provider,
+        "detail": detail,
+        "duration_ms": answer.duration_ms,
+        "usage": answer.usage,
+        "finish_reason": answer.finish_reason.as_str(),
+        "raw_finish_reason": answer.raw_finish_reason,
+        "response_id": answer.response_id,
+        "resolved_model": answer.resolved_model,
+        "answered_model": answer.answered_model,
+        "issues": issues,
+        "response_sha256": answered["response_sha256"],
+        "response": answered["response"],
+    });
+    if let Some(cost) = answer.cost_usd {
+        data["cost_usd"] = json!(cost);
+    }
+    data
+}
+
 /// Steps 4 and 5: the answer checked, the output and the record.
 fn finish(
     run: &Run,
@@ -955,18 +1022,7 @@ fn finish(
 ) -> RunEnding {
     let output = match answer_output(document, answer) {
         Ok(output) => output,
-        Err((detail, issues)) => {
-            let mut problem = Problem::new(
-                Reason::Unavailable,
-                title(run, "got an answer that does not match its schema"),
-                format!("{detail}: try again"),
-            )
-            .with_issues(issues);
-            problem.because = Some(FailureBecause::OutputInvalid.as_str().into());
-            let mut ending = rejection(problem, &run.run_id);
-            ending.record = spending.record(true);
-            return ending;
-        }
+        Err((detail, issues)) => return output_invalid(run, &detail, issues, spending),
     };
     let output_bytes = serde_json::to_vec(&output).map_or(usize::MAX, |b| b.len());
     let requested = calls

@@ -327,6 +327,19 @@ async fn a_json_answer_is_checked_against_the_schema() {
             .contains(&"/day: Expected a string in the format date, such as 2026-04-01".to_owned()),
         "{messages:?}"
     );
+    // The call is recorded as failed: the answer could not be used.
+    let failed = server
+        .get(&format!(
+            "{pb}/events?run_id=bad-answer&type=model_call_failed"
+        ))
+        .await;
+    let failed = &failed.body["events"][0]["data"];
+    assert_eq!(failed["because"], "output_invalid", "{failed:#}");
+    assert_eq!(failed["usage"]["output_text"], 5);
+    assert!(
+        failed["issues"].as_array().is_some_and(|i| !i.is_empty()),
+        "{failed:#}"
+    );
     let got = server.get(&format!("{pb}/runs/bad-answer")).await;
     assert_eq!(got.body["status"], "rejected");
     let record = &got.body["record"];
