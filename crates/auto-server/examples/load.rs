@@ -386,6 +386,48 @@ impl Store for TimedStore {
         self.time("list_runs", self.inner.list_runs(playbook, filter))
             .await
     }
+    async fn commit_workflow_step(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        step: auto_store::WorkflowStep,
+    ) -> StoreResult<i64> {
+        self.time(
+            "commit_workflow_step",
+            self.inner.commit_workflow_step(playbook, run_id, step),
+        )
+        .await
+    }
+    async fn get_workflow_state(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> StoreResult<Option<(i64, serde_json::Value)>> {
+        self.time(
+            "get_workflow_state",
+            self.inner.get_workflow_state(playbook, run_id),
+        )
+        .await
+    }
+    async fn add_work(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        work: Vec<auto_store::NewWork>,
+    ) -> StoreResult<()> {
+        self.time("add_work", self.inner.add_work(playbook, run_id, work))
+            .await
+    }
+    async fn claim_work(&self, lease: Duration, limit: u32) -> StoreResult<Vec<auto_store::Work>> {
+        self.time("claim_work", self.inner.claim_work(lease, limit))
+            .await
+    }
+    async fn finish_work(&self, id: i64) -> StoreResult<()> {
+        self.time("finish_work", self.inner.finish_work(id)).await
+    }
+    async fn next_work_due(&self) -> StoreResult<Option<DateTime<Utc>>> {
+        self.time("next_work_due", self.inner.next_work_due()).await
+    }
 }
 
 /// What one run request took, and the model call's time the run recorded.
