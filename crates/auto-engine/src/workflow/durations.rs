@@ -28,13 +28,13 @@ const RETRY_KEYS: [&str; 6] = ["delay", "backoff", "jitter", "limit", "when", "e
 
 /// Why a duration string is refused.
 #[derive(Debug, PartialEq, Eq)]
-enum IsoError {
+pub(super) enum IsoError {
     Form,
     YearsOrMonths,
 }
 
 /// Milliseconds of an ISO 8601 duration in weeks, days, hours, minutes and seconds.
-fn parse_iso(text: &str) -> Result<u64, IsoError> {
+pub(super) fn parse_iso(text: &str) -> Result<u64, IsoError> {
     let rest = text.strip_prefix('P').ok_or(IsoError::Form)?;
     let (date, time) = match rest.split_once('T') {
         Some((date, time)) if !time.is_empty() => (date, Some(time)),

@@ -14,6 +14,7 @@
 //! `RenderLimits` does. Without one, as in tests, nothing is timed.
 
 mod durations;
+pub mod engine;
 mod expressions;
 pub mod model;
 mod overview;

@@ -1,0 +1,74 @@
+//! Derived ids: the same run, task and attempt always give the same id, so a repeated step
+//! finds its child and its timers.
+
+use sha2::{Digest, Sha256};
+
+/// The run id rule: 1 to 128 of `[A-Za-z0-9._:-]`.
+pub(super) const RUN_ID_BYTES_MAX: usize = 128;
+/// A parent id longer than this is hashed before the child's part is added.
+const PARENT_PART_MAX: usize = 96;
+
+fn digest(parts: &[&str]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part.as_bytes());
+        hasher.update([0u8]);
+    }
+    hasher.finalize().into()
+}
+
+fn is_run_id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-')
+}
+
+/// The run id of the child a call task starts: the parent's id (hashed when long), a dot, and
+/// 24 hex digits of the parent, the reference and the attempt.
+pub(super) fn child_run_id(run_id: &str, reference: &str, attempt: u32) -> String {
+    let parent = if run_id.len() <= PARENT_PART_MAX && run_id.chars().all(is_run_id_char) {
+        run_id.to_owned()
+    } else {
+        format!("h{}", &hex::encode(digest(&[run_id]))[..32])
+    };
+    let tail = hex::encode(digest(&[run_id, reference, &attempt.to_string()]));
+    let id = format!("{parent}.{}", &tail[..24]);
+    debug_assert!(id.len() <= RUN_ID_BYTES_MAX);
+    id
+}
+
+/// A call's id within its run: the reference and the attempt.
+pub(super) fn call_id(reference: &str, attempt: u32) -> String {
+    format!("call:{reference}#{attempt}")
+}
+
+/// A timer's id within its run: its purpose, the reference and the count.
+pub(super) fn timer_id(purpose: &str, reference: &str, count: u32) -> String {
+    format!("{purpose}:{reference}#{count}")
+}
+
+/// A fraction in [0, 1) from the run, the reference and the attempt: the jitter, since the
+/// engine has no random source.
+pub(super) fn fraction(run_id: &str, reference: &str, attempt: u32) -> f64 {
+    let bytes = digest(&["jitter", run_id, reference, &attempt.to_string()]);
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&bytes[..8]);
+    (u64::from_be_bytes(first) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_ids_keep_the_run_id_rule_and_are_stable() {
+        let short = child_run_id("run-1", "/do/0/a", 1);
+        assert_eq!(short, child_run_id("run-1", "/do/0/a", 1));
+        assert_ne!(short, child_run_id("run-1", "/do/0/a", 2));
+        assert!(short.starts_with("run-1."));
+        let long = child_run_id(&"x".repeat(128), &format!("/do/0/{}", "é".repeat(100)), 7);
+        assert!(long.len() <= RUN_ID_BYTES_MAX);
+        assert!(long.chars().all(is_run_id_char));
+        let f = fraction("r", "/do/0/a", 1);
+        assert!((0.0..1.0).contains(&f));
+        assert_eq!(f, fraction("r", "/do/0/a", 1));
+    }
+}

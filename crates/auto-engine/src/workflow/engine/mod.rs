@@ -1,0 +1,385 @@
+//! The functional core of a workflow's run (DESIGN §4, "A workflow's run: a deterministic
+//! state machine"): `(state, input, time) -> (state, commands, events, ending)`.
+//!
+//! It does no I/O, reads no clock and starts no task: [`start`] and [`apply`] take the time the
+//! shell recorded for the input, run every branch that can go on until each waits or ends, and
+//! hand back the new snapshot ([`RunState`], serde JSON the shell stores as it is), the work the
+//! shell enqueues ([`Command`]: child runs, timers, cancels), the step events of the run's
+//! history and, when the run ended, its [`Ending`]. The same inputs give the same step: every
+//! id is derived from the run id, the task's reference and a count of that task's attempts, and
+//! expressions see `now_ms`, never a clock.
+//!
+//! The snapshot is the task tree: each task list under way is a [`Frame`] (position, data,
+//! loop and catch names), each task under way a `TaskRun` holding what its kind waits for (a
+//! call, a timer, a retry's delay, the branches of a fork). An input marks the leaf it is for
+//! (a call's ending, a timer that fired) and the whole tree is driven again from its root;
+//! what does not wait goes on, what waits stays.
+//!
+//! Not in this slice: `listen` and `emit`. The shell refuses a workflow with either before it
+//! starts a run ([`Workflow::unsupported`] names the first such task); should one be reached,
+//! the run fails with a runtime error rather than guessing.
+//!
+//! Additions to the interface the shell was promised, each documented where it is declared:
+//! [`RunInfo::new`] and the fields `functions_ms`, `function_default_ms` and `run_duration_ms`
+//! (the call waits settled at the start, and the longest a run may last);
+//! [`Workflow::unsupported`]; `CallOutcome::Rejected` also takes a problem whose reason is
+//! `failed` (a runtime error of status 500) or `unreachable` (communication 503).
+
+mod errors;
+mod eval;
+mod ids;
+mod run;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashMap};
+
+use auto_doc::{Issue, YamlConfig, read_yaml};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::model::{SwitchCase, TaskKind, TaskList, WorkflowDocument};
+use super::{RUN_DURATION_MS_DEFAULT, WorkflowLimits, check_workflow};
+
+pub use errors::{
+    ERROR_TYPE_BASE, OUTPUT_BYTES_MAX, PROBLEM_TYPE_BASE, WorkflowError, call_error, rejection,
+};
+pub use run::{Frame, TASKS_WITHOUT_WAITING_MAX};
+
+/// "A task waits for the longest its definition's run may take, plus one minute."
+pub const CALL_WAIT_MARGIN_MS: u64 = 60_000;
+
+/// A checked workflow, ready to run: the typed document and the raw JSON of the source.
+#[derive(Clone, Debug)]
+pub struct Workflow {
+    document: WorkflowDocument,
+    raw: Value,
+    index: Index,
+}
+
+impl Workflow {
+    /// Reads and checks `source` (with the default limits) and indexes its tasks.
+    pub fn from_source(source: &str) -> Result<Workflow, Vec<Issue>> {
+        let document = check_workflow(source, &WorkflowLimits::default(), None)?;
+        let raw = read_yaml(source, &YamlConfig::workflow())
+            .document
+            .value()
+            .clone();
+        let mut index = Index::default();
+        index.add_list(&document.tasks, "");
+        Ok(Workflow {
+            document,
+            raw,
+            index,
+        })
+    }
+
+    pub fn document(&self) -> &WorkflowDocument {
+        &self.document
+    }
+
+    /// Addition: the reference of the first `listen` or `emit` task, which this engine does not
+    /// run yet; the shell refuses such a workflow before starting it.
+    pub fn unsupported(&self) -> Option<&str> {
+        let mut found: Vec<&TaskInfo> = self
+            .index
+            .tasks
+            .values()
+            .filter(|t| matches!(t.kind, Kind::Listen | Kind::Emit))
+            .collect();
+        found.sort_by_key(|t| t.order);
+        found.first().map(|t| t.pointer.as_str())
+    }
+
+    fn raw(&self, pointer: &str) -> Option<&Value> {
+        self.raw.pointer(pointer)
+    }
+
+    fn task(&self, pointer: &str) -> &TaskInfo {
+        &self.index.tasks[pointer]
+    }
+
+    fn list(&self, pointer: &str) -> &[String] {
+        self.index.lists.get(pointer).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Every task list and task of the document by pointer.
+#[derive(Clone, Debug, Default)]
+struct Index {
+    /// A list's pointer -> its tasks' pointers, in order.
+    lists: HashMap<String, Vec<String>>,
+    tasks: HashMap<String, TaskInfo>,
+}
+
+#[derive(Clone, Debug)]
+struct TaskInfo {
+    name: String,
+    pointer: String,
+    then: Option<String>,
+    kind: Kind,
+    /// Document order, for naming the first of several.
+    order: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    Call {
+        def_type: Option<String>,
+        def_name: Option<String>,
+    },
+    Set,
+    Do(String),
+    Switch(Vec<SwitchCase>),
+    For {
+        each: String,
+        at: String,
+        list: String,
+    },
+    Fork {
+        list: String,
+        compete: bool,
+    },
+    Try {
+        list: String,
+        recovery: Option<String>,
+    },
+    Raise,
+    Wait,
+    Listen,
+    Emit,
+}
+
+impl Index {
+    fn add_list(&mut self, list: &TaskList, _parent: &str) {
+        let pointers = list.tasks.iter().map(|t| t.pointer.clone()).collect();
+        self.lists.insert(list.pointer.clone(), pointers);
+        for task in &list.tasks {
+            let kind = match &task.kind {
+                TaskKind::Call { def_type, def_name } => Kind::Call {
+                    def_type: def_type.clone(),
+                    def_name: def_name.clone(),
+                },
+                TaskKind::Set => Kind::Set,
+                TaskKind::Do { tasks } => {
+                    self.add_list(tasks, &task.pointer);
+                    Kind::Do(tasks.pointer.clone())
+                }
+                TaskKind::Switch { cases } => Kind::Switch(cases.clone()),
+                TaskKind::For { each, at, tasks } => {
+                    self.add_list(tasks, &task.pointer);
+                    Kind::For {
+                        each: format!("${each}"),
+                        at: format!("${at}"),
+                        list: tasks.pointer.clone(),
+                    }
+                }
+                TaskKind::Fork { branches, compete } => {
+                    self.add_list(branches, &task.pointer);
+                    Kind::Fork {
+                        list: branches.pointer.clone(),
+                        compete: *compete,
+                    }
+                }
+                TaskKind::Try {
+                    tasks, recovery, ..
+                } => {
+                    self.add_list(tasks, &task.pointer);
+                    if let Some(recovery) = recovery {
+                        self.add_list(recovery, &task.pointer);
+                    }
+                    Kind::Try {
+                        list: tasks.pointer.clone(),
+                        recovery: recovery.as_ref().map(|r| r.pointer.clone()),
+                    }
+                }
+                TaskKind::Raise { .. } => Kind::Raise,
+                TaskKind::Wait => Kind::Wait,
+                TaskKind::Listen => Kind::Listen,
+                TaskKind::Emit { .. } => Kind::Emit,
+            };
+            let order = self.tasks.len();
+            self.tasks.insert(
+                task.pointer.clone(),
+                TaskInfo {
+                    name: task.name.clone(),
+                    pointer: task.pointer.clone(),
+                    then: task.then.clone(),
+                    kind,
+                    order,
+                },
+            );
+        }
+    }
+}
+
+/// Who the run is, for `$workflow` and for derived ids, and what its start settles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunInfo {
+    pub run_id: String,
+    /// `{type: "workflow", name, version}`.
+    pub definition: Value,
+    pub started_at_ms: i64,
+    /// Addition: the function's own maximum ("Calling a function", the table), in ms, of each
+    /// `type/name` the shell knows when the run starts. The engine adds the minute. Read at
+    /// [`start`] only: "The wait is settled when the workflow starts".
+    pub functions_ms: BTreeMap<String, u64>,
+    /// Addition: "the longest run of any function other than a workflow", for a task whose
+    /// type or name is an expression or names a definition missing from `functions_ms`.
+    pub function_default_ms: u64,
+    /// Addition: the longest a run may last (`WORKFLOW_MAX_DURATION`, 30 days by default); a
+    /// called workflow's maximum, and the bound of every wait.
+    pub run_duration_ms: u64,
+}
+
+impl RunInfo {
+    /// A run with the default limits: 30 days for a run, and as much for any function.
+    pub fn new(run_id: impl Into<String>, definition: Value, started_at_ms: i64) -> Self {
+        Self {
+            run_id: run_id.into(),
+            definition,
+            started_at_ms,
+            functions_ms: BTreeMap::new(),
+            function_default_ms: RUN_DURATION_MS_DEFAULT,
+            run_duration_ms: RUN_DURATION_MS_DEFAULT,
+        }
+    }
+}
+
+/// The snapshot the shell stores between steps (serde JSON, opaque to the shell).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    /// The top task list and everything under way beneath it.
+    root: Frame,
+    /// `$context`.
+    context: Value,
+    /// `$workflow.input`: the run's input before `input.from`.
+    workflow_input: Value,
+    /// The run's input after `input.from`: `$input` of the document's `output.as`.
+    run_input: Value,
+    /// How many times each purpose at each reference was counted (call, wait, retry, timeout):
+    /// the attempt part of every derived id.
+    counters: BTreeMap<String, u32>,
+    /// The waits settled at the start: `type/name` -> the function's own maximum.
+    functions_ms: BTreeMap<String, u64>,
+    function_default_ms: u64,
+    /// The latest a task may wait: the start plus the longest a run may last.
+    run_deadline_ms: i64,
+    /// The document's timeout: when it falls due, and its timer once set.
+    run_timeout_due_ms: Option<i64>,
+    run_timer: Option<String>,
+    ended: bool,
+}
+
+impl RunState {
+    /// Whether the run has ended; an ended run takes no more inputs.
+    pub fn is_ended(&self) -> bool {
+        self.ended
+    }
+}
+
+/// An input of a run after its start.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    Start {
+        input: Value,
+    },
+    CallEnded {
+        call_id: String,
+        outcome: CallOutcome,
+    },
+    TimerFired {
+        timer_id: String,
+    },
+    Cancel {
+        detail: String,
+    },
+}
+
+/// How a child run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallOutcome {
+    Succeeded {
+        output: Value,
+    },
+    /// The child's problem document: reason, kind, because, title, detail, issues, status. A
+    /// reason of `failed` raises a runtime error 500; `unreachable` a communication error 503.
+    Rejected {
+        problem: Value,
+    },
+}
+
+/// Work for the shell to enqueue with the step's commit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Start (or find, by its id) a child run and report its end as Input::CallEnded.
+    /// `wait_ms` is the task's wait; the engine also sets a timer for it.
+    StartCall {
+        call_id: String,
+        child_run_id: String,
+        def_type: String,
+        name: String,
+        input: Value,
+        wait_ms: u64,
+    },
+    /// Stop waiting for a child and cancel it with this kind (deadline, parent_ended).
+    CancelCall {
+        call_id: String,
+        child_run_id: String,
+        kind: String,
+    },
+    /// Deliver Input::TimerFired { timer_id } at due_ms (epoch ms) or later.
+    SetTimer {
+        timer_id: String,
+        due_ms: i64,
+    },
+    CancelTimer {
+        timer_id: String,
+    },
+}
+
+/// One step event for the run's history.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepEvent {
+    pub event_type: String,
+    /// At least `name` and `reference`; `output` or `error` where they apply.
+    pub data: Value,
+}
+
+/// How the run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ending {
+    Succeeded {
+        output: Value,
+    },
+    /// A problem document: type, title, status, reason, kind, because, detail, issues.
+    Rejected {
+        problem: Value,
+    },
+}
+
+/// What one input did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub state: RunState,
+    pub commands: Vec<Command>,
+    pub events: Vec<StepEvent>,
+    pub ending: Option<Ending>,
+}
+
+/// Starts a run with its input at `now_ms`.
+pub fn start(workflow: &Workflow, info: &RunInfo, input: Value, now_ms: i64) -> Step {
+    run::start(workflow, info, input, now_ms)
+}
+
+/// Applies one input to a run's snapshot. An input for a run that ended, for a call or a timer
+/// the run no longer waits for, changes nothing. `Input::Start` on a snapshot changes nothing.
+pub fn apply(
+    workflow: &Workflow,
+    info: &RunInfo,
+    state: RunState,
+    input: Input,
+    now_ms: i64,
+) -> Step {
+    run::apply(workflow, info, state, input, now_ms)
+}
