@@ -15,6 +15,7 @@ pub mod problem;
 pub mod reasoning_runs;
 pub mod runs;
 pub mod service;
+pub mod workflow_runs;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -80,14 +81,18 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         keys: Arc::new(options.keys),
         metrics: Arc::new(Metrics::new()),
     };
+    let scheduler = workflow_runs::spawn_scheduler(state.service.clone());
     let app = mcp::mount(http::router(state.clone()), &state, addr);
     let (shutdown, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        axum::serve(listener, app)
+        let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 let _ = stopped.await;
             })
-            .await
+            .await;
+        // A stopped server claims no more work; what it held is claimed again by the next.
+        scheduler.abort();
+        served
     });
     tracing::info!(%addr, "auto is listening");
     Ok(Handle {

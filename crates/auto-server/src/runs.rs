@@ -96,7 +96,7 @@ pub fn run_out(run: &Run, full: bool) -> RunOut {
     }
 }
 
-fn answer_of(run: &Run) -> RunAnswer {
+pub(crate) fn answer_of(run: &Run) -> RunAnswer {
     match run.status {
         RunStatus::Succeeded => RunAnswer::Ended(run_out(run, true)),
         RunStatus::Started => RunAnswer::Started(run_out(run, true)),
@@ -133,7 +133,7 @@ pub(crate) fn fact(
 }
 
 /// The fact that ends a run, with the data the workflow page gives it.
-fn ending_fact(run: &Run, run_seq: i64, ending: &RunEnding) -> NewEvent {
+pub(crate) fn ending_fact(run: &Run, run_seq: i64, ending: &RunEnding) -> NewEvent {
     let event_type = match ending.status {
         RunStatus::Succeeded => "run_succeeded",
         RunStatus::Failed => "run_failed",
@@ -222,7 +222,7 @@ impl Service {
         }
         if !matches!(
             def_type,
-            DefinitionType::Computation | DefinitionType::Reasoning
+            DefinitionType::Computation | DefinitionType::Reasoning | DefinitionType::Workflow
         ) {
             return Err(Problem::new(
                 Reason::Unavailable,
@@ -288,6 +288,11 @@ impl Service {
             .get_run(pb, run_id)
             .await
             .map_err(store_problem)?;
+        if def_type == DefinitionType::Workflow {
+            return self
+                .workflow_attempt(caller, pb, &key, run_id, input, existing)
+                .await;
+        }
         let run = match existing {
             None => self.start(caller, pb, &key, run_id, input).await?,
             Some(run) => {
@@ -531,6 +536,14 @@ impl Service {
             problem.run_id = Some(run_id.to_owned());
             return Err(problem);
         }
+        if crate::workflow_runs::is_workflow(&run.key.def_type) {
+            let words = body
+                .detail
+                .filter(|d| !d.trim().is_empty())
+                .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
+            self.cancel_workflow(pb, &run, &words).await?;
+            return self.get_run(caller, pb, run_id).await;
+        }
         if run.key.def_type != DefinitionType::Reasoning.as_str() {
             return Err(Problem::conflict(
                 "The run cannot be cancelled",
@@ -567,6 +580,53 @@ impl Service {
             reasoning_runs::request_cancel(self.store.as_ref(), pb, &run, &words).await?;
         }
         self.get_run(caller, pb, run_id).await
+    }
+
+    /// "A workflow runs once for each run id": a request with the id of a run gets the run as
+    /// it stands, and a run rejected as unavailable or failed is not run again.
+    async fn workflow_attempt(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        run_id: &str,
+        input: Value,
+        existing: Option<Run>,
+    ) -> Outcome {
+        if let Some(run) = existing {
+            if run.key != *key || run.input != input {
+                return Err(Problem::conflict(
+                    "The run id is taken",
+                    format!(
+                        "The run {run_id} was started for {}/{} with another input; use a new run id.",
+                        run.key.def_type, run.key.name
+                    ),
+                ));
+            }
+            let unavailable = run
+                .problem
+                .as_ref()
+                .is_some_and(|p| p["reason"] == "unavailable");
+            if run.status == RunStatus::Failed || (run.status == RunStatus::Rejected && unavailable)
+            {
+                return Err(Problem::conflict(
+                    "The run id is used",
+                    format!(
+                        "The workflow run {run_id} ended {} and a workflow runs once for each run id; start a new run under a new run id.",
+                        run.status.as_str()
+                    ),
+                ));
+            }
+            return Ok(crate::workflow_runs::answer_now(&run));
+        }
+        let definition = self
+            .store
+            .get_definition(pb, key)
+            .await
+            .map_err(store_problem)?
+            .ok_or_else(|| Problem::not_found("The definition is gone."))?;
+        self.start_workflow(caller, pb, key, run_id, input, &definition)
+            .await
     }
 
     /// Whether a started run's last event is old enough that no attempt can still be going on

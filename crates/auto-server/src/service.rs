@@ -30,6 +30,7 @@ pub struct Service {
     pub in_flight: crate::runs::InFlight,
     pub models: Arc<crate::reasoning_runs::Models>,
     pub cancels: crate::reasoning_runs::Cancels,
+    pub scheduler: crate::workflow_runs::Scheduler,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -92,6 +93,7 @@ impl Service {
             in_flight: crate::runs::InFlight::default(),
             models: Arc::new(crate::reasoning_runs::Models::none()),
             cancels: crate::reasoning_runs::Cancels::default(),
+            scheduler: crate::workflow_runs::Scheduler::default(),
         }
     }
 

@@ -1,0 +1,315 @@
+//! Workflow runs end to end through HTTP: the page's `for` example, a timer, a call of a
+//! computation function, a cancel, a run that outlasts its server, and the run id rules.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::TestServer;
+use serde_json::{Value, json};
+
+const HEADER: &str =
+    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
+
+const TOTAL: &str = r#"do:
+  - total:
+      for:
+        each: line
+        in: $data.lines
+      do:
+        - add:
+            set:
+              sum: ${ ($data.sum ?? 0) + $line.amount }
+"#;
+
+const WAIT_THEN_SET: &str = r#"do:
+  - pause:
+      wait: PT1S
+  - done:
+      set:
+        waited: true
+        seen: ${ $data.note }
+"#;
+
+const DAYS: &str = r#"---
+description: How many days a month has
+input:
+  schema:
+    type: object
+    required: [month]
+    properties:
+      month: { type: string, minLength: 7 }
+---
+```ts
+export default function (input: { month: string }) {
+  const [year, month] = input.month.split("-").map(Number);
+  return { days: new Date(Date.UTC(year, month, 0)).getUTCDate() };
+}
+```
+"#;
+
+const CALLS: &str = r#"do:
+  - count:
+      call: run_definition
+      with:
+        type: computation
+        name: days
+        input: { month: '${ $data.month }' }
+      output:
+        as: '${ ({ month: $input.month, days: $data.days }) }'
+"#;
+
+async fn save(server: &TestServer, pb: &str, def_type: &str, name: &str, source: &str) {
+    let reply = server
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": def_type, "name": name, "source": source, "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:#}", reply.body);
+}
+
+async fn run(server: &TestServer, pb: &str, name: &str, body: Value) -> common::Reply {
+    server
+        .post(&format!("{pb}/definitions/workflow/{name}/runs"), body)
+        .await
+}
+
+/// Reads the run until it has ended, within `within`.
+async fn ended(server: &TestServer, pb: &str, run_id: &str, within: Duration) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let reply = server.get(&format!("{pb}/runs/{run_id}")).await;
+        assert_eq!(reply.status, 200, "{:#}", reply.body);
+        if reply.body["status"] != "started" {
+            return reply.body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run {run_id} did not end: {:#}",
+            reply.body
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_pages_for_example_adds_up_the_lines() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    save(
+        &server,
+        &pb,
+        "workflow",
+        "total",
+        &format!("{HEADER}{TOTAL}"),
+    )
+    .await;
+    let input = json!({"lines": [{"amount": 120}, {"amount": 80}, {"amount": 45}]});
+    let reply = run(
+        &server,
+        &pb,
+        "total",
+        json!({"input": input, "run_id": "sum-1"}),
+    )
+    .await;
+    assert_eq!(
+        reply.status, 200,
+        "ended before its first wait: {:#}",
+        reply.body
+    );
+    assert_eq!(reply.body["status"], "succeeded");
+    assert_eq!(reply.body["output"], json!({"sum": 245}));
+    // The story of the run is in its events.
+    let events = server.get(&format!("{pb}/events?run_id=sum-1")).await;
+    let types: Vec<&str> = events.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types.first(), Some(&"run_started"));
+    assert_eq!(types.last(), Some(&"run_succeeded"));
+    assert!(types.contains(&"step_completed"), "{types:?}");
+    // The same id and input give the run as it stands; another input is refused.
+    let again = run(
+        &server,
+        &pb,
+        "total",
+        json!({"input": input, "run_id": "sum-1"}),
+    )
+    .await;
+    assert_eq!(again.body["output"], json!({"sum": 245}));
+    let other = run(
+        &server,
+        &pb,
+        "total",
+        json!({"input": {"lines": []}, "run_id": "sum-1"}),
+    )
+    .await;
+    other.assert_problem(409, "conflict");
+}
+
+#[tokio::test]
+async fn a_wait_is_a_timer_and_the_run_goes_on_after_it() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    save(
+        &server,
+        &pb,
+        "workflow",
+        "pause",
+        &format!("{HEADER}{WAIT_THEN_SET}"),
+    )
+    .await;
+    let started = Instant::now();
+    let reply = run(
+        &server,
+        &pb,
+        "pause",
+        json!({"input": {"note": "hi"}, "run_id": "w-1"}),
+    )
+    .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    assert_eq!(reply.body["status"], "started");
+    let run = ended(&server, &pb, "w-1", Duration::from_secs(10)).await;
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(run["output"], json!({"waited": true, "seen": "hi"}));
+}
+
+#[tokio::test]
+async fn a_call_runs_the_function_and_hands_on_its_output() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    save(&server, &pb, "computation", "days", DAYS).await;
+    save(
+        &server,
+        &pb,
+        "workflow",
+        "count",
+        &format!("{HEADER}{CALLS}"),
+    )
+    .await;
+    let reply = run(
+        &server,
+        &pb,
+        "count",
+        json!({"input": {"month": "2024-02"}, "run_id": "c-1"}),
+    )
+    .await;
+    assert!(
+        reply.status == 200 || reply.status == 202,
+        "{:#}",
+        reply.body
+    );
+    let run = ended(&server, &pb, "c-1", Duration::from_secs(10)).await;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(run["output"], json!({"month": "2024-02", "days": 29}));
+    // The child run is there under its derived id, and ran once.
+    let runs = server.get(&format!("{pb}/runs?type=computation")).await;
+    assert_eq!(
+        runs.body["runs"].as_array().unwrap().len(),
+        1,
+        "{:#}",
+        runs.body
+    );
+
+    // A child that refuses its input raises the error the page gives, which ends the run.
+    let reply = run_ending(&server, &pb, "count", json!({"month": "2024"}), "c-2").await;
+    assert_eq!(reply["status"], "rejected", "{reply:#}");
+    let problem = &reply["problem"];
+    assert_eq!(problem["reason"], "invalid_input", "{problem:#}");
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("The computation function days refused its input, at the step count"),
+        "{detail}"
+    );
+}
+
+async fn run_ending(
+    server: &TestServer,
+    pb: &str,
+    name: &str,
+    input: Value,
+    run_id: &str,
+) -> Value {
+    let reply = run(server, pb, name, json!({"input": input, "run_id": run_id})).await;
+    assert!(reply.status != 500, "{:#}", reply.body);
+    ended(server, pb, run_id, Duration::from_secs(10)).await
+}
+
+#[tokio::test]
+async fn cancel_run_ends_a_waiting_workflow() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let long = format!("{HEADER}do:\n  - pause:\n      wait: PT1H\n");
+    save(&server, &pb, "workflow", "long", &long).await;
+    let reply = run(&server, &pb, "long", json!({"run_id": "l-1"})).await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let cancel = server
+        .post(
+            &format!("{pb}/runs/l-1/cancel"),
+            json!({"detail": "No longer needed."}),
+        )
+        .await;
+    assert_eq!(cancel.status, 200, "{:#}", cancel.body);
+    let run = ended(&server, &pb, "l-1", Duration::from_secs(10)).await;
+    assert_eq!(run["status"], "rejected");
+    assert_eq!(run["problem"]["reason"], "cancelled", "{run:#}");
+    assert_eq!(run["problem"]["kind"], "requested");
+    assert!(
+        run["problem"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("No longer needed."),
+        "{run:#}"
+    );
+    let again = server
+        .post(&format!("{pb}/runs/l-1/cancel"), json!({}))
+        .await;
+    again.assert_problem(409, "conflict");
+}
+
+/// A run waiting on a timer outlasts its server: the next server on the same store fires the
+/// timer and ends the run.
+#[tokio::test]
+async fn a_waiting_run_outlasts_its_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::test_store(dir.path()).await;
+    let first = TestServer::start_on(
+        store.clone(),
+        Vec::new(),
+        auto_server::reasoning_runs::Models::none(),
+        tempfile::tempdir().unwrap(),
+    )
+    .await;
+    let pb = first.playbook().await;
+    save(
+        &first,
+        &pb,
+        "workflow",
+        "pause",
+        &format!("{HEADER}{WAIT_THEN_SET}"),
+    )
+    .await;
+    let reply = run(
+        &first,
+        &pb,
+        "pause",
+        json!({"input": {"note": "kept"}, "run_id": "o-1"}),
+    )
+    .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    first.handle.unwrap().stop().await.unwrap();
+    let second = TestServer::start_on(
+        store,
+        Vec::new(),
+        auto_server::reasoning_runs::Models::none(),
+        dir,
+    )
+    .await;
+    let run = ended(&second, &pb, "o-1", Duration::from_secs(10)).await;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(run["output"], json!({"waited": true, "seen": "kept"}));
+}
