@@ -67,6 +67,10 @@ pub struct RunArgs {
     /// Also print the run's id and record, on stderr, so stdout stays the output.
     #[arg(long)]
     record: bool,
+    /// When the run goes on past the request (a workflow that waits), follow it to its end
+    /// and print what a run that ended prints.
+    #[arg(long)]
+    wait: bool,
     #[command(flatten)]
     at: PlaybookArgs,
     #[command(flatten)]
@@ -135,6 +139,9 @@ fn read_input(input: &str) -> Result<Value> {
     }
 }
 
+/// How often `auto run --wait` reads a run that goes on.
+const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
 pub async fn run(args: RunArgs) -> Result<ExitCode> {
     let mut body = json!({});
     if let Some(input) = &args.input {
@@ -154,7 +161,26 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
     if !answer.ok() {
         return client.refused(&answer.body);
     }
-    let run = answer.body;
+    let mut run = answer.body;
+    if args.wait {
+        let run_path = format!(
+            "{}/runs/{}",
+            pb_path(&args.at),
+            run["run_id"].as_str().unwrap_or("")
+        );
+        while run["status"] == "started" {
+            tokio::time::sleep(WAIT_POLL).await;
+            let answer = client.send(Method::GET, &run_path, None).await?;
+            if !answer.ok() {
+                return client.refused(&answer.body);
+            }
+            run = answer.body;
+        }
+        if run["status"] != "succeeded" && !client.remote.json {
+            // A run that ended otherwise shows its problem, as a rejection of the request does.
+            return client.refused(&run["problem"]);
+        }
+    }
     if client.remote.json {
         println!("{}", serde_json::to_string_pretty(&run)?);
         return Ok(exit_of(&run));

@@ -1,5 +1,6 @@
-//! `auto run reasoning/NAME` against a server whose provider is a double: the model's answer
-//! printed, `--record` with the run's record, `auto runs get`, and a run the provider refuses.
+//! `auto run` for the types that call out or wait: a reasoning function against a provider
+//! double (the answer printed, `--record`, `auto runs get`, a run the provider refuses), and a
+//! workflow that waits, followed to its end with `--wait`.
 
 mod common;
 
@@ -91,4 +92,57 @@ async fn a_reasoning_function_runs_from_the_shell() {
         "{printed}"
     );
     assert!(printed.contains("anthropic answered HTTP 401"), "{printed}");
+}
+
+const PAUSE: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: pause\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT1S\n  - done:\n      set:\n        seen: ${ $data.note }\n";
+
+#[test]
+fn a_workflow_is_followed_to_its_end_with_wait() {
+    let server = common::serve();
+    let dir = tempfile::tempdir().expect("a directory");
+    let file = dir.path().join("pause.yaml");
+    std::fs::write(&file, PAUSE).expect("written");
+    json_of(&auto(&server, &["org", "create", "acme", "--json"]));
+    json_of(&auto(&server, &["playbook", "create", "main", "--json"]));
+    let created = auto(
+        &server,
+        &[
+            "def",
+            "create",
+            "workflow",
+            "pause",
+            "--file",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&created), 0, "{}", stderr(&created));
+    // Without --wait: the run id, and how to follow it.
+    let started = auto(
+        &server,
+        &[
+            "run",
+            "workflow/pause",
+            "--input",
+            r#"{"note": "a"}"#,
+            "--run-id",
+            "p-1",
+        ],
+    );
+    assert_eq!(code(&started), 0, "{}", stderr(&started));
+    assert_eq!(stdout(&started), "p-1\n");
+    // With --wait: the output once it ended.
+    let followed = auto(
+        &server,
+        &[
+            "run",
+            "workflow/pause",
+            "--input",
+            r#"{"note": "b"}"#,
+            "--run-id",
+            "p-2",
+            "--wait",
+        ],
+    );
+    assert_eq!(code(&followed), 0, "{}", stderr(&followed));
+    assert_eq!(stdout(&followed), "{\n  \"seen\": \"b\"\n}\n");
 }
