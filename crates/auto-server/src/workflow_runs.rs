@@ -30,8 +30,10 @@ use crate::problem::{Problem, Reason};
 use crate::runs::{OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, run_out, taken};
 use crate::service::{Service, store_problem};
 
-/// How long a server holds the work it claimed; past it, another server may take it.
-pub const WORK_LEASE: Duration = Duration::from_secs(300);
+/// How long a server holds the work it claimed; past it, another server may take it. A call
+/// whose child runs longer may be claimed again meanwhile: the child's derived run id makes the
+/// second claim find the same run rather than start another, and its ending is added once.
+pub const WORK_LEASE: Duration = Duration::from_secs(30);
 /// How many items one claim takes.
 pub const WORK_BATCH: u32 = 32;
 /// The longest the scheduler sleeps without looking for due work.

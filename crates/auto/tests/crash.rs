@@ -210,3 +210,102 @@ async fn a_run_cut_off_by_sigkill_finishes_after_a_restart() {
     );
     assert!(!log.contains("crash-test-secret"), "{log}");
 }
+
+const DAYS: &str = r#"---
+description: How many days a month has
+---
+```ts
+export default function (input: { month: string }) {
+  const [year, month] = input.month.split("-").map(Number);
+  return { days: new Date(Date.UTC(year, month, 0)).getUTCDate() };
+}
+```
+"#;
+
+const LATER: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: later\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT3S\n  - count:\n      call: run_definition\n      with:\n        type: computation\n        name: days\n        input: { month: '${ $data.month }' }\n";
+
+/// Workflows waiting on timers when the server is killed with SIGKILL: the next server fires
+/// every timer, makes every call once, and every run ends as it would have.
+#[tokio::test(flavor = "multi_thread")]
+async fn waiting_workflows_outlast_a_sigkill() {
+    const RUNS: usize = 40;
+    let dir = tempfile::tempdir().expect("a directory");
+    std::fs::write(
+        dir.path().join("auto.toml"),
+        "database = \"sqlite://auto.db\"\n",
+    )
+    .expect("the configuration");
+    let http = reqwest::Client::new();
+    let port = free_port();
+    let mut first = serve(dir.path(), port);
+    let base = format!("http://127.0.0.1:{port}");
+    wait_healthy(&http, &base).await;
+    post(&http, format!("{base}/v1/orgs"), json!({"id": "acme"})).await;
+    post(
+        &http,
+        format!("{base}/v1/orgs/acme/playbooks"),
+        json!({"id": "main"}),
+    )
+    .await;
+    let pb = format!("{base}/v1/orgs/acme/playbooks/main");
+    for (def_type, name, source) in [("computation", "days", DAYS), ("workflow", "later", LATER)] {
+        let (status, body) = post(
+            &http,
+            format!("{pb}/definitions"),
+            json!({"type": def_type, "name": name, "source": source, "diagram": "none"}),
+        )
+        .await;
+        assert_eq!(status, 201, "{body:#}");
+    }
+    for i in 0..RUNS {
+        let (status, body) = post(
+            &http,
+            format!("{pb}/definitions/workflow/later/runs"),
+            json!({"input": {"month": format!("2024-{:02}", i % 12 + 1)}, "run_id": format!("later-{i}")}),
+        )
+        .await;
+        assert_eq!(status, 202, "{body:#}");
+    }
+    first.kill().expect("SIGKILL");
+    first.wait().expect("the killed server's status");
+
+    let port = free_port();
+    let mut second = serve(dir.path(), port);
+    let base = format!("http://127.0.0.1:{port}");
+    wait_healthy(&http, &base).await;
+    let pb = format!("{base}/v1/orgs/acme/playbooks/main");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for i in 0..RUNS {
+        let run = loop {
+            let run: Value = http
+                .get(format!("{pb}/runs/later-{i}"))
+                .send()
+                .await
+                .expect("a reply")
+                .json()
+                .await
+                .expect("JSON");
+            if run["status"] != "started" {
+                break run;
+            }
+            assert!(Instant::now() < deadline, "later-{i} never ended: {run:#}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(run["status"], "succeeded", "{run:#}");
+        let month = i % 12 + 1;
+        let days = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+        assert_eq!(run["output"], json!({"days": days}), "later-{i}");
+    }
+    // One child run per workflow run: no call was made twice.
+    let children: Value = http
+        .get(format!("{pb}/runs?type=computation&limit=1000"))
+        .send()
+        .await
+        .expect("a reply")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(children["runs"].as_array().map(Vec::len), Some(RUNS));
+    second.kill().expect("stop");
+    let _ = second.wait();
+}
