@@ -276,6 +276,23 @@ impl RunState {
     pub fn is_ended(&self) -> bool {
         self.ended
     }
+
+    /// The snapshot as JSON text, for the shell to store.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// A stored snapshot. Use this rather than `serde_json::from_str`: a snapshot nests deeper
+    /// than serde_json's default limit of 128 (64 task lists, each a few levels, around values
+    /// of up to 512 levels), so the limit is lifted here; what it holds was bounded when it
+    /// was made.
+    pub fn from_json(text: &str) -> Result<RunState, serde_json::Error> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        deserializer.disable_recursion_limit();
+        let state = RunState::deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        Ok(state)
+    }
 }
 
 /// An input of a run after its start.

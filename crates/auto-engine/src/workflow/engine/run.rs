@@ -349,6 +349,13 @@ impl<'a> Engine<'a> {
                 let timer = timer.clone();
                 self.cancel_timer(&timer);
             }
+            if matches!(end, TaskEnd::End(_) | TaskEnd::Abort(_)) {
+                // The run ends from inside this task: what its other branches wait for is
+                // cancelled here, since the task leaves the tree.
+                let mut commands = Vec::new();
+                cancel_body(&run.body, "parent_ended", &mut commands);
+                self.commands.extend(commands);
+            }
             if let Some(flow) = self.after_task(frame, info, end, Some(&run)) {
                 return flow;
             }
@@ -1110,9 +1117,14 @@ impl<'a> Engine<'a> {
             .get("as")
             .and_then(Value::as_str)
             .map_or_else(|| "$error".to_owned(), |n| format!("${n}"));
+        // The catch's conditions read the error under its name; a retry policy, which may sit
+        // in use.retries, reads it as $error.
         let mut inner = locals.to_vec();
-        inner.retain(|(n, _)| *n != name);
-        inner.push((name, error.to_value()));
+        inner.retain(|(n, _)| *n != name && n != "$error");
+        inner.push(("$error".to_owned(), error.to_value()));
+        if name != "$error" {
+            inner.push((name, error.to_value()));
+        }
         let vars = Vars {
             data: Some(input),
             input: Some(input),

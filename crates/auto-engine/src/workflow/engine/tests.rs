@@ -74,8 +74,7 @@ fn calls(step: &Step) -> Vec<(String, String, Value, u64)> {
 }
 
 fn roundtrip(state: RunState) -> RunState {
-    let text = serde_json::to_string(&state).unwrap();
-    serde_json::from_str(&text).unwrap()
+    RunState::from_json(&state.to_json()).unwrap()
 }
 
 // ---- 1. set, do, switch, if, then, data, variables, for ----
@@ -1047,4 +1046,53 @@ fn listen_and_emit_are_named_as_unsupported() {
     );
     assert_eq!(wf.unsupported(), Some("/do/1/hear"));
     assert_eq!(workflow("do:\n  - a:\n      set: {}\n").unsupported(), None);
+}
+
+#[test]
+fn then_end_in_a_branch_ends_the_run_and_cancels_the_other_branches() {
+    let body = "do:
+  - race:
+      fork:
+        branches:
+          - slow:
+              wait: PT1H
+          - quick:
+              set: { quick: true }
+              then: end
+  - never:
+      set: { never: true }
+";
+    let step = run(body, json!({}));
+    assert_eq!(output(&step), json!({"quick": true}));
+    assert!(
+        step.commands.contains(&Command::CancelTimer {
+            timer_id: "wait:/do/0/race/fork/branches/0/slow#1".into()
+        }),
+        "{:?}",
+        step.commands
+    );
+}
+
+#[test]
+fn a_deep_snapshot_goes_through_json() {
+    let depth = 60;
+    let mut body = String::from("do:\n");
+    let mut indent = 2;
+    for level in 0..depth {
+        let pad = " ".repeat(indent);
+        body.push_str(&format!("{pad}- d{level}:\n{pad}    do:\n"));
+        indent += 6;
+    }
+    let pad = " ".repeat(indent);
+    body.push_str(&format!("{pad}- pause:\n{pad}    wait: PT1S\n"));
+    let wf = workflow(&body);
+    let mut deep = json!(1);
+    for _ in 0..500 {
+        deep = json!([deep]);
+    }
+    let step = start(&wf, &info(), json!({"deep": deep}), 0);
+    let (timer_id, _) = timers(&step)[0].clone();
+    let state = roundtrip(step.state);
+    let done = apply(&wf, &info(), state, Input::TimerFired { timer_id }, 1_000);
+    assert_eq!(output(&done)["deep"], deep);
 }
