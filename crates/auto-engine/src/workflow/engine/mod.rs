@@ -44,7 +44,9 @@ use super::{RUN_DURATION_MS_DEFAULT, WorkflowLimits, check_workflow};
 pub use errors::{
     ERROR_TYPE_BASE, OUTPUT_BYTES_MAX, PROBLEM_TYPE_BASE, WorkflowError, call_error, rejection,
 };
-pub use run::{Frame, TASKS_WITHOUT_WAITING_MAX};
+pub use run::{
+    CALL_INPUT_BYTES_MAX, DATA_HELD_BYTES_MAX, Frame, TASK_HELD_BYTES, TASKS_WITHOUT_WAITING_MAX,
+};
 
 /// "A task waits for the longest its definition's run may take, plus one minute."
 pub const CALL_WAIT_MARGIN_MS: u64 = 60_000;
@@ -55,6 +57,7 @@ pub struct Workflow {
     document: WorkflowDocument,
     raw: Value,
     index: Index,
+    source_bytes: usize,
 }
 
 impl Workflow {
@@ -71,6 +74,7 @@ impl Workflow {
             document,
             raw,
             index,
+            source_bytes: source.len(),
         })
     }
 

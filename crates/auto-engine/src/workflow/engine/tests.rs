@@ -1096,3 +1096,25 @@ fn a_deep_snapshot_goes_through_json() {
     let done = apply(&wf, &info(), state, Input::TimerFired { timer_id }, 1_000);
     assert_eq!(output(&done)["deep"], deep);
 }
+
+#[test]
+fn a_run_holding_more_than_4_mib_across_a_wait_ends() {
+    let body = "do:\n  - grow:\n      set: '${ ({ text: \"x\".repeat($data.n) }) }'\n  - pause:\n      wait: PT1S\n";
+    let step = run(body, json!({"n": 3_500_000}));
+    assert!(step.ending.is_none());
+    let p = problem(&run(body, json!({"n": 4_200_000})));
+    assert_eq!(p["reason"], "unavailable");
+    assert!(
+        p["detail"].as_str().unwrap().contains("at most 4 MiB"),
+        "{p}"
+    );
+}
+
+#[test]
+fn output_as_of_a_task_reads_its_input_after_input_from() {
+    let body = "do:\n  - a:\n      input:\n        from: '${ ({ shaped: true }) }'\n      set: { x: 1 }\n      output:\n        as: '${ ({ ...$input, ...$data }) }'\n";
+    assert_eq!(
+        output(&run(body, json!({"raw": true}))),
+        json!({"shaped": true, "x": 1})
+    );
+}
