@@ -63,7 +63,13 @@ pub struct Workflow {
 impl Workflow {
     /// Reads and checks `source` (with the default limits) and indexes its tasks.
     pub fn from_source(source: &str) -> Result<Workflow, Vec<Issue>> {
-        let document = check_workflow(source, &WorkflowLimits::default(), None)?;
+        Self::from_source_with(source, &WorkflowLimits::default())
+    }
+
+    /// Addition: as [`Workflow::from_source`], with the deployment's limits (a
+    /// `WORKFLOW_MAX_DURATION` longer than 30 days lets durations that long through).
+    pub fn from_source_with(source: &str, limits: &WorkflowLimits) -> Result<Workflow, Vec<Issue>> {
+        let document = check_workflow(source, limits, None)?;
         let raw = read_yaml(source, &YamlConfig::workflow())
             .document
             .value()

@@ -556,8 +556,15 @@ impl<'a> Engine<'a> {
                 return Ok(Started::Now(TaskEnd::Raised(error), input));
             }
             Kind::Listen | Kind::Emit => {
-                return Err(WorkflowError::runtime(
-                    "This runtime does not run listen or emit tasks yet.",
+                // Not in this slice: the shell refuses such a workflow before it starts
+                // (`Workflow::unsupported`). Should one be reached all the same, the run stops
+                // at once rather than letting a catch take it for the task's own failure.
+                let error = WorkflowError::runtime(
+                    "The workflow reached a listen or emit task, which this engine does not run.",
+                );
+                return Ok(Started::Now(
+                    TaskEnd::Abort(error.at(&info.pointer, &info.name)),
+                    input,
                 ));
             }
             Kind::Do(list) => Body::Do {

@@ -1118,3 +1118,77 @@ fn output_as_of_a_task_reads_its_input_after_input_from() {
         json!({"shaped": true, "x": 1})
     );
 }
+
+#[test]
+fn an_attempt_past_its_duration_raises_timeout_inside_the_try() {
+    let body = "do:
+  - t:
+      try:
+        - slow:
+            call: run_definition
+            with: { type: computation, name: month-window }
+      catch:
+        errors:
+          with: { type: timeout, status: 408 }
+        retry:
+          limit:
+            attempt: { count: 1, duration: PT3S }
+        do:
+          - gave-up:
+              set: '${ ({ gaveUp: $error.status }) }'
+";
+    let wf = workflow(body);
+    let step = start(&wf, &info(), json!({}), 0);
+    let attempt = timers(&step)
+        .into_iter()
+        .find(|(id, _)| id.starts_with("attempt:"))
+        .unwrap();
+    assert_eq!(attempt.1, 3_000);
+    let first = calls(&step)[0].0.clone();
+    let step = apply(
+        &wf,
+        &info(),
+        step.state,
+        Input::TimerFired {
+            timer_id: attempt.0,
+        },
+        3_000,
+    );
+    assert!(step.commands.iter().any(|c| matches!(c, Command::CancelCall { call_id, kind, .. } if *call_id == first && kind == "deadline")));
+    let second = calls(&step);
+    assert_eq!(second.len(), 1);
+    let attempt = timers(&step)
+        .into_iter()
+        .find(|(id, _)| id.starts_with("attempt:"))
+        .unwrap();
+    assert_eq!(attempt, ("attempt:/do/0/t#2".to_owned(), 6_000));
+    let step = apply(
+        &wf,
+        &info(),
+        step.state,
+        Input::TimerFired {
+            timer_id: attempt.0,
+        },
+        6_000,
+    );
+    assert_eq!(output(&step), json!({"gaveUp": 408}));
+}
+
+#[test]
+fn a_listen_task_reached_anyway_stops_the_run_uncaught() {
+    let body = "do:
+  - t:
+      try:
+        - hear:
+            listen:
+              to:
+                one:
+                  with: { type: com.example.x }
+      catch:
+        do:
+          - swallowed:
+              set: { caught: true }
+";
+    let p = problem(&run(body, json!({})));
+    assert_eq!(p["reason"], "unavailable");
+}
