@@ -1192,3 +1192,60 @@ fn a_listen_task_reached_anyway_stops_the_run_uncaught() {
     let p = problem(&run(body, json!({})));
     assert_eq!(p["reason"], "unavailable");
 }
+
+#[test]
+fn a_called_workflows_rejection_reads_before_its_own_words() {
+    // The child workflow `monthly` stops at work-out-month with the function's refusal.
+    let child = workflow(
+        "do:\n  - work-out-month:\n      call: run_definition\n      with: { type: computation, name: month-window }\n",
+    );
+    let child_info = RunInfo::new(
+        "child",
+        json!({"type": "workflow", "name": "monthly", "version": 1}),
+        0,
+    );
+    let step = start(&child, &child_info, json!({}), 0);
+    let refusal = json!({
+        "reason": "invalid_input",
+        "title": "The computation function month-window refused its input",
+        "detail": "month, The month to report on: expected at least 6 characters",
+        "status": 422,
+    });
+    let call_id = calls(&step)[0].0.clone();
+    let step = apply(
+        &child,
+        &child_info,
+        step.state,
+        Input::CallEnded {
+            call_id,
+            outcome: CallOutcome::Rejected { problem: refusal },
+        },
+        1,
+    );
+    let child_problem = problem(&step);
+    assert_eq!(child_problem["title"], "The workflow monthly stopped");
+    // The parent calls it at the step report.
+    let parent = workflow(
+        "do:\n  - report:\n      call: run_definition\n      with: { type: workflow, name: monthly }\n",
+    );
+    let step = start(&parent, &info(), json!({}), 0);
+    let call_id = calls(&step)[0].0.clone();
+    let step = apply(
+        &parent,
+        &info(),
+        step.state,
+        Input::CallEnded {
+            call_id,
+            outcome: CallOutcome::Rejected {
+                problem: child_problem,
+            },
+        },
+        2,
+    );
+    let p = problem(&step);
+    assert_eq!(p["reason"], "invalid_input");
+    assert_eq!(
+        p["detail"],
+        "The workflow monthly stopped, at the step report: The computation function month-window refused its input, at the step work-out-month: month, The month to report on: expected at least 6 characters"
+    );
+}
