@@ -45,7 +45,8 @@ pub use errors::{
     ERROR_TYPE_BASE, OUTPUT_BYTES_MAX, PROBLEM_TYPE_BASE, WorkflowError, call_error, rejection,
 };
 pub use run::{
-    CALL_INPUT_BYTES_MAX, DATA_HELD_BYTES_MAX, Frame, TASK_HELD_BYTES, TASKS_WITHOUT_WAITING_MAX,
+    CALL_INPUT_BYTES_MAX, DATA_HELD_BYTES_MAX, Frame, INPUTS_MAX, TASK_HELD_BYTES,
+    TASKS_WITHOUT_WAITING_MAX,
 };
 
 /// "A task waits for the longest its definition's run may take, plus one minute."
@@ -278,6 +279,9 @@ pub struct RunState {
     /// The document's timeout: when it falls due, and its timer once set.
     run_timeout_due_ms: Option<i64>,
     run_timer: Option<String>,
+    /// Inputs taken: the start, and each call's ending and timer the run waited for.
+    #[serde(default)]
+    inputs: u32,
     ended: bool,
 }
 

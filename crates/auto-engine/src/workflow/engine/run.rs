@@ -27,6 +27,10 @@ pub const CALL_INPUT_BYTES_MAX: usize = 256 * 1024;
 pub const DATA_HELD_BYTES_MAX: usize = 4 * 1024 * 1024;
 /// What each task under way counts towards [`DATA_HELD_BYTES_MAX`].
 pub const TASK_HELD_BYTES: usize = 4 * 1024;
+/// "Inputs a run takes: 100,000: its start, each answer of a function, each timer and each
+/// event" (workflow page, "Limits"): one more ends the run at once, rejected as unavailable
+/// with a runtime error of status 500.
+pub const INPUTS_MAX: u32 = 100_000;
 /// The id of the document's timeout timer.
 const RUN_TIMER: &str = "timeout:/";
 
@@ -1425,6 +1429,7 @@ pub(super) fn start(wf: &Workflow, info: &RunInfo, input: Value, now_ms: i64) ->
             .saturating_add(i64::try_from(info.run_duration_ms).unwrap_or(i64::MAX)),
         run_timeout_due_ms: None,
         run_timer: None,
+        inputs: 1,
         ended: false,
     };
     let mut engine = Engine::new(wf, info, &state, now_ms);
@@ -1514,17 +1519,29 @@ pub(super) fn apply(
             if !mark_timer(&mut state.root, &timer_id) {
                 return unchanged(state);
             }
-            let engine = Engine::new(wf, info, &state, now_ms);
-            go_on(engine, state, None)
+            taken(wf, info, state, now_ms)
         }
         Input::CallEnded { call_id, outcome } => {
             if !mark_call(&mut state.root, &call_id, &outcome) {
                 return unchanged(state);
             }
-            let engine = Engine::new(wf, info, &state, now_ms);
-            go_on(engine, state, None)
+            taken(wf, info, state, now_ms)
         }
     }
+}
+
+/// Counts an input the run waited for, then goes on, or ends the run past [`INPUTS_MAX`].
+fn taken(wf: &Workflow, info: &RunInfo, mut state: RunState, now_ms: i64) -> Step {
+    state.inputs = state.inputs.saturating_add(1);
+    let engine = Engine::new(wf, info, &state, now_ms);
+    if state.inputs > INPUTS_MAX {
+        let error = WorkflowError::runtime("The run took 100,000 inputs, the most a run may take.");
+        let ending = Ending::Rejected {
+            problem: rejection(&error, &workflow_name(wf, info)),
+        };
+        return end_run(engine, state, ending, "parent_ended");
+    }
+    go_on(engine, state, None)
 }
 
 /// Drives the tree from its root until every branch waits or the run ends.

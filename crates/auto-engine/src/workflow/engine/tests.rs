@@ -1249,3 +1249,34 @@ fn a_called_workflows_rejection_reads_before_its_own_words() {
         "The workflow monthly stopped, at the step report: The computation function month-window refused its input, at the step work-out-month: month, The month to report on: expected at least 6 characters"
     );
 }
+
+#[test]
+fn the_input_past_100000_ends_the_run() {
+    let wf = workflow("do:\n  - pause:\n      wait: PT1S\n  - again:\n      wait: PT1S\n");
+    let step = start(&wf, &info(), json!({}), 0);
+    let timer = timers(&step)[0].0.clone();
+    let mut state = step.state;
+    state.inputs = INPUTS_MAX - 1;
+    let step = apply(
+        &wf,
+        &info(),
+        state,
+        Input::TimerFired { timer_id: timer },
+        1_000,
+    );
+    assert!(step.ending.is_none());
+    let timer = timers(&step)[0].0.clone();
+    let step = apply(
+        &wf,
+        &info(),
+        step.state,
+        Input::TimerFired { timer_id: timer },
+        2_000,
+    );
+    let p = problem(&step);
+    assert_eq!(p["reason"], "unavailable");
+    assert!(
+        p["detail"].as_str().unwrap().contains("100,000 inputs"),
+        "{p}"
+    );
+}
