@@ -1280,3 +1280,199 @@ fn the_input_past_100000_ends_the_run() {
         "{p}"
     );
 }
+
+/// The page's first example, as written there.
+const PAGE_EXAMPLE: &str = r#"document:
+  dsl: '1.0.3'
+  namespace: campaign-review-tutorial
+  name: review-and-approve
+  version: '1.0.0'
+  title: Review a brief and ask for approval
+input:
+  schema:
+    document:
+      type: object
+      properties:
+        brief: { type: string }
+        owner: { type: string }
+      required: [brief, owner]
+use:
+  retries:
+    patient:
+      delay: { seconds: 5 }
+      backoff: { exponential: {} }
+      limit:
+        attempt: { count: 3 }
+do:
+  - review:
+      try:
+        - review-brief:
+            call: run_definition
+            with:
+              type: reasoning
+              name: review-campaign-brief
+              input:
+                brief: ${ $data.brief }
+      catch:
+        errors:
+          with: { status: 503 }
+        retry: patient
+        do:
+          - give-up:
+              raise:
+                error:
+                  type: https://example.com/errors/review-unavailable
+                  status: 503
+                  title: The review could not be run
+      output:
+        as: '${ ({ owner: $input.owner, review: $data }) }'
+  - approval:
+      try:
+        - ask-for-approval:
+            call: run_definition
+            with:
+              type: interaction
+              name: approve-campaign-brief
+              input:
+                owner: ${ $data.owner }
+                review: ${ $data.review }
+      catch:
+        errors:
+          with: { type: https://on.auto/problems/unanswered }
+        do:
+          - no-answer:
+              set: { verdict: revise, note: No answer within two days }
+      output:
+        as: '${ ({ review: $input.review, approval: $data }) }'
+"#;
+
+fn only_call(step: &Step) -> (String, String, Value) {
+    let started = calls(step);
+    assert_eq!(started.len(), 1, "{:?}", step.commands);
+    let (call_id, name, input, _) = started[0].clone();
+    (call_id, name, input)
+}
+
+#[test]
+fn the_page_example_reviews_then_asks_for_approval() {
+    let wf = Workflow::from_source(PAGE_EXAMPLE).unwrap();
+    let run_info = RunInfo::new(
+        "r",
+        json!({"type": "workflow", "name": "review-and-approve", "version": 1}),
+        0,
+    );
+    let step = start(
+        &wf,
+        &run_info,
+        json!({"brief": "B", "owner": "o@example.com"}),
+        0,
+    );
+    let (call_id, name, input) = only_call(&step);
+    assert_eq!(
+        (name.as_str(), input),
+        ("review-campaign-brief", json!({"brief": "B"}))
+    );
+    let step = apply(
+        &wf,
+        &run_info,
+        step.state,
+        Input::CallEnded {
+            call_id,
+            outcome: CallOutcome::Succeeded {
+                output: json!("Ready"),
+            },
+        },
+        1_000,
+    );
+    let (call_id, name, input) = only_call(&step);
+    assert_eq!(
+        (name.as_str(), input),
+        (
+            "approve-campaign-brief",
+            json!({"owner": "o@example.com", "review": "Ready"})
+        )
+    );
+    let answered = apply(
+        &wf,
+        &run_info,
+        step.state.clone(),
+        Input::CallEnded {
+            call_id: call_id.clone(),
+            outcome: CallOutcome::Succeeded {
+                output: json!({"verdict": "approve"}),
+            },
+        },
+        2_000,
+    );
+    assert_eq!(
+        output(&answered),
+        json!({"review": "Ready", "approval": {"verdict": "approve"}})
+    );
+    let expired = json!({"reason": "unanswered", "kind": "expired", "title": "The interaction function approve-campaign-brief was not answered"});
+    let unanswered = apply(
+        &wf,
+        &run_info,
+        step.state,
+        Input::CallEnded {
+            call_id,
+            outcome: CallOutcome::Rejected { problem: expired },
+        },
+        3_000,
+    );
+    assert_eq!(
+        output(&unanswered),
+        json!({"review": "Ready", "approval": {"verdict": "revise", "note": "No answer within two days"}})
+    );
+}
+
+#[test]
+fn the_page_example_gives_up_after_three_retries() {
+    let wf = Workflow::from_source(PAGE_EXAMPLE).unwrap();
+    let run_info = RunInfo::new(
+        "r",
+        json!({"type": "workflow", "name": "review-and-approve", "version": 1}),
+        0,
+    );
+    let mut step = start(&wf, &run_info, json!({"brief": "B", "owner": "o"}), 0);
+    let mut children = Vec::new();
+    let mut now = 0;
+    loop {
+        let (call_id, _, _) = only_call(&step);
+        children.push(call_id.clone());
+        let down = json!({"reason": "unavailable", "detail": "The provider is down"});
+        step = apply(
+            &wf,
+            &run_info,
+            step.state,
+            Input::CallEnded {
+                call_id,
+                outcome: CallOutcome::Rejected { problem: down },
+            },
+            now,
+        );
+        if step.ending.is_some() {
+            break;
+        }
+        let retry = timers(&step)
+            .into_iter()
+            .find(|(id, _)| id.starts_with("retry:"))
+            .unwrap();
+        now = retry.1;
+        step = apply(
+            &wf,
+            &run_info,
+            step.state,
+            Input::TimerFired { timer_id: retry.0 },
+            now,
+        );
+    }
+    assert_eq!(children.len(), 4);
+    assert_eq!(now, 35_000);
+    let p = problem(&step);
+    assert_eq!(p["reason"], "unavailable");
+    assert_eq!(
+        p["detail"],
+        "The review could not be run, at the step give-up."
+    );
+    assert_eq!(p["title"], "The workflow review-and-approve stopped");
+}
