@@ -15,6 +15,14 @@
 //! (a call's ending, a timer that fired) and the whole tree is driven again from its root;
 //! what does not wait goes on, what waits stays.
 //!
+//! Ids, for the shell's records: a call's `call_id` is `call:<reference>#<n>` and its
+//! `child_run_id` is the parent's run id (hashed when longer than 96 bytes or outside the run
+//! id rule), a dot and 24 hex digits of the parent id, the reference and `n`; `n` counts the
+//! times that task started a call in the run (its attempts and iterations). A timer's id is
+//! `<purpose>:<reference>#<n>`, the purpose one of `wait`, `retry` (a retry's delay),
+//! `attempt` (`limit.attempt.duration`), `timeout` (a task's) and `call` (a call's wait);
+//! the document's timeout is `timeout:/`.
+//!
 //! Not in this slice: `listen` and `emit`. The shell refuses a workflow with either before it
 //! starts a run ([`Workflow::unsupported`] names the first such task); should one be reached,
 //! the run fails with a runtime error rather than guessing.

@@ -1510,7 +1510,12 @@ pub(super) fn apply(
             if state.run_timer.as_deref() == Some(timer_id.as_str()) {
                 state.run_timer = None;
                 let engine = Engine::new(wf, info, &state, now_ms);
-                let error = WorkflowError::timeout("The run ran past the timeout of its document.");
+                let error = WorkflowError::short(
+                    "timeout",
+                    408,
+                    "The run ran out of time",
+                    "The run ran past the timeout of its document.",
+                );
                 let ending = Ending::Rejected {
                     problem: rejection(&error, &workflow_name(wf, info)),
                 };
