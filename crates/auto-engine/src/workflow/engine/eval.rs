@@ -74,7 +74,7 @@ impl Engine<'_> {
             .filter(|_| expression.contains("$task"))
             .map(|task| self.task_value(&task));
         let mut named: Vec<(&str, &Value)> = Vec::new();
-        let fixed: [(&str, Option<&Value>); 8] = [
+        let fixed: [(&str, Option<&Value>); 7] = [
             ("$data", vars.data),
             ("$input", vars.input),
             ("$output", vars.output),
@@ -82,7 +82,6 @@ impl Engine<'_> {
             ("$workflow", Some(&self.workflow_var)),
             ("$runtime", Some(&self.runtime_var)),
             ("$task", task_value.as_ref()),
-            ("$error", None),
         ];
         for (name, value) in fixed {
             if let Some(value) = value

@@ -15,6 +15,14 @@
 //! (a call's ending, a timer that fired) and the whole tree is driven again from its root;
 //! what does not wait goes on, what waits stays.
 //!
+//! Ids, for the shell's records: a call's `call_id` is `call:<reference>#<n>` and its
+//! `child_run_id` is the parent's run id (hashed when longer than 96 bytes or outside the run
+//! id rule), a dot and 24 hex digits of the parent id, the reference and `n`; `n` counts the
+//! times that task started a call in the run (its attempts and iterations). A timer's id is
+//! `<purpose>:<reference>#<n>`, the purpose one of `wait`, `retry` (a retry's delay),
+//! `attempt` (`limit.attempt.duration`), `timeout` (a task's) and `call` (a call's wait);
+//! the document's timeout is `timeout:/`.
+//!
 //! Not in this slice: `listen` and `emit`. The shell refuses a workflow with either before it
 //! starts a run ([`Workflow::unsupported`] names the first such task); should one be reached,
 //! the run fails with a runtime error rather than guessing.
@@ -44,7 +52,10 @@ use super::{RUN_DURATION_MS_DEFAULT, WorkflowLimits, check_workflow};
 pub use errors::{
     ERROR_TYPE_BASE, OUTPUT_BYTES_MAX, PROBLEM_TYPE_BASE, WorkflowError, call_error, rejection,
 };
-pub use run::{Frame, TASKS_WITHOUT_WAITING_MAX};
+pub use run::{
+    CALL_INPUT_BYTES_MAX, DATA_HELD_BYTES_MAX, Frame, INPUTS_MAX, TASK_HELD_BYTES,
+    TASKS_WITHOUT_WAITING_MAX,
+};
 
 /// "A task waits for the longest its definition's run may take, plus one minute."
 pub const CALL_WAIT_MARGIN_MS: u64 = 60_000;
@@ -55,12 +66,19 @@ pub struct Workflow {
     document: WorkflowDocument,
     raw: Value,
     index: Index,
+    source_bytes: usize,
 }
 
 impl Workflow {
     /// Reads and checks `source` (with the default limits) and indexes its tasks.
     pub fn from_source(source: &str) -> Result<Workflow, Vec<Issue>> {
-        let document = check_workflow(source, &WorkflowLimits::default(), None)?;
+        Self::from_source_with(source, &WorkflowLimits::default())
+    }
+
+    /// Addition: as [`Workflow::from_source`], with the deployment's limits (a
+    /// `WORKFLOW_MAX_DURATION` longer than 30 days lets durations that long through).
+    pub fn from_source_with(source: &str, limits: &WorkflowLimits) -> Result<Workflow, Vec<Issue>> {
+        let document = check_workflow(source, limits, None)?;
         let raw = read_yaml(source, &YamlConfig::workflow())
             .document
             .value()
@@ -71,6 +89,7 @@ impl Workflow {
             document,
             raw,
             index,
+            source_bytes: source.len(),
         })
     }
 
@@ -268,6 +287,9 @@ pub struct RunState {
     /// The document's timeout: when it falls due, and its timer once set.
     run_timeout_due_ms: Option<i64>,
     run_timer: Option<String>,
+    /// Inputs taken: the start, and each call's ending and timer the run waited for.
+    #[serde(default)]
+    inputs: u32,
     ended: bool,
 }
 
@@ -275,6 +297,23 @@ impl RunState {
     /// Whether the run has ended; an ended run takes no more inputs.
     pub fn is_ended(&self) -> bool {
         self.ended
+    }
+
+    /// The snapshot as JSON text, for the shell to store.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// A stored snapshot. Use this rather than `serde_json::from_str`: a snapshot nests deeper
+    /// than serde_json's default limit of 128 (64 task lists, each a few levels, around values
+    /// of up to 512 levels), so the limit is lifted here; what it holds was bounded when it
+    /// was made.
+    pub fn from_json(text: &str) -> Result<RunState, serde_json::Error> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        deserializer.disable_recursion_limit();
+        let state = RunState::deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        Ok(state)
     }
 }
 

@@ -21,6 +21,16 @@ use crate::definitions::check_name;
 pub const TASKS_WITHOUT_WAITING_MAX: u32 = 10_000;
 /// "Input of a run, or of a call: 256 KiB as JSON".
 pub const CALL_INPUT_BYTES_MAX: usize = 256 * 1024;
+/// "Data a run holds at once: 4 MiB: its values as JSON, the document, and 4 KiB a task under
+/// way" (workflow page, "Limits"): past this, the run ends at once, rejected as unavailable
+/// with a runtime error of status 500. The engine counts its whole snapshot as the values.
+pub const DATA_HELD_BYTES_MAX: usize = 4 * 1024 * 1024;
+/// What each task under way counts towards [`DATA_HELD_BYTES_MAX`].
+pub const TASK_HELD_BYTES: usize = 4 * 1024;
+/// "Inputs a run takes: 100,000: its start, each answer of a function, each timer and each
+/// event" (workflow page, "Limits"): one more ends the run at once, rejected as unavailable
+/// with a runtime error of status 500.
+pub const INPUTS_MAX: u32 = 100_000;
 /// The id of the document's timeout timer.
 const RUN_TIMER: &str = "timeout:/";
 
@@ -57,10 +67,10 @@ impl Frame {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct TaskRun {
     pointer: String,
-    /// What it was handed (`$data` of its if, input.from and timeout).
-    raw_input: Value,
-    /// Its input after input.from (`$input`).
-    input: Value,
+    /// Its input after input.from (`$input`); none when it has no input.from, and its input
+    /// is what it was handed, the data of its list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    input: Option<Value>,
     started_at_ms: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timeout_due_ms: Option<i64>,
@@ -315,8 +325,9 @@ impl<'a> Engine<'a> {
                 }
                 self.event("step_started", info, json!({}));
                 match self.start_task(info, raw, &frame.locals) {
-                    Ok(Started::Now(end)) => {
-                        if let Some(flow) = self.after_task(frame, info, end, None) {
+                    Ok(Started::Now(end, input)) => {
+                        let now = self.now_ms;
+                        if let Some(flow) = self.after_task(frame, info, end, input, now) {
                             return flow;
                         }
                         continue;
@@ -333,7 +344,7 @@ impl<'a> Engine<'a> {
                 continue;
             };
             let info = wf.task(&run.pointer);
-            let end = self.drive_task(&mut run, &frame.locals);
+            let end = self.drive_task(&mut run, &frame.locals, &frame.data);
             if matches!(end, TaskEnd::Waiting) {
                 if run.timeout_timer.is_none()
                     && let Some(due) = run.timeout_due_ms
@@ -349,7 +360,15 @@ impl<'a> Engine<'a> {
                 let timer = timer.clone();
                 self.cancel_timer(&timer);
             }
-            if let Some(flow) = self.after_task(frame, info, end, Some(&run)) {
+            if matches!(end, TaskEnd::End(_) | TaskEnd::Abort(_)) {
+                // The run ends from inside this task: what its other branches wait for is
+                // cancelled here, since the task leaves the tree.
+                let mut commands = Vec::new();
+                cancel_body(&run.body, "parent_ended", &mut commands);
+                self.commands.extend(commands);
+            }
+            let input = run.input.unwrap_or_else(|| frame.data.clone());
+            if let Some(flow) = self.after_task(frame, info, end, input, run.started_at_ms) {
                 return flow;
             }
         }
@@ -362,7 +381,8 @@ impl<'a> Engine<'a> {
         frame: &mut Frame,
         info: &TaskInfo,
         end: TaskEnd,
-        run: Option<&TaskRun>,
+        input: Value,
+        started_at_ms: i64,
     ) -> Option<Flow> {
         let (output, chosen) = match end {
             TaskEnd::Waiting => return Some(Flow::Waiting),
@@ -374,10 +394,6 @@ impl<'a> Engine<'a> {
                 return Some(Flow::Raised(error));
             }
             TaskEnd::Done(output, chosen) => (output, chosen),
-        };
-        let (input, started_at_ms) = match run {
-            Some(run) => (run.input.clone(), run.started_at_ms),
-            None => (frame.data.clone(), self.now_ms),
         };
         let output = match self.shape_output(info, &input, started_at_ms, output, &frame.locals) {
             Ok(output) => output,
@@ -483,6 +499,7 @@ impl<'a> Engine<'a> {
             locals,
             ..Vars::default()
         };
+        let shaped = wf.raw(&at("input/from")).is_some();
         let input = match wf.raw(&at("input/from")) {
             Some(from) => self.shaping(from, &raw_vars(&raw))?,
             None => raw.clone(),
@@ -517,7 +534,7 @@ impl<'a> Engine<'a> {
             Kind::Set => {
                 let template = wf.raw(&at("set")).cloned().unwrap_or(Value::Null);
                 let output = self.shaping(&template, &vars)?;
-                return Ok(Started::Now(TaskEnd::Done(output, None)));
+                return Ok(Started::Now(TaskEnd::Done(output, None), input));
             }
             Kind::Switch(cases) => {
                 let vars = Vars {
@@ -530,23 +547,28 @@ impl<'a> Engine<'a> {
                         Some(when) => self.condition(&Value::String(when.clone()), &vars)?,
                     };
                     if holds {
-                        return Ok(Started::Now(TaskEnd::Done(
-                            input.clone(),
-                            case.then.clone(),
-                        )));
+                        let then = case.then.clone();
+                        return Ok(Started::Now(TaskEnd::Done(input.clone(), then), input));
                     }
                 }
                 let default = cases.iter().find(|c| c.when.is_none());
                 let then = default.and_then(|c| c.then.clone());
-                return Ok(Started::Now(TaskEnd::Done(input.clone(), then)));
+                return Ok(Started::Now(TaskEnd::Done(input.clone(), then), input));
             }
             Kind::Raise => {
                 let error = self.raised_error(info, &vars)?;
-                return Ok(Started::Now(TaskEnd::Raised(error)));
+                return Ok(Started::Now(TaskEnd::Raised(error), input));
             }
             Kind::Listen | Kind::Emit => {
-                return Err(WorkflowError::runtime(
-                    "This runtime does not run listen or emit tasks yet.",
+                // Not in this slice: the shell refuses such a workflow before it starts
+                // (`Workflow::unsupported`). Should one be reached all the same, the run stops
+                // at once rather than letting a catch take it for the task's own failure.
+                let error = WorkflowError::runtime(
+                    "The workflow reached a listen or emit task, which this engine does not run.",
+                );
+                return Ok(Started::Now(
+                    TaskEnd::Abort(error.at(&info.pointer, &info.name)),
+                    input,
                 ));
             }
             Kind::Do(list) => Body::Do {
@@ -597,7 +619,7 @@ impl<'a> Engine<'a> {
                 let value = wf.raw(&at("wait")).cloned().unwrap_or(Value::Null);
                 let ms = self.duration(&value, &vars)?;
                 if ms == 0 {
-                    return Ok(Started::Now(TaskEnd::Done(input.clone(), None)));
+                    return Ok(Started::Now(TaskEnd::Done(input.clone(), None), input));
                 }
                 let timer_id = self.set_timer("wait", &info.pointer, now.saturating_add(ms as i64));
                 self.event(
@@ -616,8 +638,7 @@ impl<'a> Engine<'a> {
         };
         Ok(Started::Running(Box::new(TaskRun {
             pointer: info.pointer.clone(),
-            raw_input: raw,
-            input,
+            input: shaped.then_some(input),
             started_at_ms: now,
             timeout_due_ms,
             timeout_timer: None,
@@ -766,7 +787,12 @@ impl<'a> Engine<'a> {
     }
 
     /// Goes on with a task under way.
-    fn drive_task(&mut self, run: &mut TaskRun, locals: &[(String, Value)]) -> TaskEnd {
+    fn drive_task(
+        &mut self,
+        run: &mut TaskRun,
+        locals: &[(String, Value)],
+        handed: &Value,
+    ) -> TaskEnd {
         let wf = self.wf;
         let info = wf.task(&run.pointer);
         if run.timed_out {
@@ -778,7 +804,7 @@ impl<'a> Engine<'a> {
                     .at(&info.pointer, &info.name),
             );
         }
-        let input = run.input.clone();
+        let input = run.input.clone().unwrap_or_else(|| handed.clone());
         match &mut run.body {
             Body::Do { frame } => self.drive_list(frame).into(),
             Body::For {
@@ -831,7 +857,7 @@ impl<'a> Engine<'a> {
                     }
                 }
             }
-            Body::Try { .. } => self.drive_try(run, locals),
+            Body::Try { .. } => self.drive_try(run, locals, input),
             Body::Fork { branches } => {
                 let Kind::Fork { compete, .. } = &info.kind else {
                     return TaskEnd::Abort(WorkflowError::runtime("The task is not a fork."));
@@ -944,13 +970,17 @@ impl<'a> Engine<'a> {
         self.commands.extend(commands);
     }
 
-    fn drive_try(&mut self, run: &mut TaskRun, locals: &[(String, Value)]) -> TaskEnd {
+    fn drive_try(
+        &mut self,
+        run: &mut TaskRun,
+        locals: &[(String, Value)],
+        input: Value,
+    ) -> TaskEnd {
         let wf = self.wf;
         let info = wf.task(&run.pointer);
         let Kind::Try { list, recovery } = &info.kind else {
             return TaskEnd::Abort(WorkflowError::runtime("The task is not a try."));
         };
-        let input = run.input.clone();
         let Body::Try {
             retries,
             first_ms,
@@ -1110,9 +1140,14 @@ impl<'a> Engine<'a> {
             .get("as")
             .and_then(Value::as_str)
             .map_or_else(|| "$error".to_owned(), |n| format!("${n}"));
+        // The catch's conditions read the error under its name; a retry policy, which may sit
+        // in use.retries, reads it as $error.
         let mut inner = locals.to_vec();
-        inner.retain(|(n, _)| *n != name);
-        inner.push((name, error.to_value()));
+        inner.retain(|(n, _)| *n != name && n != "$error");
+        inner.push(("$error".to_owned(), error.to_value()));
+        if name != "$error" {
+            inner.push((name, error.to_value()));
+        }
         let vars = Vars {
             data: Some(input),
             input: Some(input),
@@ -1191,7 +1226,8 @@ enum Caught {
 }
 
 enum Started {
-    Now(TaskEnd),
+    /// It ended as it began; with its input after input.from.
+    Now(TaskEnd, Value),
     Running(Box<TaskRun>),
 }
 
@@ -1393,6 +1429,7 @@ pub(super) fn start(wf: &Workflow, info: &RunInfo, input: Value, now_ms: i64) ->
             .saturating_add(i64::try_from(info.run_duration_ms).unwrap_or(i64::MAX)),
         run_timeout_due_ms: None,
         run_timer: None,
+        inputs: 1,
         ended: false,
     };
     let mut engine = Engine::new(wf, info, &state, now_ms);
@@ -1473,7 +1510,12 @@ pub(super) fn apply(
             if state.run_timer.as_deref() == Some(timer_id.as_str()) {
                 state.run_timer = None;
                 let engine = Engine::new(wf, info, &state, now_ms);
-                let error = WorkflowError::timeout("The run ran past the timeout of its document.");
+                let error = WorkflowError::short(
+                    "timeout",
+                    408,
+                    "The run ran out of time",
+                    "The run ran past the timeout of its document.",
+                );
                 let ending = Ending::Rejected {
                     problem: rejection(&error, &workflow_name(wf, info)),
                 };
@@ -1482,17 +1524,29 @@ pub(super) fn apply(
             if !mark_timer(&mut state.root, &timer_id) {
                 return unchanged(state);
             }
-            let engine = Engine::new(wf, info, &state, now_ms);
-            go_on(engine, state, None)
+            taken(wf, info, state, now_ms)
         }
         Input::CallEnded { call_id, outcome } => {
             if !mark_call(&mut state.root, &call_id, &outcome) {
                 return unchanged(state);
             }
-            let engine = Engine::new(wf, info, &state, now_ms);
-            go_on(engine, state, None)
+            taken(wf, info, state, now_ms)
         }
     }
+}
+
+/// Counts an input the run waited for, then goes on, or ends the run past [`INPUTS_MAX`].
+fn taken(wf: &Workflow, info: &RunInfo, mut state: RunState, now_ms: i64) -> Step {
+    state.inputs = state.inputs.saturating_add(1);
+    let engine = Engine::new(wf, info, &state, now_ms);
+    if state.inputs > INPUTS_MAX {
+        let error = WorkflowError::runtime("The run took 100,000 inputs, the most a run may take.");
+        let ending = Ending::Rejected {
+            problem: rejection(&error, &workflow_name(wf, info)),
+        };
+        return end_run(engine, state, ending, "parent_ended");
+    }
+    go_on(engine, state, None)
 }
 
 /// Drives the tree from its root until every branch waits or the run ends.
@@ -1514,6 +1568,16 @@ fn go_on(mut engine: Engine<'_>, mut state: RunState, _: Option<()>) -> Step {
     match ending {
         Some(ending) => end_run(engine, state, ending, "parent_ended"),
         None => {
+            let held = held_bytes(wf, &mut state);
+            if held > DATA_HELD_BYTES_MAX {
+                let error = WorkflowError::runtime(format!(
+                    "The run holds {held} bytes at once, as JSON with its document and 4 KiB a task under way: at most 4 MiB."
+                ));
+                let ending = Ending::Rejected {
+                    problem: rejection(&error, &workflow_name(wf, info)),
+                };
+                return end_run(engine, state, ending, "parent_ended");
+            }
             if state.run_timer.is_none()
                 && let Some(due) = state.run_timeout_due_ms
             {
@@ -1526,6 +1590,20 @@ fn go_on(mut engine: Engine<'_>, mut state: RunState, _: Option<()>) -> Step {
             finish(engine, state, None)
         }
     }
+}
+
+/// What a waiting run holds: its snapshot as JSON (its values and positions), its document,
+/// and 4 KiB for each task under way.
+fn held_bytes(wf: &Workflow, state: &mut RunState) -> usize {
+    let mut under_way = 0usize;
+    find_run(&mut state.root, &mut |_: &mut TaskRun| {
+        under_way += 1;
+        false
+    });
+    let snapshot = serde_json::to_vec(&*state).map_or(usize::MAX, |b| b.len());
+    snapshot
+        .saturating_add(wf.source_bytes)
+        .saturating_add(under_way.saturating_mul(TASK_HELD_BYTES))
 }
 
 /// The document's output.as, then the output's bounds: its size and its shape.

@@ -74,8 +74,7 @@ fn calls(step: &Step) -> Vec<(String, String, Value, u64)> {
 }
 
 fn roundtrip(state: RunState) -> RunState {
-    let text = serde_json::to_string(&state).unwrap();
-    serde_json::from_str(&text).unwrap()
+    RunState::from_json(&state.to_json()).unwrap()
 }
 
 // ---- 1. set, do, switch, if, then, data, variables, for ----
@@ -1047,4 +1046,433 @@ fn listen_and_emit_are_named_as_unsupported() {
     );
     assert_eq!(wf.unsupported(), Some("/do/1/hear"));
     assert_eq!(workflow("do:\n  - a:\n      set: {}\n").unsupported(), None);
+}
+
+#[test]
+fn then_end_in_a_branch_ends_the_run_and_cancels_the_other_branches() {
+    let body = "do:
+  - race:
+      fork:
+        branches:
+          - slow:
+              wait: PT1H
+          - quick:
+              set: { quick: true }
+              then: end
+  - never:
+      set: { never: true }
+";
+    let step = run(body, json!({}));
+    assert_eq!(output(&step), json!({"quick": true}));
+    assert!(
+        step.commands.contains(&Command::CancelTimer {
+            timer_id: "wait:/do/0/race/fork/branches/0/slow#1".into()
+        }),
+        "{:?}",
+        step.commands
+    );
+}
+
+#[test]
+fn a_deep_snapshot_goes_through_json() {
+    let depth = 60;
+    let mut body = String::from("do:\n");
+    let mut indent = 2;
+    for level in 0..depth {
+        let pad = " ".repeat(indent);
+        body.push_str(&format!("{pad}- d{level}:\n{pad}    do:\n"));
+        indent += 6;
+    }
+    let pad = " ".repeat(indent);
+    body.push_str(&format!("{pad}- pause:\n{pad}    wait: PT1S\n"));
+    let wf = workflow(&body);
+    let mut deep = json!(1);
+    for _ in 0..500 {
+        deep = json!([deep]);
+    }
+    let step = start(&wf, &info(), json!({"deep": deep}), 0);
+    let (timer_id, _) = timers(&step)[0].clone();
+    let state = roundtrip(step.state);
+    let done = apply(&wf, &info(), state, Input::TimerFired { timer_id }, 1_000);
+    assert_eq!(output(&done)["deep"], deep);
+}
+
+#[test]
+fn a_run_holding_more_than_4_mib_across_a_wait_ends() {
+    let body = "do:\n  - grow:\n      set: '${ ({ text: \"x\".repeat($data.n) }) }'\n  - pause:\n      wait: PT1S\n";
+    let step = run(body, json!({"n": 3_500_000}));
+    assert!(step.ending.is_none());
+    let p = problem(&run(body, json!({"n": 4_200_000})));
+    assert_eq!(p["reason"], "unavailable");
+    assert!(
+        p["detail"].as_str().unwrap().contains("at most 4 MiB"),
+        "{p}"
+    );
+}
+
+#[test]
+fn output_as_of_a_task_reads_its_input_after_input_from() {
+    let body = "do:\n  - a:\n      input:\n        from: '${ ({ shaped: true }) }'\n      set: { x: 1 }\n      output:\n        as: '${ ({ ...$input, ...$data }) }'\n";
+    assert_eq!(
+        output(&run(body, json!({"raw": true}))),
+        json!({"shaped": true, "x": 1})
+    );
+}
+
+#[test]
+fn an_attempt_past_its_duration_raises_timeout_inside_the_try() {
+    let body = "do:
+  - t:
+      try:
+        - slow:
+            call: run_definition
+            with: { type: computation, name: month-window }
+      catch:
+        errors:
+          with: { type: timeout, status: 408 }
+        retry:
+          limit:
+            attempt: { count: 1, duration: PT3S }
+        do:
+          - gave-up:
+              set: '${ ({ gaveUp: $error.status }) }'
+";
+    let wf = workflow(body);
+    let step = start(&wf, &info(), json!({}), 0);
+    let attempt = timers(&step)
+        .into_iter()
+        .find(|(id, _)| id.starts_with("attempt:"))
+        .unwrap();
+    assert_eq!(attempt.1, 3_000);
+    let first = calls(&step)[0].0.clone();
+    let step = apply(
+        &wf,
+        &info(),
+        step.state,
+        Input::TimerFired {
+            timer_id: attempt.0,
+        },
+        3_000,
+    );
+    assert!(step.commands.iter().any(|c| matches!(c, Command::CancelCall { call_id, kind, .. } if *call_id == first && kind == "deadline")));
+    let second = calls(&step);
+    assert_eq!(second.len(), 1);
+    let attempt = timers(&step)
+        .into_iter()
+        .find(|(id, _)| id.starts_with("attempt:"))
+        .unwrap();
+    assert_eq!(attempt, ("attempt:/do/0/t#2".to_owned(), 6_000));
+    let step = apply(
+        &wf,
+        &info(),
+        step.state,
+        Input::TimerFired {
+            timer_id: attempt.0,
+        },
+        6_000,
+    );
+    assert_eq!(output(&step), json!({"gaveUp": 408}));
+}
+
+#[test]
+fn a_listen_task_reached_anyway_stops_the_run_uncaught() {
+    let body = "do:
+  - t:
+      try:
+        - hear:
+            listen:
+              to:
+                one:
+                  with: { type: com.example.x }
+      catch:
+        do:
+          - swallowed:
+              set: { caught: true }
+";
+    let p = problem(&run(body, json!({})));
+    assert_eq!(p["reason"], "unavailable");
+}
+
+#[test]
+fn a_called_workflows_rejection_reads_before_its_own_words() {
+    // The child workflow `monthly` stops at work-out-month with the function's refusal.
+    let child = workflow(
+        "do:\n  - work-out-month:\n      call: run_definition\n      with: { type: computation, name: month-window }\n",
+    );
+    let child_info = RunInfo::new(
+        "child",
+        json!({"type": "workflow", "name": "monthly", "version": 1}),
+        0,
+    );
+    let step = start(&child, &child_info, json!({}), 0);
+    let refusal = json!({
+        "reason": "invalid_input",
+        "title": "The computation function month-window refused its input",
+        "detail": "month, The month to report on: expected at least 6 characters",
+        "status": 422,
+    });
+    let call_id = calls(&step)[0].0.clone();
+    let step = apply(
+        &child,
+        &child_info,
+        step.state,
+        Input::CallEnded {
+            call_id,
+            outcome: CallOutcome::Rejected { problem: refusal },
+        },
+        1,
+    );
+    let child_problem = problem(&step);
+    assert_eq!(child_problem["title"], "The workflow monthly stopped");
+    // The parent calls it at the step report.
+    let parent = workflow(
+        "do:\n  - report:\n      call: run_definition\n      with: { type: workflow, name: monthly }\n",
+    );
+    let step = start(&parent, &info(), json!({}), 0);
+    let call_id = calls(&step)[0].0.clone();
+    let step = apply(
+        &parent,
+        &info(),
+        step.state,
+        Input::CallEnded {
+            call_id,
+            outcome: CallOutcome::Rejected {
+                problem: child_problem,
+            },
+        },
+        2,
+    );
+    let p = problem(&step);
+    assert_eq!(p["reason"], "invalid_input");
+    assert_eq!(
+        p["detail"],
+        "The workflow monthly stopped, at the step report: The computation function month-window refused its input, at the step work-out-month: month, The month to report on: expected at least 6 characters"
+    );
+}
+
+#[test]
+fn the_input_past_100000_ends_the_run() {
+    let wf = workflow("do:\n  - pause:\n      wait: PT1S\n  - again:\n      wait: PT1S\n");
+    let step = start(&wf, &info(), json!({}), 0);
+    let timer = timers(&step)[0].0.clone();
+    let mut state = step.state;
+    state.inputs = INPUTS_MAX - 1;
+    let step = apply(
+        &wf,
+        &info(),
+        state,
+        Input::TimerFired { timer_id: timer },
+        1_000,
+    );
+    assert!(step.ending.is_none());
+    let timer = timers(&step)[0].0.clone();
+    let step = apply(
+        &wf,
+        &info(),
+        step.state,
+        Input::TimerFired { timer_id: timer },
+        2_000,
+    );
+    let p = problem(&step);
+    assert_eq!(p["reason"], "unavailable");
+    assert!(
+        p["detail"].as_str().unwrap().contains("100,000 inputs"),
+        "{p}"
+    );
+}
+
+/// The page's first example, as written there.
+const PAGE_EXAMPLE: &str = r#"document:
+  dsl: '1.0.3'
+  namespace: campaign-review-tutorial
+  name: review-and-approve
+  version: '1.0.0'
+  title: Review a brief and ask for approval
+input:
+  schema:
+    document:
+      type: object
+      properties:
+        brief: { type: string }
+        owner: { type: string }
+      required: [brief, owner]
+use:
+  retries:
+    patient:
+      delay: { seconds: 5 }
+      backoff: { exponential: {} }
+      limit:
+        attempt: { count: 3 }
+do:
+  - review:
+      try:
+        - review-brief:
+            call: run_definition
+            with:
+              type: reasoning
+              name: review-campaign-brief
+              input:
+                brief: ${ $data.brief }
+      catch:
+        errors:
+          with: { status: 503 }
+        retry: patient
+        do:
+          - give-up:
+              raise:
+                error:
+                  type: https://example.com/errors/review-unavailable
+                  status: 503
+                  title: The review could not be run
+      output:
+        as: '${ ({ owner: $input.owner, review: $data }) }'
+  - approval:
+      try:
+        - ask-for-approval:
+            call: run_definition
+            with:
+              type: interaction
+              name: approve-campaign-brief
+              input:
+                owner: ${ $data.owner }
+                review: ${ $data.review }
+      catch:
+        errors:
+          with: { type: https://on.auto/problems/unanswered }
+        do:
+          - no-answer:
+              set: { verdict: revise, note: No answer within two days }
+      output:
+        as: '${ ({ review: $input.review, approval: $data }) }'
+"#;
+
+fn only_call(step: &Step) -> (String, String, Value) {
+    let started = calls(step);
+    assert_eq!(started.len(), 1, "{:?}", step.commands);
+    let (call_id, name, input, _) = started[0].clone();
+    (call_id, name, input)
+}
+
+#[test]
+fn the_page_example_reviews_then_asks_for_approval() {
+    let wf = Workflow::from_source(PAGE_EXAMPLE).unwrap();
+    let run_info = RunInfo::new(
+        "r",
+        json!({"type": "workflow", "name": "review-and-approve", "version": 1}),
+        0,
+    );
+    let step = start(
+        &wf,
+        &run_info,
+        json!({"brief": "B", "owner": "o@example.com"}),
+        0,
+    );
+    let (call_id, name, input) = only_call(&step);
+    assert_eq!(
+        (name.as_str(), input),
+        ("review-campaign-brief", json!({"brief": "B"}))
+    );
+    let step = apply(
+        &wf,
+        &run_info,
+        step.state,
+        Input::CallEnded {
+            call_id,
+            outcome: CallOutcome::Succeeded {
+                output: json!("Ready"),
+            },
+        },
+        1_000,
+    );
+    let (call_id, name, input) = only_call(&step);
+    assert_eq!(
+        (name.as_str(), input),
+        (
+            "approve-campaign-brief",
+            json!({"owner": "o@example.com", "review": "Ready"})
+        )
+    );
+    let answered = apply(
+        &wf,
+        &run_info,
+        step.state.clone(),
+        Input::CallEnded {
+            call_id: call_id.clone(),
+            outcome: CallOutcome::Succeeded {
+                output: json!({"verdict": "approve"}),
+            },
+        },
+        2_000,
+    );
+    assert_eq!(
+        output(&answered),
+        json!({"review": "Ready", "approval": {"verdict": "approve"}})
+    );
+    let expired = json!({"reason": "unanswered", "kind": "expired", "title": "The interaction function approve-campaign-brief was not answered"});
+    let unanswered = apply(
+        &wf,
+        &run_info,
+        step.state,
+        Input::CallEnded {
+            call_id,
+            outcome: CallOutcome::Rejected { problem: expired },
+        },
+        3_000,
+    );
+    assert_eq!(
+        output(&unanswered),
+        json!({"review": "Ready", "approval": {"verdict": "revise", "note": "No answer within two days"}})
+    );
+}
+
+#[test]
+fn the_page_example_gives_up_after_three_retries() {
+    let wf = Workflow::from_source(PAGE_EXAMPLE).unwrap();
+    let run_info = RunInfo::new(
+        "r",
+        json!({"type": "workflow", "name": "review-and-approve", "version": 1}),
+        0,
+    );
+    let mut step = start(&wf, &run_info, json!({"brief": "B", "owner": "o"}), 0);
+    let mut children = Vec::new();
+    let mut now = 0;
+    loop {
+        let (call_id, _, _) = only_call(&step);
+        children.push(call_id.clone());
+        let down = json!({"reason": "unavailable", "detail": "The provider is down"});
+        step = apply(
+            &wf,
+            &run_info,
+            step.state,
+            Input::CallEnded {
+                call_id,
+                outcome: CallOutcome::Rejected { problem: down },
+            },
+            now,
+        );
+        if step.ending.is_some() {
+            break;
+        }
+        let retry = timers(&step)
+            .into_iter()
+            .find(|(id, _)| id.starts_with("retry:"))
+            .unwrap();
+        now = retry.1;
+        step = apply(
+            &wf,
+            &run_info,
+            step.state,
+            Input::TimerFired { timer_id: retry.0 },
+            now,
+        );
+    }
+    assert_eq!(children.len(), 4);
+    assert_eq!(now, 35_000);
+    let p = problem(&step);
+    assert_eq!(p["reason"], "unavailable");
+    assert_eq!(
+        p["detail"],
+        "The review could not be run, at the step give-up."
+    );
+    assert_eq!(p["title"], "The workflow review-and-approve stopped");
 }
