@@ -142,8 +142,11 @@ fn the_expressions_of_one_input_share_2_seconds() {
         elapsed >= Duration::from_millis(INPUT_TIME_MS_MAX),
         "{elapsed:?}"
     );
+    // The loop alone would run for minutes (1e7 scans of 64 KiB); stopping within a few times
+    // the bound proves the clock stopped it. The margin is wide because the clock is asked at
+    // checkpoints, which a builtin's work spaces out, and a loaded CI machine stretches them.
     assert!(
-        elapsed < Duration::from_millis(INPUT_TIME_MS_MAX + 1_500),
+        elapsed < Duration::from_millis(INPUT_TIME_MS_MAX * 5),
         "{elapsed:?}"
     );
     // The input's time is spent: the next expression of the same input is refused at once.
