@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 /// "The short types of the errors the runtime raises ... are under
-/// https://open-workflow-specification.org/spec/1.0.0/errors/".
+/// `https://open-workflow-specification.org/spec/1.0.0/errors/`".
 pub const ERROR_TYPE_BASE: &str = "https://open-workflow-specification.org/spec/1.0.0/errors/";
 /// The problem types of a function's run: `https://on.auto/problems/<reason or kind>`.
 pub const PROBLEM_TYPE_BASE: &str = "https://on.auto/problems/";
@@ -115,7 +115,7 @@ impl WorkflowError {
             .is_some_and(|s| s == short)
     }
 
-    /// "<title, or else type>, at the step <name>: <detail>".
+    /// `<title, or else type>, at the step <name>: <detail>`.
     pub fn words(&self) -> String {
         let head = self
             .title
@@ -202,7 +202,7 @@ pub fn call_error(problem: &Value, def_type: &str, name: &str) -> WorkflowError 
 
 /// The rejection an uncaught error ends a run with ("How a run ends"): the reason and kind of
 /// the page's table, the error's because for the kinds that keep it, its issues, and the
-/// detail "<title>, at the step <name>: <detail>".
+/// detail `<title>, at the step <name>: <detail>`.
 pub fn rejection(error: &WorkflowError, workflow_name: &str) -> Value {
     let kind_of_type = error.error_type.strip_prefix(PROBLEM_TYPE_BASE);
     let (reason, kind) = match kind_of_type {

@@ -1491,6 +1491,22 @@ pub(super) fn apply(
     if state.ended {
         return unchanged(state);
     }
+    let mut foreign = false;
+    find_run(&mut state.root, &mut |run: &mut TaskRun| {
+        foreign = !wf.index.tasks.contains_key(&run.pointer);
+        foreign
+    });
+    if foreign {
+        // A snapshot of another version of the workflow: stop rather than guess.
+        let engine = Engine::new(wf, info, &state, now_ms);
+        let error = WorkflowError::runtime(
+            "The run's snapshot names a task this version of the workflow does not have.",
+        );
+        let ending = Ending::Rejected {
+            problem: rejection(&error, &workflow_name(wf, info)),
+        };
+        return end_run(engine, state, ending, "parent_ended");
+    }
     match input {
         Input::Start { .. } => unchanged(state),
         Input::Cancel { detail } => {

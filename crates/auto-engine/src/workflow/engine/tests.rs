@@ -1476,3 +1476,19 @@ fn the_page_example_gives_up_after_three_retries() {
     );
     assert_eq!(p["title"], "The workflow review-and-approve stopped");
 }
+
+#[test]
+fn a_snapshot_of_another_workflow_stops_the_run_without_a_panic() {
+    let one = workflow("do:\n  - pause:\n      wait: PT1S\n");
+    let other = workflow("do:\n  - renamed:\n      wait: PT1S\n");
+    let step = start(&one, &info(), json!({}), 0);
+    let timer = timers(&step)[0].0.clone();
+    let step = apply(
+        &other,
+        &info(),
+        step.state,
+        Input::TimerFired { timer_id: timer },
+        1,
+    );
+    assert_eq!(problem(&step)["reason"], "unavailable");
+}
