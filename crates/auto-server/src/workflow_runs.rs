@@ -291,6 +291,44 @@ impl Service {
         )
     }
 
+    /// "Calling a function": the function's own maximum for each definition the workflow
+    /// names, settled when the run starts. A definition not saved yet, or of a type without a
+    /// bound of its own here, takes the engine's default (the longest a run may last).
+    async fn functions_ms(
+        &self,
+        pb: &PlaybookRef,
+        workflow: &Workflow,
+    ) -> std::collections::BTreeMap<String, u64> {
+        let mut bounds = std::collections::BTreeMap::new();
+        for used in &workflow.document().uses {
+            let Some((def_type, name)) = used.split_once('/') else {
+                continue;
+            };
+            let bound = match def_type {
+                "computation" => Some(auto_script::PROGRAM_TIME_MS_MAX),
+                "reasoning" => {
+                    let key = DefinitionKey::new(def_type, name);
+                    match self.store.get_definition(pb, &key).await {
+                        Ok(Some(definition)) => {
+                            auto_engine::reasoning::check_reasoning(&definition.source)
+                                .ok()
+                                .map(|document| {
+                                    u64::try_from(self.models.quiet_after(&document).as_millis())
+                                        .unwrap_or(u64::MAX)
+                                })
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(bound) = bound {
+                bounds.insert(used.clone(), bound);
+            }
+        }
+        bounds
+    }
+
     /// The store's form of one step: its events numbered after `run`'s, its ending fact, the
     /// work its commands make.
     fn commit_of(
@@ -388,7 +426,9 @@ impl Service {
             .insert((pb.clone(), key.name.clone(), version), Arc::new(workflow));
         let workflow = self.workflow_of(pb, &run).await?;
         let now_ms = chrono::Utc::now().timestamp_millis();
-        let step = engine::start(&workflow, &self.run_info(&run), input, now_ms);
+        let mut info = self.run_info(&run);
+        info.functions_ms = self.functions_ms(pb, &workflow).await;
+        let step = engine::start(&workflow, &info, input, now_ms);
         let commit = self.commit_of(&run, step, None, None)?;
         let adds_work = !commit.add_work.is_empty();
         self.store

@@ -19,9 +19,9 @@ use sqlx::types::Json;
 use sqlx::{AssertSqlSafe, Postgres, Row, SqlSafeStr, Transaction};
 
 use crate::shared::{
-    check_ending_status, definition_change_refused, event_insert_error, list_runs_sql, page_limit,
-    parse_run_status, parse_status, playbook_not_found, recorded_event, run_change_refused,
-    run_columns, run_events, runs_page_limit, saved_version, single,
+    check_ending_status, deep_json, definition_change_refused, event_insert_error, list_runs_sql,
+    page_limit, parse_run_status, parse_status, playbook_not_found, recorded_event,
+    run_change_refused, run_columns, run_events, runs_page_limit, saved_version, single,
 };
 use crate::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
@@ -1153,15 +1153,15 @@ impl Store for PgStore {
     ) -> Result<Option<(i64, Value)>> {
         let playbook_pk = self.require_playbook(playbook).await?;
         let row = sqlx::query(
-            "SELECT version, state FROM workflow_states WHERE playbook_pk = $1 AND run_id = $2",
+            "SELECT version, state::text FROM workflow_states WHERE playbook_pk = $1 AND run_id = $2",
         )
         .bind(playbook_pk)
         .bind(run_id)
         .fetch_optional(&self.pool)
         .await?;
         row.map(|row| {
-            let Json(state): Json<Value> = row.try_get(1)?;
-            Ok((row.try_get(0)?, state))
+            let state: String = row.try_get(1)?;
+            Ok((row.try_get(0)?, deep_json(&state, "a workflow snapshot")?))
         })
         .transpose()
     }

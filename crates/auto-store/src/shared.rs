@@ -283,3 +283,16 @@ pub(crate) fn parse_run_status(status: &str) -> Result<RunStatus> {
     RunStatus::parse(status)
         .ok_or_else(|| StoreError::Corrupt(format!("a run's status is {status:?}")))
 }
+
+/// A stored JSON value read without serde_json's limit of 128 levels: a workflow's snapshot
+/// nests deeper (64 task lists around values of up to 512 levels), and what it holds was
+/// bounded when it was made.
+pub(crate) fn deep_json(text: &str, what: &str) -> Result<serde_json::Value> {
+    use serde::Deserialize;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    let value = serde_json::Value::deserialize(&mut deserializer)
+        .and_then(|value| deserializer.end().map(|()| value))
+        .map_err(|error| StoreError::Corrupt(format!("{what}: {error}")))?;
+    Ok(value)
+}

@@ -20,9 +20,9 @@ use sqlx::sqlite::{
 use sqlx::{AssertSqlSafe, Row, SqlSafeStr, Sqlite, Transaction};
 
 use crate::shared::{
-    check_ending_status, definition_change_refused, event_insert_error, list_runs_sql, page_limit,
-    parse_run_status, parse_status, playbook_not_found, recorded_event, run_change_refused,
-    run_columns, run_events, runs_page_limit, saved_version, single,
+    check_ending_status, deep_json, definition_change_refused, event_insert_error, list_runs_sql,
+    page_limit, parse_run_status, parse_status, playbook_not_found, recorded_event,
+    run_change_refused, run_columns, run_events, runs_page_limit, saved_version, single,
 };
 use crate::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
@@ -1175,7 +1175,7 @@ impl Store for SqliteStore {
         .await?;
         row.map(|row| {
             let state: String = row.try_get(1)?;
-            Ok((row.try_get(0)?, parse_json(&state, "a workflow snapshot")?))
+            Ok((row.try_get(0)?, deep_json(&state, "a workflow snapshot")?))
         })
         .transpose()
     }
