@@ -71,6 +71,7 @@ fn the_overview_of_the_page_example_matches_its_snapshot() {
     for (case_name, snapshot) in [
         ("000-page-example.yaml", "overview-page-example.md"),
         ("001-page-schedule.yaml", "overview-page-schedule.md"),
+        ("062-overview-flow.yaml", "overview-flow.md"),
     ] {
         let overview = checked(case_name)
             .generated_overview

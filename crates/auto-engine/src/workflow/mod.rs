@@ -29,7 +29,7 @@ use auto_doc::Issue;
 use crate::definitions::{Checked, DefinitionChecker};
 
 pub use durations::{RUN_DURATION_MS_DEFAULT, RUN_DURATION_MS_MAX, RUN_DURATION_MS_MIN};
-pub use overview::overview;
+pub use overview::{overview, used_by_section};
 pub use read::check_workflow;
 pub use schedule::{EVERY_MS_MIN, FILTERS_MAX, cron_in_words};
 
