@@ -689,6 +689,7 @@ fn used_by(all: &[DefinitionVersion], key: &DefinitionKey) -> Vec<String> {
 
 fn to_out(version: DefinitionVersion, used_by: Vec<String>, with_overview: bool) -> DefinitionOut {
     let checked = checked_of(&version);
+    let is_workflow = version.key.def_type == "workflow";
     let active = version.status == DefinitionStatus::Active;
     let triggers_since = (active && !checked.triggers.is_empty())
         .then(|| {
@@ -706,8 +707,18 @@ fn to_out(version: DefinitionVersion, used_by: Vec<String>, with_overview: bool)
         status: version.status.as_str().into(),
         description: version.description,
         source: version.source,
+        // A workflow's overview is generated, and its "Used by" changes without a save, so it
+        // is written when the definition is read; other types keep what the caller wrote.
         overview: if with_overview {
-            version.overview
+            match (is_workflow, version.overview) {
+                (true, Some(overview)) => {
+                    Some(match auto_engine::workflow::used_by_section(&used_by) {
+                        Some(section) => format!("{}\n{section}", overview.trim_end()),
+                        None => overview,
+                    })
+                }
+                (_, overview) => overview,
+            }
         } else {
             None
         },

@@ -313,3 +313,41 @@ async fn a_waiting_run_outlasts_its_server() {
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!({"waited": true, "seen": "kept"}));
 }
+
+#[tokio::test]
+async fn a_workflow_calls_a_workflow_and_its_overview_names_who_uses_it() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let inner = format!("{HEADER}do:\n  - double:\n      set:\n        n: ${{ $data.n * 2 }}\n");
+    let outer = format!(
+        "{HEADER}do:\n  - twice:\n      call: run_definition\n      with:\n        type: workflow\n        name: inner\n        input: {{ n: '${{ $data.n }}' }}\n"
+    );
+    save(&server, &pb, "workflow", "inner", &inner).await;
+    save(&server, &pb, "workflow", "outer", &outer).await;
+    let got = server
+        .get(&format!("{pb}/definitions/workflow/inner"))
+        .await;
+    assert_eq!(
+        got.body["used_by"],
+        json!(["workflow/outer"]),
+        "{:#}",
+        got.body
+    );
+    let overview = got.body["overview"].as_str().unwrap();
+    assert!(overview.contains("## Used by"), "{overview}");
+    assert!(overview.contains("- The workflow outer."), "{overview}");
+    let reply = run(
+        &server,
+        &pb,
+        "outer",
+        json!({"input": {"n": 21}, "run_id": "nest"}),
+    )
+    .await;
+    assert!(
+        reply.status == 200 || reply.status == 202,
+        "{:#}",
+        reply.body
+    );
+    let run = ended(&server, &pb, "nest", Duration::from_secs(10)).await;
+    assert_eq!(run["output"], json!({"n": 42}), "{run:#}");
+}
