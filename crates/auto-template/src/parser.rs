@@ -199,8 +199,20 @@ impl Parser {
             "comment" | "doc" => self.comment_depth = 1,
             "raw" | "endraw" => {}
             "assign" => {
-                let mut p = ExprParser::new(rest).map_err(invalid)?;
-                let target = p.ident().map_err(invalid)?;
+                // LiquidJS reads a name of word characters, so `assign 123 = x` creates `123`
+                // (which only `["123"]` reads back; `123` is the number).
+                let trimmed = rest.trim_start();
+                let (mut p, target) = if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+                    let end = trimmed
+                        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+                        .unwrap_or(trimmed.len());
+                    let p = ExprParser::new(&trimmed[end..]).map_err(invalid)?;
+                    (p, trimmed[..end].to_string())
+                } else {
+                    let mut p = ExprParser::new(rest).map_err(invalid)?;
+                    let target = p.ident().map_err(invalid)?;
+                    (p, target)
+                };
                 if target.ends_with('?') {
                     return Err(invalid(format!("{target} cannot be assigned")));
                 }
@@ -558,15 +570,21 @@ fn parse_condition(markup: &str) -> Result<Condition, String> {
     Ok(condition)
 }
 
-/// `when a, b or c`.
+/// `when a, b or c`. As LiquidJS reads it, anything else after a value is passed over up to
+/// the next `or` (`when 'a' and 'b'` is `when 'a'`).
 fn parse_when(markup: &str) -> Result<Vec<Operand>, String> {
     let mut p = ExprParser::new(markup)?;
     let mut values = vec![p.operand()?];
-    while p.eat(&Tok::Comma) || p.eat_word("or") {
-        values.push(p.operand()?);
+    loop {
+        if p.eat(&Tok::Comma) || p.eat_word("or") {
+            values.push(p.operand()?);
+            continue;
+        }
+        if p.at_end() {
+            return Ok(values);
+        }
+        p.skip_to_word("or");
     }
-    p.expect_end()?;
-    Ok(values)
 }
 
 /// `item in collection reversed limit: 2 offset: 1` (and tablerow's `cols: 3`).

@@ -87,10 +87,16 @@ pub(super) fn apply<'a>(
         }
         "find" | "find_index" | "has" => {
             let property = args.get(0).cloned().unwrap_or(Value::Nil);
-            let found = items()
-                .into_iter()
-                .enumerate()
-                .find(|(_, item)| item_matches(item, &property, args.get(1)));
+            let mut found = None;
+            for (index, item) in items().into_iter().enumerate() {
+                if has_no_properties(&item) {
+                    return Ok(Some(Value::Nil));
+                }
+                if item_matches(&item, &property, args.get(1)) {
+                    found = Some((index, item));
+                    break;
+                }
+            }
             Ok(match (name, found) {
                 ("has", found) => Value::Bool(found.is_some()),
                 ("find", Some((_, item))) => item,
@@ -147,6 +153,13 @@ fn dig<'a>(item: &Value<'a>, path: &str) -> Value<'a> {
         }
     }
     value
+}
+
+/// An item Ruby Liquid cannot read a property of (nil, true, false): `find`, `find_index` and
+/// `has` give nil when they come to one before a match, as Ruby Liquid does. (LiquidJS passes
+/// over it; where no item matches, as in golden-liquid's cases, its `find` gives nil too.)
+fn has_no_properties(item: &Value<'_>) -> bool {
+    matches!(item, Value::Nil | Value::Bool(_))
 }
 
 /// Whether an item matches `where`, `reject`, `find`, `find_index` and `has`: its property
