@@ -135,7 +135,7 @@ impl<'a> Value<'a> {
     /// string's `size`. None when there is none: a missing field.
     pub(crate) fn property(&self, key: &str) -> Option<Value<'a>> {
         match self {
-            Value::Json(Json::Object(map)) => match map.get(key) {
+            Value::Json(Json::Object(map)) => match object_get(map, key) {
                 Some(found) => Some(Value::from_json(found)),
                 // Liquid's `size` of an object without its own `size` field: its field count.
                 None if key == "size" => Some(Value::Int(map.len() as i64)),
@@ -155,7 +155,12 @@ impl<'a> Value<'a> {
     /// The value as text, as `{{ }}` prints it, stopping once `out` holds more than
     /// `bytes_max` bytes (a list can repeat one long string many times).
     pub(crate) fn render_into(&self, out: &mut String, bytes_max: usize) {
-        self.render_at(out, 0, bytes_max);
+        self.render_into_from(out, 0, bytes_max);
+    }
+
+    /// [`Self::render_into`] at the end of `out`, whose text from `start` on is the value's.
+    pub(crate) fn render_into_from(&self, out: &mut String, start: usize, bytes_max: usize) {
+        self.render_at(out, 0, start.saturating_add(bytes_max));
     }
 
     fn render_at(&self, out: &mut String, depth: usize, cap: usize) {
@@ -209,6 +214,18 @@ impl<'a> Value<'a> {
             Value::Str(s) => parse_number(s.trim()),
             _ => None,
         }
+    }
+}
+
+/// An object's field: a small object is searched in order, cheaper than hashing the key.
+pub(crate) fn object_get<'a>(
+    map: &'a serde_json::Map<String, Json>,
+    key: &str,
+) -> Option<&'a Json> {
+    if map.len() <= 16 {
+        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
     }
 }
 

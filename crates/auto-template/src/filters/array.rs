@@ -8,7 +8,6 @@ use std::collections::HashSet;
 use serde_json::Value as Json;
 
 use super::{Args, Budget, Result, to_number};
-use crate::render::js_slice;
 use crate::value::{Number, Value, compare, equals};
 
 pub(super) fn apply<'a>(
@@ -305,25 +304,35 @@ fn slice<'a>(input: &Value<'a>, args: &Args<'_, 'a>) -> Value<'a> {
             if begin < 0 || length < 0 {
                 return Value::array(Vec::new());
             }
-            Value::array(js_slice(
-                input.to_items(),
-                begin,
-                Some(begin.saturating_add(length)),
-            ))
+            // Only the items kept are made: JavaScript's slice(begin, begin + length).
+            let end = begin.saturating_add(length).min(len);
+            Value::array(
+                (begin..end)
+                    .filter_map(|i| input.item(i))
+                    .collect::<Vec<_>>(),
+            )
         }
         _ => {
             let text = input.to_text();
-            let chars: Vec<char> = text.chars().collect();
-            let len = chars.len() as i64;
-            let begin = if begin < 0 { len + begin } else { begin };
+            let begin = if begin < 0 {
+                text.chars().count() as i64 + begin
+            } else {
+                begin
+            };
             if begin < 0 || length < 0 {
                 return Value::string("");
             }
-            Value::string(
-                js_slice(chars, begin, Some(begin.saturating_add(length)))
-                    .into_iter()
-                    .collect::<String>(),
-            )
+            // The characters from `begin`, `length` of them, found without a list of them.
+            let mut indices = text.char_indices().map(|(at, _)| at).skip(begin as usize);
+            let Some(start) = indices.next() else {
+                return Value::string("");
+            };
+            let end = if length == 0 {
+                start
+            } else {
+                indices.nth((length - 1) as usize).unwrap_or(text.len())
+            };
+            Value::string(&text[start..end])
         }
     }
 }

@@ -69,16 +69,22 @@ fn default<'a>(input: &Value<'a>, args: &Args<'_, 'a>) -> Value<'a> {
 
 fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&#34;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+    // The characters replaced are ASCII: copy the runs between them whole.
+    let mut from = 0;
+    for (at, byte) in s.bytes().enumerate() {
+        let entity = match byte {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&#34;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&s[from..at]);
+        out.push_str(entity);
+        from = at + 1;
     }
+    out.push_str(&s[from..]);
     out
 }
 

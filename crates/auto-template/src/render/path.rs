@@ -1,8 +1,6 @@
 //! Reading a variable's path: the loops' variables, the names the template assigned, the
 //! host's variables; and, when a field is missing, its name and pointer for the error.
 
-use std::collections::HashMap;
-
 use serde_json::Value as Json;
 
 use super::{RenderError, RenderErrorKind, Renderer};
@@ -135,7 +133,7 @@ impl<'a> Renderer<'a, '_> {
 /// Where a loop's collection is in the host's variables, when it is a plain path into one:
 /// the root's name, the path as written and its pointer.
 pub(crate) fn collection_origin(
-    roots: &HashMap<&str, &Json>,
+    roots: &super::FastMap<&str, &Json>,
     shadowed: bool,
     operand: &Operand,
 ) -> Option<(String, String, String)> {
