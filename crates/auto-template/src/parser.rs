@@ -272,6 +272,7 @@ impl Parser {
                     variable: String::new(),
                     collection: Operand::Literal(Literal::Nil),
                     collection_text: String::new(),
+                    continue_key: String::new(),
                     reversed: false,
                     limit: None,
                     offset: None,
@@ -595,10 +596,12 @@ fn parse_loop(markup: &str, tablerow: bool) -> Result<Loop, String> {
         return Err("expected in".into());
     }
     let collection = p.operand()?;
+    let collection_text = collection_text(markup);
     let mut header = Loop {
+        continue_key: format!("{variable}-{collection_text}"),
         variable,
         collection,
-        collection_text: collection_text(markup),
+        collection_text,
         reversed: false,
         limit: None,
         offset: None,

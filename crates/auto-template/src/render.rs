@@ -233,14 +233,16 @@ pub(crate) enum Flow {
 
 pub(crate) struct Renderer<'a, 'c> {
     pub(crate) roots: FastMap<&'c str, &'a Json>,
-    vars: FastMap<String, Value<'a>>,
-    counters: FastMap<String, i64>,
+    vars: FastMap<&'a str, Value<'a>>,
+    counters: FastMap<&'a str, i64>,
     /// The variables of the loops the render is in, innermost last.
     pub(crate) loops: Vec<loops::LoopScope<'a>>,
     cycles: FastMap<String, usize>,
-    pub(crate) continue_offsets: FastMap<String, usize>,
+    pub(crate) continue_offsets: FastMap<&'a str, usize>,
     ifchanged: Option<String>,
     budget: Budget,
+    /// The arguments of the filter call being made, kept from call to call.
+    args: Vec<Value<'a>>,
     steps: u64,
     limits: &'c RenderLimits<'c>,
     system: Option<String>,
@@ -298,6 +300,7 @@ impl<'a, 'c> Renderer<'a, 'c> {
                     .and_then(|(_, now)| now.as_str())
                     .and_then(filters::date::seconds_of),
             },
+            args: Vec::new(),
             steps: 0,
             limits,
             system: None,
@@ -430,7 +433,7 @@ impl<'a, 'c> Renderer<'a, 'c> {
             Node::Assign { line, name, expr } => {
                 *last_line = *line;
                 let value = self.expr(expr, *line, false)?;
-                self.vars.insert(name.clone(), value);
+                self.vars.insert(name, value);
             }
             Node::If {
                 line,
@@ -469,13 +472,13 @@ impl<'a, 'c> Renderer<'a, 'c> {
                 values,
             } => self.cycle(group.as_ref(), values, *line)?,
             Node::Increment { name } => {
-                let counter = self.counters.entry(name.clone()).or_insert(0);
+                let counter = self.counters.entry(name).or_insert(0);
                 let shown = *counter;
                 *counter += 1;
                 self.write(&shown.to_string(), *last_line)?;
             }
             Node::Decrement { name } => {
-                let counter = self.counters.entry(name.clone()).or_insert(0);
+                let counter = self.counters.entry(name).or_insert(0);
                 *counter -= 1;
                 let shown = *counter;
                 self.write(&shown.to_string(), *last_line)?;
@@ -646,18 +649,22 @@ impl<'a, 'c> Renderer<'a, 'c> {
         let mut value = self.operand(&expr.operand, line, lenient)?;
         for call in &expr.filters {
             self.step(line)?;
-            let args = call
-                .args
-                .iter()
-                .map(|a| self.operand(a, line, lenient))
-                .collect::<Result<Vec<_>, _>>()?;
+            // The arguments go in a list the render keeps, so a call makes none. (An operand
+            // has no filters, so nothing below uses the list while it is taken.)
+            let mut args = std::mem::take(&mut self.args);
+            args.clear();
+            for arg in &call.args {
+                args.push(self.operand(arg, line, lenient)?);
+            }
             let named = call
                 .named
                 .iter()
                 .map(|(k, a)| Ok((k.as_str(), self.operand(a, line, lenient)?)))
                 .collect::<Result<Vec<_>, RenderError>>()?;
-            value = filters::apply(&call.name, value, &args, &named, &mut self.budget)
-                .map_err(|e| self.filter_error(e, line))?;
+            let result = filters::apply(&call.name, value, &args, &named, &mut self.budget);
+            args.clear();
+            self.args = args;
+            value = result.map_err(|e| self.filter_error(e, line))?;
         }
         Ok(value)
     }

@@ -133,11 +133,11 @@ impl<'a> Renderer<'a, '_> {
         if items.is_empty() {
             return self.nodes(otherwise, last_line);
         }
-        let continue_key = format!("{}-{}", header.variable, header.collection_text);
+        let continue_key = header.continue_key.as_str();
         let offset = if header.offset_continue {
             Some(
                 self.continue_offsets
-                    .get(&continue_key)
+                    .get(continue_key)
                     .copied()
                     .unwrap_or(0) as i64,
             )
