@@ -14,12 +14,25 @@ use crate::{TAG_NESTING_MAX, TEMPLATE_CHARS_MAX, TEMPLATE_NAMES_MAX, Template, T
 pub fn parse(source: &str) -> Result<Template, Vec<TemplateProblem>> {
     let parsed = parse_all(source);
     if parsed.problems.is_empty() {
+        let text_bytes = text_bytes(&parsed.nodes);
         Ok(Template {
             nodes: parsed.nodes,
+            text_bytes,
         })
     } else {
         Err(parsed.problems)
     }
+}
+
+/// The bytes of text the template writes at its top level: room the render makes at once.
+fn text_bytes(nodes: &[Node]) -> usize {
+    nodes
+        .iter()
+        .map(|node| match node {
+            Node::Text { text, .. } => text.len(),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// What the checker needs beyond the tree.

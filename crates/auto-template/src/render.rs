@@ -158,6 +158,10 @@ pub fn render_with_roots(
     limits: &RenderLimits<'_>,
 ) -> Result<Rendered, RenderError> {
     let mut renderer = Renderer::new(roots, limits);
+    // Room for the template's own text (capped: the message's limit is in characters).
+    renderer
+        .message
+        .reserve(template.text_bytes.min(limits.rendered_chars_max));
     let mut last_line = 1;
     renderer.nodes(&template.nodes, &mut last_line)?;
     let message = std::mem::take(&mut renderer.message);

@@ -171,7 +171,7 @@ impl<'a> Value<'a> {
             Value::Nil | Value::Empty | Value::Blank => {}
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Value::Int(i) => {
-                let _ = write!(out, "{i}");
+                push_int(out, *i);
             }
             Value::Float(f) => out.push_str(&format_number(*f)),
             Value::Str(s) => out.push_str(s),
@@ -189,7 +189,7 @@ impl<'a> Value<'a> {
                     if out.len() > cap {
                         break;
                     }
-                    let _ = write!(out, "{i}");
+                    push_int(out, i);
                 }
             }
         }
@@ -226,6 +226,27 @@ pub(crate) fn object_get<'a>(
         map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
     } else {
         map.get(key)
+    }
+}
+
+/// A whole number's digits, written without the formatting machinery (a loop prints many).
+pub(crate) fn push_int(out: &mut String, i: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
     }
 }
 

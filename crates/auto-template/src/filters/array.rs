@@ -322,6 +322,11 @@ fn slice<'a>(input: &Value<'a>, args: &Args<'_, 'a>) -> Value<'a> {
             if begin < 0 || length < 0 {
                 return Value::string("");
             }
+            if text.is_ascii() {
+                let start = (begin as usize).min(text.len());
+                let end = start.saturating_add(length as usize).min(text.len());
+                return Value::string(&text[start..end]);
+            }
             // The characters from `begin`, `length` of them, found without a list of them.
             let mut indices = text.char_indices().map(|(at, _)| at).skip(begin as usize);
             let Some(start) = indices.next() else {

@@ -68,7 +68,7 @@ impl<'a> Renderer<'a, '_> {
             .iter()
             .rev()
             .find(|l| l.binds(root))
-            .and_then(|l| l.origin(root));
+            .and_then(|l| l.origin(root, &self.roots));
         if let Some((origin_root, origin_shown, origin_pointer)) = origin {
             shown = format!("{origin_shown}{}", &shown[root.len()..]);
             pointer = format!(
