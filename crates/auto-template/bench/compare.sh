@@ -11,7 +11,9 @@ out=$(mktemp -d)
 i=1
 while [ "$i" -le "$rounds" ]; do
   (cd bench/liquidjs && node bench.js) >"$out/js.$i"
-  cargo bench -q -p auto-template --bench render -- --noplot >/dev/null 2>&1
+  # CRITERION_ARGS, such as "--measurement-time 2 --warm-up-time 1", shortens a round.
+  # shellcheck disable=SC2086
+  cargo bench -q -p auto-template --bench render -- --noplot ${CRITERION_ARGS:-} >/dev/null 2>&1
   for b in prompt/parse prompt/render golden-002/parse golden-002/render; do
     est="$target/criterion/$(echo "$b" | tr / _)/new/estimates.json"
     [ -f "$est" ] || continue
