@@ -102,6 +102,8 @@ pub(crate) struct Loop {
     pub collection: Operand,
     /// The collection as written, for `forloop.name` (`item-collection`).
     pub collection_text: String,
+    /// `variable-collection`, under which `offset: continue` finds where the last loop stopped.
+    pub continue_key: String,
     pub reversed: bool,
     pub limit: Option<Operand>,
     pub offset: Option<Operand>,

@@ -229,6 +229,13 @@ impl ExprParser {
         }
     }
 
+    /// Passes over tokens up to the word `word` (left for the caller to eat) or the end.
+    pub(crate) fn skip_to_word(&mut self, word: &str) {
+        while !self.at_end() && !matches!(self.peek(), Some(Tok::Ident(w)) if w == word) {
+            self.pos += 1;
+        }
+    }
+
     pub(crate) fn ident(&mut self) -> Result<String, String> {
         match self.tokens.get(self.pos) {
             Some(Tok::Ident(word)) => {

@@ -62,6 +62,8 @@ pub const REASONING_ROOTS: [&str; 3] = ["input", "today", "now"];
 #[derive(Debug, Clone)]
 pub struct Template {
     pub(crate) nodes: Vec<ast::Node>,
+    /// Bytes of text at the top level, reserved for the message before the render starts.
+    pub(crate) text_bytes: usize,
 }
 
 /// One problem found in a template when it is saved.

@@ -14,12 +14,25 @@ use crate::{TAG_NESTING_MAX, TEMPLATE_CHARS_MAX, TEMPLATE_NAMES_MAX, Template, T
 pub fn parse(source: &str) -> Result<Template, Vec<TemplateProblem>> {
     let parsed = parse_all(source);
     if parsed.problems.is_empty() {
+        let text_bytes = text_bytes(&parsed.nodes);
         Ok(Template {
             nodes: parsed.nodes,
+            text_bytes,
         })
     } else {
         Err(parsed.problems)
     }
+}
+
+/// The bytes of text the template writes at its top level: room the render makes at once.
+fn text_bytes(nodes: &[Node]) -> usize {
+    nodes
+        .iter()
+        .map(|node| match node {
+            Node::Text { text, .. } => text.len(),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// What the checker needs beyond the tree.
@@ -199,8 +212,20 @@ impl Parser {
             "comment" | "doc" => self.comment_depth = 1,
             "raw" | "endraw" => {}
             "assign" => {
-                let mut p = ExprParser::new(rest).map_err(invalid)?;
-                let target = p.ident().map_err(invalid)?;
+                // LiquidJS reads a name of word characters, so `assign 123 = x` creates `123`
+                // (which only `["123"]` reads back; `123` is the number).
+                let trimmed = rest.trim_start();
+                let (mut p, target) = if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+                    let end = trimmed
+                        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+                        .unwrap_or(trimmed.len());
+                    let p = ExprParser::new(&trimmed[end..]).map_err(invalid)?;
+                    (p, trimmed[..end].to_string())
+                } else {
+                    let mut p = ExprParser::new(rest).map_err(invalid)?;
+                    let target = p.ident().map_err(invalid)?;
+                    (p, target)
+                };
                 if target.ends_with('?') {
                     return Err(invalid(format!("{target} cannot be assigned")));
                 }
@@ -260,6 +285,7 @@ impl Parser {
                     variable: String::new(),
                     collection: Operand::Literal(Literal::Nil),
                     collection_text: String::new(),
+                    continue_key: String::new(),
                     reversed: false,
                     limit: None,
                     offset: None,
@@ -558,15 +584,21 @@ fn parse_condition(markup: &str) -> Result<Condition, String> {
     Ok(condition)
 }
 
-/// `when a, b or c`.
+/// `when a, b or c`. As LiquidJS reads it, anything else after a value is passed over up to
+/// the next `or` (`when 'a' and 'b'` is `when 'a'`).
 fn parse_when(markup: &str) -> Result<Vec<Operand>, String> {
     let mut p = ExprParser::new(markup)?;
     let mut values = vec![p.operand()?];
-    while p.eat(&Tok::Comma) || p.eat_word("or") {
-        values.push(p.operand()?);
+    loop {
+        if p.eat(&Tok::Comma) || p.eat_word("or") {
+            values.push(p.operand()?);
+            continue;
+        }
+        if p.at_end() {
+            return Ok(values);
+        }
+        p.skip_to_word("or");
     }
-    p.expect_end()?;
-    Ok(values)
 }
 
 /// `item in collection reversed limit: 2 offset: 1` (and tablerow's `cols: 3`).
@@ -577,10 +609,12 @@ fn parse_loop(markup: &str, tablerow: bool) -> Result<Loop, String> {
         return Err("expected in".into());
     }
     let collection = p.operand()?;
+    let collection_text = collection_text(markup);
     let mut header = Loop {
+        continue_key: format!("{variable}-{collection_text}"),
         variable,
         collection,
-        collection_text: collection_text(markup),
+        collection_text,
         reversed: false,
         limit: None,
         offset: None,

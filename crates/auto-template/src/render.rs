@@ -6,6 +6,7 @@
 //! without one, only the charge and size limits bound the work.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use auto_doc::Issue;
 use serde_json::Value as Json;
@@ -20,8 +21,6 @@ use crate::{
 
 mod loops;
 mod path;
-
-pub(crate) use loops::js_slice;
 
 /// The limits of one render.
 pub struct RenderLimits<'c> {
@@ -159,6 +158,10 @@ pub fn render_with_roots(
     limits: &RenderLimits<'_>,
 ) -> Result<Rendered, RenderError> {
     let mut renderer = Renderer::new(roots, limits);
+    // Room for the template's own text (capped: the message's limit is in characters).
+    renderer
+        .message
+        .reserve(template.text_bytes.min(limits.rendered_chars_max));
     let mut last_line = 1;
     renderer.nodes(&template.nodes, &mut last_line)?;
     let message = std::mem::take(&mut renderer.message);
@@ -175,6 +178,57 @@ pub fn render_with_roots(
     })
 }
 
+/// The render's own maps, keyed by the template's names: hashed with a multiply and a rotate
+/// (the Fx hash) rather than SipHash, since a render looks names up at every step and its keys
+/// come from the template (a cycle's group name may come from the input, but a render's steps
+/// and time are bounded).
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
 pub(crate) enum Flow {
     Normal,
     Break,
@@ -182,33 +236,64 @@ pub(crate) enum Flow {
 }
 
 pub(crate) struct Renderer<'a, 'c> {
-    pub(crate) roots: HashMap<&'c str, &'a Json>,
-    vars: HashMap<String, Value<'a>>,
-    counters: HashMap<String, i64>,
+    pub(crate) roots: FastMap<&'c str, &'a Json>,
+    vars: FastMap<&'a str, Value<'a>>,
+    counters: FastMap<&'a str, i64>,
     /// The variables of the loops the render is in, innermost last.
     pub(crate) loops: Vec<loops::LoopScope<'a>>,
-    cycles: HashMap<String, usize>,
-    pub(crate) continue_offsets: HashMap<String, usize>,
+    cycles: FastMap<String, usize>,
+    pub(crate) continue_offsets: FastMap<&'a str, usize>,
     ifchanged: Option<String>,
     budget: Budget,
+    /// The arguments of the filter call being made, kept from call to call.
+    args: Vec<Value<'a>>,
     steps: u64,
     limits: &'c RenderLimits<'c>,
     system: Option<String>,
     in_system: bool,
     message: String,
-    system_chars: usize,
-    message_chars: usize,
+    system_counted: Counted,
+    message_counted: Counted,
+}
+
+/// How much of a rendered text has had its characters counted. Counting is put off while the
+/// text has at most as many bytes as the limit has characters (it cannot be over then), and
+/// then done once for each byte, so the limit costs nothing for most renders.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counted {
+    bytes: usize,
+    chars: usize,
+    /// Characters counted against the limit that are not in this text (the message around an
+    /// `ifchanged` body while it renders apart).
+    base: usize,
+}
+
+impl Counted {
+    /// Whether `text`, whose first `self.bytes` bytes were counted, holds at most `max`
+    /// characters with the base.
+    fn within(&mut self, text: &str, max: usize) -> bool {
+        if self.base.saturating_add(text.len()) <= max {
+            return true;
+        }
+        self.count(text);
+        self.base.saturating_add(self.chars) <= max
+    }
+
+    fn count(&mut self, text: &str) {
+        self.chars += text[self.bytes..].chars().count();
+        self.bytes = text.len();
+    }
 }
 
 impl<'a, 'c> Renderer<'a, 'c> {
     fn new(roots: &'c [(&'c str, &'a Json)], limits: &'c RenderLimits<'c>) -> Self {
         Renderer {
             roots: roots.iter().copied().collect(),
-            vars: HashMap::new(),
-            counters: HashMap::new(),
+            vars: FastMap::default(),
+            counters: FastMap::default(),
             loops: Vec::new(),
-            cycles: HashMap::new(),
-            continue_offsets: HashMap::new(),
+            cycles: FastMap::default(),
+            continue_offsets: FastMap::default(),
             ifchanged: None,
             budget: Budget {
                 charged: 0,
@@ -219,13 +304,14 @@ impl<'a, 'c> Renderer<'a, 'c> {
                     .and_then(|(_, now)| now.as_str())
                     .and_then(filters::date::seconds_of),
             },
+            args: Vec::new(),
             steps: 0,
             limits,
             system: None,
             in_system: false,
             message: String::new(),
-            system_chars: 0,
-            message_chars: 0,
+            system_counted: Counted::default(),
+            message_counted: Counted::default(),
         }
     }
 
@@ -263,48 +349,62 @@ impl<'a, 'c> Renderer<'a, 'c> {
         }
     }
 
-    pub(crate) fn write(&mut self, text: &str, line: u32) -> Result<(), RenderError> {
-        let chars = text.chars().count();
-        let max = self.limits.rendered_chars_max;
+    /// The text being written (the instructions or the message) and how much of it is counted.
+    fn sink(&mut self) -> (&mut String, &mut Counted) {
         if self.in_system {
-            self.system_chars += chars;
-            if self.system_chars > max {
-                let text = format!("The instructions render longer than {max} characters");
-                return Err(RenderError::new(
-                    line,
-                    RenderErrorKind::InstructionsTooLong,
-                    text,
-                ));
-            }
-            self.system.get_or_insert_with(String::new).push_str(text);
+            (
+                self.system.get_or_insert_with(String::new),
+                &mut self.system_counted,
+            )
         } else {
-            self.message_chars += chars;
-            if self.message_chars > max {
-                let text = format!("The message renders longer than {max} characters");
-                return Err(RenderError::new(
-                    line,
-                    RenderErrorKind::MessageTooLong,
-                    text,
-                ));
-            }
-            self.message.push_str(text);
+            (&mut self.message, &mut self.message_counted)
         }
-        Ok(())
+    }
+
+    /// After a write: the text it went to is within the limit, or the render stops. (What was
+    /// written past the limit goes with the render.)
+    fn check_size(&mut self, line: u32) -> Result<(), RenderError> {
+        let max = self.limits.rendered_chars_max;
+        let in_system = self.in_system;
+        let (text, counted) = self.sink();
+        if counted.within(text, max) {
+            return Ok(());
+        }
+        Err(if in_system {
+            RenderError::new(
+                line,
+                RenderErrorKind::InstructionsTooLong,
+                format!("The instructions render longer than {max} characters"),
+            )
+        } else {
+            RenderError::new(
+                line,
+                RenderErrorKind::MessageTooLong,
+                format!("The message renders longer than {max} characters"),
+            )
+        })
+    }
+
+    pub(crate) fn write(&mut self, text: &str, line: u32) -> Result<(), RenderError> {
+        self.sink().0.push_str(text);
+        self.check_size(line)
     }
 
     pub(crate) fn write_value(&mut self, value: &Value<'a>, line: u32) -> Result<(), RenderError> {
         if let Value::Str(s) = value {
             return self.write(s, line);
         }
-        let mut out = String::new();
-        value.render_into(
-            &mut out,
-            self.limits
-                .rendered_chars_max
-                .saturating_mul(4)
-                .saturating_add(4),
-        );
-        self.write(&out, line)
+        // Printed in place; a value's text stops growing a little past four bytes for each
+        // character the limit allows, as it did printed apart.
+        let cap = self
+            .limits
+            .rendered_chars_max
+            .saturating_mul(4)
+            .saturating_add(4);
+        let (out, _) = self.sink();
+        let start = out.len();
+        value.render_into_from(out, start, cap);
+        self.check_size(line)
     }
 
     pub(crate) fn nodes(
@@ -337,7 +437,7 @@ impl<'a, 'c> Renderer<'a, 'c> {
             Node::Assign { line, name, expr } => {
                 *last_line = *line;
                 let value = self.expr(expr, *line, false)?;
-                self.vars.insert(name.clone(), value);
+                self.vars.insert(name, value);
             }
             Node::If {
                 line,
@@ -376,13 +476,13 @@ impl<'a, 'c> Renderer<'a, 'c> {
                 values,
             } => self.cycle(group.as_ref(), values, *line)?,
             Node::Increment { name } => {
-                let counter = self.counters.entry(name.clone()).or_insert(0);
+                let counter = self.counters.entry(name).or_insert(0);
                 let shown = *counter;
                 *counter += 1;
                 self.write(&shown.to_string(), *last_line)?;
             }
             Node::Decrement { name } => {
-                let counter = self.counters.entry(name.clone()).or_insert(0);
+                let counter = self.counters.entry(name).or_insert(0);
                 *counter -= 1;
                 let shown = *counter;
                 self.write(&shown.to_string(), *last_line)?;
@@ -451,13 +551,22 @@ impl<'a, 'c> Renderer<'a, 'c> {
     }
 
     fn ifchanged(&mut self, body: &'a [Node], last_line: &mut u32) -> Result<Flow, RenderError> {
+        // The body renders apart, its characters counted on top of the message's.
+        self.message_counted.count(&self.message);
+        let base = self.message_counted.base + self.message_counted.chars;
         let saved_message = std::mem::take(&mut self.message);
-        let saved_chars = self.message_chars;
+        let saved_counted = std::mem::replace(
+            &mut self.message_counted,
+            Counted {
+                base,
+                ..Counted::default()
+            },
+        );
         let was_system = std::mem::replace(&mut self.in_system, false);
         let flow = self.nodes(body, last_line);
         self.in_system = was_system;
         let rendered = std::mem::replace(&mut self.message, saved_message);
-        self.message_chars = saved_chars;
+        self.message_counted = saved_counted;
         let flow = flow?;
         if self.ifchanged.as_deref() != Some(rendered.as_str()) {
             self.write(&rendered, *last_line)?;
@@ -544,18 +653,22 @@ impl<'a, 'c> Renderer<'a, 'c> {
         let mut value = self.operand(&expr.operand, line, lenient)?;
         for call in &expr.filters {
             self.step(line)?;
-            let args = call
-                .args
-                .iter()
-                .map(|a| self.operand(a, line, lenient))
-                .collect::<Result<Vec<_>, _>>()?;
+            // The arguments go in a list the render keeps, so a call makes none. (An operand
+            // has no filters, so nothing below uses the list while it is taken.)
+            let mut args = std::mem::take(&mut self.args);
+            args.clear();
+            for arg in &call.args {
+                args.push(self.operand(arg, line, lenient)?);
+            }
             let named = call
                 .named
                 .iter()
                 .map(|(k, a)| Ok((k.as_str(), self.operand(a, line, lenient)?)))
                 .collect::<Result<Vec<_>, RenderError>>()?;
-            value = filters::apply(&call.name, value, &args, &named, &mut self.budget)
-                .map_err(|e| self.filter_error(e, line))?;
+            let result = filters::apply(&call.name, value, &args, &named, &mut self.budget);
+            args.clear();
+            self.args = args;
+            value = result.map_err(|e| self.filter_error(e, line))?;
         }
         Ok(value)
     }

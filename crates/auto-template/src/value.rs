@@ -135,7 +135,7 @@ impl<'a> Value<'a> {
     /// string's `size`. None when there is none: a missing field.
     pub(crate) fn property(&self, key: &str) -> Option<Value<'a>> {
         match self {
-            Value::Json(Json::Object(map)) => match map.get(key) {
+            Value::Json(Json::Object(map)) => match object_get(map, key) {
                 Some(found) => Some(Value::from_json(found)),
                 // Liquid's `size` of an object without its own `size` field: its field count.
                 None if key == "size" => Some(Value::Int(map.len() as i64)),
@@ -155,7 +155,12 @@ impl<'a> Value<'a> {
     /// The value as text, as `{{ }}` prints it, stopping once `out` holds more than
     /// `bytes_max` bytes (a list can repeat one long string many times).
     pub(crate) fn render_into(&self, out: &mut String, bytes_max: usize) {
-        self.render_at(out, 0, bytes_max);
+        self.render_into_from(out, 0, bytes_max);
+    }
+
+    /// [`Self::render_into`] at the end of `out`, whose text from `start` on is the value's.
+    pub(crate) fn render_into_from(&self, out: &mut String, start: usize, bytes_max: usize) {
+        self.render_at(out, 0, start.saturating_add(bytes_max));
     }
 
     fn render_at(&self, out: &mut String, depth: usize, cap: usize) {
@@ -166,7 +171,7 @@ impl<'a> Value<'a> {
             Value::Nil | Value::Empty | Value::Blank => {}
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Value::Int(i) => {
-                let _ = write!(out, "{i}");
+                push_int(out, *i);
             }
             Value::Float(f) => out.push_str(&format_number(*f)),
             Value::Str(s) => out.push_str(s),
@@ -184,7 +189,7 @@ impl<'a> Value<'a> {
                     if out.len() > cap {
                         break;
                     }
-                    let _ = write!(out, "{i}");
+                    push_int(out, i);
                 }
             }
         }
@@ -209,6 +214,39 @@ impl<'a> Value<'a> {
             Value::Str(s) => parse_number(s.trim()),
             _ => None,
         }
+    }
+}
+
+/// An object's field: a small object is searched in order, cheaper than hashing the key.
+pub(crate) fn object_get<'a>(
+    map: &'a serde_json::Map<String, Json>,
+    key: &str,
+) -> Option<&'a Json> {
+    if map.len() <= 16 {
+        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
+}
+
+/// A whole number's digits, written without the formatting machinery (a loop prints many).
+pub(crate) fn push_int(out: &mut String, i: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
     }
 }
 

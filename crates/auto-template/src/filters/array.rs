@@ -8,7 +8,6 @@ use std::collections::HashSet;
 use serde_json::Value as Json;
 
 use super::{Args, Budget, Result, to_number};
-use crate::render::js_slice;
 use crate::value::{Number, Value, compare, equals};
 
 pub(super) fn apply<'a>(
@@ -87,10 +86,16 @@ pub(super) fn apply<'a>(
         }
         "find" | "find_index" | "has" => {
             let property = args.get(0).cloned().unwrap_or(Value::Nil);
-            let found = items()
-                .into_iter()
-                .enumerate()
-                .find(|(_, item)| item_matches(item, &property, args.get(1)));
+            let mut found = None;
+            for (index, item) in items().into_iter().enumerate() {
+                if has_no_properties(&item) {
+                    return Ok(Some(Value::Nil));
+                }
+                if item_matches(&item, &property, args.get(1)) {
+                    found = Some((index, item));
+                    break;
+                }
+            }
             Ok(match (name, found) {
                 ("has", found) => Value::Bool(found.is_some()),
                 ("find", Some((_, item))) => item,
@@ -147,6 +152,13 @@ fn dig<'a>(item: &Value<'a>, path: &str) -> Value<'a> {
         }
     }
     value
+}
+
+/// An item Ruby Liquid cannot read a property of (nil, true, false): `find`, `find_index` and
+/// `has` give nil when they come to one before a match, as Ruby Liquid does. (LiquidJS passes
+/// over it; where no item matches, as in golden-liquid's cases, its `find` gives nil too.)
+fn has_no_properties(item: &Value<'_>) -> bool {
+    matches!(item, Value::Nil | Value::Bool(_))
 }
 
 /// Whether an item matches `where`, `reject`, `find`, `find_index` and `has`: its property
@@ -292,25 +304,40 @@ fn slice<'a>(input: &Value<'a>, args: &Args<'_, 'a>) -> Value<'a> {
             if begin < 0 || length < 0 {
                 return Value::array(Vec::new());
             }
-            Value::array(js_slice(
-                input.to_items(),
-                begin,
-                Some(begin.saturating_add(length)),
-            ))
+            // Only the items kept are made: JavaScript's slice(begin, begin + length).
+            let end = begin.saturating_add(length).min(len);
+            Value::array(
+                (begin..end)
+                    .filter_map(|i| input.item(i))
+                    .collect::<Vec<_>>(),
+            )
         }
         _ => {
             let text = input.to_text();
-            let chars: Vec<char> = text.chars().collect();
-            let len = chars.len() as i64;
-            let begin = if begin < 0 { len + begin } else { begin };
+            let begin = if begin < 0 {
+                text.chars().count() as i64 + begin
+            } else {
+                begin
+            };
             if begin < 0 || length < 0 {
                 return Value::string("");
             }
-            Value::string(
-                js_slice(chars, begin, Some(begin.saturating_add(length)))
-                    .into_iter()
-                    .collect::<String>(),
-            )
+            if text.is_ascii() {
+                let start = (begin as usize).min(text.len());
+                let end = start.saturating_add(length as usize).min(text.len());
+                return Value::string(&text[start..end]);
+            }
+            // The characters from `begin`, `length` of them, found without a list of them.
+            let mut indices = text.char_indices().map(|(at, _)| at).skip(begin as usize);
+            let Some(start) = indices.next() else {
+                return Value::string("");
+            };
+            let end = if length == 0 {
+                start
+            } else {
+                indices.nth((length - 1) as usize).unwrap_or(text.len())
+            };
+            Value::string(&text[start..end])
         }
     }
 }

@@ -69,16 +69,22 @@ fn default<'a>(input: &Value<'a>, args: &Args<'_, 'a>) -> Value<'a> {
 
 fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&#34;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+    // The characters replaced are ASCII: copy the runs between them whole.
+    let mut from = 0;
+    for (at, byte) in s.bytes().enumerate() {
+        let entity = match byte {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&#34;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&s[from..at]);
+        out.push_str(entity);
+        from = at + 1;
     }
+    out.push_str(&s[from..]);
     out
 }
 
@@ -302,9 +308,7 @@ impl JsonWriter<'_> {
         match value {
             Value::Nil => self.out.push_str("null"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => {
-                let _ = write!(self.out, "{i}");
-            }
+            Value::Int(i) => crate::value::push_int(&mut self.out, *i),
             Value::Float(f) if f.is_finite() => self.out.push_str(&format_number(*f)),
             Value::Float(_) => self.out.push_str("null"),
             Value::Str(s) => self.string(s),
@@ -335,11 +339,32 @@ impl JsonWriter<'_> {
     }
 
     fn string(&mut self, s: &str) {
-        // serde_json escapes as JSON.stringify does: quotes, backslashes and control characters.
-        let mut bytes = Vec::with_capacity(s.len() + 2);
-        if serde_json::to_writer(&mut bytes, s).is_ok() {
-            self.out.push_str(&String::from_utf8_lossy(&bytes));
+        // As JSON.stringify (and serde_json) escape: quotes, backslashes and control
+        // characters, all ASCII, so the runs between them are copied whole.
+        self.out.push('"');
+        let mut from = 0;
+        for (at, byte) in s.bytes().enumerate() {
+            let short = match byte {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                0..=0x1f => "",
+                _ => continue,
+            };
+            self.out.push_str(&s[from..at]);
+            if short.is_empty() {
+                let _ = write!(self.out, "\\u{byte:04x}");
+            } else {
+                self.out.push_str(short);
+            }
+            from = at + 1;
         }
+        self.out.push_str(&s[from..]);
+        self.out.push('"');
     }
 
     fn separator(&mut self, index: usize, depth: usize) {

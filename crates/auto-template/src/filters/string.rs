@@ -23,12 +23,19 @@ pub(super) fn apply<'a>(
             let s = text();
             let mut chars = s.chars();
             Ok(match chars.next() {
-                Some(first) => Value::string(
-                    first
-                        .to_uppercase()
-                        .chain(chars.as_str().to_lowercase().chars())
-                        .collect::<String>(),
-                ),
+                Some(first) => {
+                    let rest = chars.as_str();
+                    let mut out = String::with_capacity(s.len());
+                    out.extend(first.to_uppercase());
+                    if rest.is_ascii() {
+                        let at = out.len();
+                        out.push_str(rest);
+                        out[at..].make_ascii_lowercase();
+                    } else {
+                        out.push_str(&rest.to_lowercase());
+                    }
+                    Value::string(out)
+                }
                 None => Value::string(""),
             })
         }

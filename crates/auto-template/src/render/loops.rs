@@ -18,7 +18,8 @@ pub(crate) struct LoopScope<'a> {
     kind: LoopKind,
     /// Where the collection is in the host's variables (root, path, pointer), when `for` walks
     /// a list read straight from one; `source_index` is the item's place in that list.
-    origin: Option<(String, String, String)>,
+    /// Kept as the collection's operand; its path is written only for an error.
+    origin: Option<&'a crate::ast::Operand>,
     source_index: usize,
     variable: &'a str,
     collection_text: &'a str,
@@ -30,14 +31,19 @@ pub(crate) struct LoopScope<'a> {
 
 impl<'a> LoopScope<'a> {
     /// Where the item `root` names is in the host's variables.
-    pub(crate) fn origin(&self, root: &str) -> Option<(String, String, String)> {
+    pub(crate) fn origin(
+        &self,
+        root: &str,
+        roots: &super::FastMap<&str, &Json>,
+    ) -> Option<(String, String, String)> {
         if root != self.variable {
             return None;
         }
-        let (origin_root, shown, pointer) = self.origin.as_ref()?;
+        let (origin_root, shown, pointer) =
+            super::path::collection_origin(roots, false, self.origin?)?;
         let i = self.source_index;
         Some((
-            origin_root.clone(),
+            origin_root,
             format!("{shown}[{i}]"),
             format!("{pointer}/{i}"),
         ))
@@ -124,7 +130,7 @@ impl<'a> Renderer<'a, '_> {
         let origin = match collection {
             Value::Json(Json::Array(_)) => {
                 let shadowed = matches!(&header.collection, crate::ast::Operand::Path { root, .. } if !self.is_root(root));
-                super::path::collection_origin(&self.roots, shadowed, &header.collection)
+                (!shadowed).then_some(&header.collection)
             }
             _ => None,
         };
@@ -133,11 +139,11 @@ impl<'a> Renderer<'a, '_> {
         if items.is_empty() {
             return self.nodes(otherwise, last_line);
         }
-        let continue_key = format!("{}-{}", header.variable, header.collection_text);
+        let continue_key = header.continue_key.as_str();
         let offset = if header.offset_continue {
             Some(
                 self.continue_offsets
-                    .get(&continue_key)
+                    .get(continue_key)
                     .copied()
                     .unwrap_or(0) as i64,
             )

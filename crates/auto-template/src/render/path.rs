@@ -1,8 +1,6 @@
 //! Reading a variable's path: the loops' variables, the names the template assigned, the
 //! host's variables; and, when a field is missing, its name and pointer for the error.
 
-use std::collections::HashMap;
-
 use serde_json::Value as Json;
 
 use super::{RenderError, RenderErrorKind, Renderer};
@@ -70,7 +68,7 @@ impl<'a> Renderer<'a, '_> {
             .iter()
             .rev()
             .find(|l| l.binds(root))
-            .and_then(|l| l.origin(root));
+            .and_then(|l| l.origin(root, &self.roots));
         if let Some((origin_root, origin_shown, origin_pointer)) = origin {
             shown = format!("{origin_shown}{}", &shown[root.len()..]);
             pointer = format!(
@@ -135,7 +133,7 @@ impl<'a> Renderer<'a, '_> {
 /// Where a loop's collection is in the host's variables, when it is a plain path into one:
 /// the root's name, the path as written and its pointer.
 pub(crate) fn collection_origin(
-    roots: &HashMap<&str, &Json>,
+    roots: &super::FastMap<&str, &Json>,
     shadowed: bool,
     operand: &Operand,
 ) -> Option<(String, String, String)> {
