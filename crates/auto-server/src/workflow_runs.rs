@@ -42,6 +42,9 @@ pub const IDLE_POLL: Duration = Duration::from_millis(500);
 pub const CHILD_POLL: Duration = Duration::from_millis(500);
 /// Parsed workflows kept, by playbook, name and version.
 const WORKFLOW_CACHE_MAX: usize = 1_000;
+/// The key of a run's start as work, and how long after the request it falls due.
+const START_KEY: &str = "start";
+const START_GRACE: chrono::Duration = chrono::Duration::seconds(10);
 /// How many steps a run may take at once before a retry of its commit gives up.
 const COMMIT_TRIES: usize = 3;
 
@@ -413,6 +416,23 @@ impl Service {
             call_depth: None,
             trigger: None,
         };
+        // The start is also work of the run, due a little later and removed by the first
+        // step: a server that stops between recording the run and committing that step
+        // leaves it for the next server to take.
+        self.store
+            .add_work(
+                pb,
+                run_id,
+                vec![NewWork {
+                    key: START_KEY.into(),
+                    due_at: Some(chrono::Utc::now() + START_GRACE),
+                    payload: input_payload(&Input::Start {
+                        input: input.clone(),
+                    }),
+                }],
+            )
+            .await
+            .map_err(store_problem)?;
         let started = fact(run_id, 1, "run_started", key, &caller.id, version);
         let (run, _) = self
             .store
@@ -429,7 +449,8 @@ impl Service {
         let mut info = self.run_info(&run);
         info.functions_ms = self.functions_ms(pb, &workflow).await;
         let step = engine::start(&workflow, &info, input, now_ms);
-        let commit = self.commit_of(&run, step, None, None)?;
+        let mut commit = self.commit_of(&run, step, None, None)?;
+        commit.cancel_work.push(START_KEY.into());
         let adds_work = !commit.add_work.is_empty();
         self.store
             .commit_workflow_step(pb, run_id, commit)
@@ -521,14 +542,24 @@ impl Service {
                 .await
                 .map_err(store_problem)?;
             let Some(run) = run.filter(|r| r.status == RunStatus::Started) else {
+                // A start whose run was never recorded (its request failed) is dropped once
+                // it is old; until then the request that added it may still record the run.
+                let young = item.key == START_KEY
+                    && chrono::Utc::now() - item.due_at < chrono::Duration::minutes(1);
+                if young {
+                    return Ok(());
+                }
                 return self.store.finish_work(item.id).await.map_err(store_problem);
             };
-            let Some((version, state)) = self
+            let snapshot = self
                 .store
                 .get_workflow_state(pb, &run.run_id)
                 .await
-                .map_err(store_problem)?
-            else {
+                .map_err(store_problem)?;
+            let Some((version, state)) = snapshot else {
+                if let Input::Start { input } = &input {
+                    return self.first_step(pb, &run, input.clone(), item.id).await;
+                }
                 return Err(Problem::internal(&"a started workflow run has no snapshot"));
             };
             let state: RunState =
@@ -562,6 +593,34 @@ impl Service {
             }
         }
         Err(Problem::internal(&"a workflow step kept conflicting"))
+    }
+
+    /// The first step of a run whose server stopped before taking it.
+    async fn first_step(
+        &self,
+        pb: &PlaybookRef,
+        run: &Run,
+        input: Value,
+        work_id: i64,
+    ) -> Result<(), Problem> {
+        let workflow = self.workflow_of(pb, run).await?;
+        let mut info = self.run_info(run);
+        info.functions_ms = self.functions_ms(pb, &workflow).await;
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        let step = engine::start(&workflow, &info, input, now_ms);
+        let commit = self.commit_of(run, step, None, Some(work_id))?;
+        match self
+            .store
+            .commit_workflow_step(pb, &run.run_id, commit)
+            .await
+        {
+            // Another server took the first step: this start is spent.
+            Ok(_) | Err(StoreError::Conflict(_)) => {
+                self.scheduler.wake();
+                Ok(())
+            }
+            Err(other) => Err(store_problem(other)),
+        }
     }
 
     /// Starts a child run, or finds it by its id, and reports its end to the parent.

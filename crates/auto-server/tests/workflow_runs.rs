@@ -351,3 +351,66 @@ async fn a_workflow_calls_a_workflow_and_its_overview_names_who_uses_it() {
     let run = ended(&server, &pb, "nest", Duration::from_secs(10)).await;
     assert_eq!(run["output"], json!({"n": 42}), "{run:#}");
 }
+
+/// A server that stopped after recording a run and before its first step: the next server
+/// takes the start from the store's work and runs it.
+#[tokio::test]
+async fn a_run_recorded_without_its_first_step_is_started_by_the_next_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::test_store(dir.path()).await;
+    let server = TestServer::start_on(
+        store.clone(),
+        Vec::new(),
+        auto_server::reasoning_runs::Models::none(),
+        dir,
+    )
+    .await;
+    let pb = server.playbook().await;
+    save(
+        &server,
+        &pb,
+        "workflow",
+        "total",
+        &format!("{HEADER}{TOTAL}"),
+    )
+    .await;
+    // What a server that stopped at that moment left: the start as work, and the run.
+    let playbook = auto_store::PlaybookRef::new("acme", "main");
+    let input = json!({"lines": [{"amount": 2}, {"amount": 3}]});
+    store
+        .add_work(
+            &playbook,
+            "orphan",
+            vec![auto_store::NewWork {
+                key: "start".into(),
+                due_at: None,
+                payload: json!({"input": "start", "value": input}),
+            }],
+        )
+        .await
+        .unwrap();
+    let mut started = auto_store::NewEvent::new("orphan-1", "run_started", "/runs/orphan");
+    started.run_seq = Some(1);
+    store
+        .start_run(
+            &playbook,
+            auto_store::NewRun {
+                run_id: "orphan".into(),
+                key: auto_store::DefinitionKey::new("workflow", "total"),
+                definition_version: 1,
+                input,
+                started_by: "local".into(),
+                parent_run_id: None,
+                task_reference: None,
+                depth: None,
+                call_depth: None,
+                trigger: None,
+            },
+            vec![started],
+        )
+        .await
+        .unwrap();
+    let run = ended(&server, &pb, "orphan", Duration::from_secs(10)).await;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(run["output"], json!({"sum": 5}));
+}
