@@ -114,6 +114,38 @@ api_key = { file = "{key_file}" }"#,
         structured_output: None,
         response_ids: false,
     },
+    azure_openai => Target {
+        config: r#"[providers.azure]
+base_url = "{aimock}"
+api_version = "2024-10-21"
+api_key = { file = "{key_file}" }"#,
+        model: "azure/gpt-5-deployment",
+        key_checked: true,
+        structured_output: Some("json_schema"),
+        response_ids: true,
+    },
+    vertex_gemini => Target {
+        config: r#"[providers.vertex]
+base_url = "{aimock}"
+project = "test-project"
+location = "us-central1"
+access_token = { file = "{key_file}" }"#,
+        model: "vertex/gemini-2.5-flash",
+        key_checked: false,
+        structured_output: None,
+        response_ids: false,
+    },
+    bedrock_converse => Target {
+        config: r#"[providers.bedrock]
+base_url = "{aimock}"
+region = "us-east-1"
+access_key_id = { file = "{key_file}" }
+secret_access_key = { file = "{key_file}" }"#,
+        model: "bedrock/amazon.nova-pro-v1:0",
+        key_checked: false,
+        structured_output: None,
+        response_ids: false,
+    },
 }
 
 /// The key aimock accepts.
