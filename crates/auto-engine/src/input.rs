@@ -16,7 +16,9 @@ pub struct InputIssue {
     pub message: String,
 }
 
-fn depth_exceeds(value: &Value, max: usize) -> bool {
+/// Whether `value` nests deeper than `max` levels; iterative, so a hostile value cannot
+/// overflow the stack.
+pub fn depth_exceeds(value: &Value, max: usize) -> bool {
     // Iterative, so a hostile input cannot overflow the stack.
     let mut stack = vec![(value, 1usize)];
     while let Some((value, depth)) = stack.pop() {

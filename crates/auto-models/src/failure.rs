@@ -2,12 +2,12 @@
 //! one place that turns it into the run's rejection (reason, kind, because, HTTP status) as the
 //! reasoning page's "How a run ends" lists them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::types::{FinishReason, Usage};
 
 /// `model_call_failed`'s `because`, the page's twelve values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureBecause {
     Cancelled,

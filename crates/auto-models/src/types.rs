@@ -116,7 +116,7 @@ pub struct ToolCall {
 }
 
 /// Why the answer ended, in the runtime's words; the provider's own word is kept beside it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     Stop,

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use auto_engine::input::prepare_input;
+use auto_engine::input::{depth_exceeds, prepare_input};
 use auto_engine::reasoning::ReasoningDocument;
 use auto_models::{
     CallOptions, Catalog, FailureBecause, FinishReason, Message, ModelAnswer, ModelFailure,
@@ -192,6 +192,30 @@ impl Recorder<'_> {
         Err(taken(auto_store::StoreError::Conflict(
             "the run's numbers kept moving".into(),
         )))
+    }
+}
+
+impl Recorder<'_> {
+    /// A call started and never ended (its server stopped during it) ends as interrupted.
+    async fn close_open_call(&mut self, calls: &mut [CallRecord]) -> Result<(), Stopped> {
+        let Some(open) = calls.last_mut().filter(|c| c.ended.is_none()) else {
+            return Ok(());
+        };
+        let provider = open.started["model"]
+            .as_str()
+            .and_then(|m| m.split('/').next())
+            .unwrap_or("");
+        let data = json!({
+            "number": open.number,
+            "because": FailureBecause::Interrupted.as_str(),
+            "provider": provider,
+            "detail": "the server stopped before the call ended",
+            "duration_ms": 0,
+        });
+        self.record_following("model_call_failed", data.clone(), Some(open.number))
+            .await?;
+        open.ended = Some(("model_call_failed".to_owned(), data));
+        Ok(())
     }
 }
 
@@ -475,19 +499,7 @@ async fn go_on(
     let settings = settings_of(document);
 
     // A call started and never ended: the server stopped during it. It ends as interrupted.
-    if let Some(open) = calls.last_mut().filter(|c| c.ended.is_none()) {
-        let data = json!({
-            "number": open.number,
-            "because": FailureBecause::Interrupted.as_str(),
-            "provider": open.started["model"].as_str().and_then(|m| m.split('/').next()).unwrap_or(""),
-            "detail": "the server stopped before the call ended",
-            "duration_ms": 0,
-        });
-        recorder
-            .record_following("model_call_failed", data.clone(), Some(open.number))
-            .await?;
-        open.ended = Some(("model_call_failed".to_owned(), data));
-    }
+    recorder.close_open_call(&mut calls).await?;
 
     if let Some(words) = &history.cancel_requested {
         let ended = calls.iter().any(|c| c.ended.is_some());
@@ -774,39 +786,14 @@ fn failed_data(number: u64, failure: &ModelFailure) -> Value {
     data
 }
 
-const ALL_BECAUSE: [FailureBecause; 12] = [
-    FailureBecause::Cancelled,
-    FailureBecause::ContentRefused,
-    FailureBecause::CredentialsRejected,
-    FailureBecause::DefinitionInvalid,
-    FailureBecause::Interrupted,
-    FailureBecause::ModelNotAllowed,
-    FailureBecause::OutputInvalid,
-    FailureBecause::ProviderNotConfigured,
-    FailureBecause::ProviderUnavailable,
-    FailureBecause::RateLimited,
-    FailureBecause::RequestTooLong,
-    FailureBecause::TimedOut,
-];
-
-const ALL_FINISH: [FinishReason; 6] = [
-    FinishReason::Stop,
-    FinishReason::Length,
-    FinishReason::ContentFilter,
-    FinishReason::ToolCalls,
-    FinishReason::Error,
-    FinishReason::Other,
-];
-
-fn finish_reason(text: Option<&str>) -> Option<FinishReason> {
-    ALL_FINISH.into_iter().find(|f| Some(f.as_str()) == text)
+/// A finish reason as an event keeps it.
+fn finish_reason(text: &Value) -> Option<FinishReason> {
+    serde_json::from_value(text.clone()).ok()
 }
 
 /// A failed call as its event kept it, for a run that goes on after the server stopped.
 fn failure_from_kept(data: &Value) -> ModelFailure {
-    let because = ALL_BECAUSE
-        .into_iter()
-        .find(|b| data["because"] == json!(b.as_str()))
+    let because = serde_json::from_value(data["because"].clone())
         .unwrap_or(FailureBecause::ProviderUnavailable);
     ModelFailure {
         because,
@@ -815,7 +802,7 @@ fn failure_from_kept(data: &Value) -> ModelFailure {
         detail: data["detail"].as_str().unwrap_or_default().to_owned(),
         retry_after_ms: data["retry_after_ms"].as_u64(),
         usage: None,
-        finish_reason: finish_reason(data["finish_reason"].as_str()),
+        finish_reason: finish_reason(&data["finish_reason"]),
         raw_finish_reason: data["raw_finish_reason"].as_str().map(str::to_owned),
         other_providers_configured: data["other_providers_configured"] == json!(true),
         cost_usd: data["cost_usd"].as_f64(),
@@ -832,7 +819,7 @@ fn answer_from_kept(data: &Value) -> ModelAnswer {
             .unwrap_or_default()
             .to_owned(),
         tool_calls: Vec::new(),
-        finish_reason: finish_reason(data["finish_reason"].as_str()).unwrap_or(FinishReason::Other),
+        finish_reason: finish_reason(&data["finish_reason"]).unwrap_or(FinishReason::Other),
         raw_finish_reason: text("raw_finish_reason"),
         usage: auto_models::Usage::default(),
         response_id: text("response_id"),
@@ -920,22 +907,6 @@ fn without_content(run: &Run, spending: &Spending) -> RunEnding {
     let mut ending = rejection(problem, &run.run_id);
     ending.record = spending.record(true);
     ending
-}
-
-fn depth_exceeds(value: &Value, max: usize) -> bool {
-    let mut stack = vec![(value, 1usize)];
-    while let Some((value, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        if depth > max {
-            return true;
-        }
-        stack.extend(children.map(|child| (child, depth + 1)));
-    }
-    false
 }
 
 /// The model's JSON answer: the text itself, or inside one Markdown code fence when a
@@ -1165,19 +1136,7 @@ pub async fn cancel_idle(
         next_seq: run.last_run_seq + 1,
     };
     let mut calls = history.calls;
-    if let Some(open) = calls.last_mut().filter(|c| c.ended.is_none()) {
-        let data = json!({
-            "number": open.number,
-            "because": FailureBecause::Interrupted.as_str(),
-            "provider": open.started["model"].as_str().and_then(|m| m.split('/').next()).unwrap_or(""),
-            "detail": "the server stopped before the call ended",
-            "duration_ms": 0,
-        });
-        recorder
-            .record_following("model_call_failed", data.clone(), Some(open.number))
-            .await?;
-        open.ended = Some(("model_call_failed".to_owned(), data));
-    }
+    recorder.close_open_call(&mut calls).await?;
     let spending = Spending::of(&calls);
     let ended = calls.iter().any(|c| c.ended.is_some());
     Ok((

@@ -617,7 +617,7 @@ impl Service {
                     ),
                 ));
             }
-            return Ok(crate::workflow_runs::answer_now(&run));
+            return Ok(answer_of(&run));
         }
         let definition = self
             .store

@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 use crate::api::RunDefinition;
 use crate::auth::{Caller, Role};
 use crate::problem::{Problem, Reason};
-use crate::runs::{OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, run_out, taken};
+use crate::runs::{OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, taken};
 use crate::service::{Service, store_problem};
 
 /// How long a server holds the work it claimed; past it, another server may take it. A call
@@ -733,13 +733,4 @@ impl Service {
 /// Whether a type's runs go through this module.
 pub fn is_workflow(def_type: &str) -> bool {
     def_type == DefinitionType::Workflow.as_str()
-}
-
-/// The run as it stands, for a request with its id: the answer of an ended run, 202 while it
-/// goes on.
-pub fn answer_now(run: &Run) -> RunAnswer {
-    match run.status {
-        RunStatus::Started => RunAnswer::Started(run_out(run, true)),
-        _ => crate::runs::answer_of(run),
-    }
 }
