@@ -1163,3 +1163,35 @@ pub async fn request_cancel(
         .record_following("run_cancel_requested", json!({ "detail": words }), None)
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(levels: usize) -> String {
+        format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+    }
+
+    /// "An answer may nest at most 128 levels deep": at the limit accepted, one past refused.
+    #[test]
+    fn an_answer_nests_at_most_128_levels() {
+        assert!(parse_json_answer(&nested(ANSWER_DEPTH_MAX)).is_ok());
+        assert_eq!(
+            parse_json_answer(&nested(ANSWER_DEPTH_MAX + 1)).unwrap_err(),
+            "The answer nests deeper than the 128 levels an answer may"
+        );
+    }
+
+    #[test]
+    fn a_fenced_json_answer_is_read() {
+        assert_eq!(
+            parse_json_answer("```json\n{\"a\": 1}\n```").unwrap(),
+            json!({"a": 1})
+        );
+        assert!(
+            parse_json_answer("seven")
+                .unwrap_err()
+                .starts_with("The answer is not JSON")
+        );
+    }
+}
