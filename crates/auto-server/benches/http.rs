@@ -36,6 +36,7 @@ async fn start(store: Arc<dyn auto_store::Store>) -> Handle {
         keys: Keys::default(),
         checkers: auto_server::server_checkers(),
         models: auto_server::reasoning_runs::Models::none(),
+        limits: Default::default(),
     })
     .await
     .expect("the server starts");

@@ -21,7 +21,11 @@
 //! With `--url` it runs against a server that is already up instead (its provider configured
 //! by its operator, `--model` naming the model); then only the client's figures are printed.
 //!
-//! Options: `--type reasoning|computation` (reasoning), `--store sqlite|postgres` (sqlite;
+//! With `--type workflow` each run is a workflow of ten `set` tasks, which ends within its
+//! request; with `--type waiting` each run waits a day on a timer (its request answers 202),
+//! and the process's resident memory before and after the runs shows what a waiting run holds.
+//!
+//! Options: `--type reasoning|computation|workflow|waiting` (reasoning), `--store sqlite|postgres` (sqlite;
 //! postgres from `--database`, else `AUTO_TEST_POSTGRES`, else
 //! `postgres://postgres@127.0.0.1:5432/test`), `--concurrency N` (1), `--runs N` (1000),
 //! `--warmup N` (50), `--playbooks N` (1: every run in one playbook; more spreads the runs over
@@ -94,6 +98,10 @@ export default function (input: { month: string }) {
 enum RunType {
     Reasoning,
     Computation,
+    /// Ten `set` tasks, each with an expression: a run ends within its request.
+    Workflow,
+    /// A run that waits a day on a timer: its request answers 202 and the run stays.
+    Waiting,
 }
 
 #[derive(Debug)]
@@ -111,7 +119,7 @@ struct Args {
 
 fn usage(error: &str) -> ! {
     eprintln!(
-        "load: {error}\nusage: load [--type reasoning|computation] [--store sqlite|postgres] [--database URL] [--concurrency N] [--runs N] [--warmup N] [--playbooks N] [--url URL] [--model provider/model]"
+        "load: {error}\nusage: load [--type reasoning|computation|workflow|waiting] [--store sqlite|postgres] [--database URL] [--concurrency N] [--runs N] [--warmup N] [--playbooks N] [--url URL] [--model provider/model]"
     );
     std::process::exit(2)
 }
@@ -146,7 +154,11 @@ fn parse_args() -> Args {
                 args.run_type = match value().as_str() {
                     "reasoning" => RunType::Reasoning,
                     "computation" => RunType::Computation,
-                    other => usage(&format!("--type {other:?}: reasoning or computation")),
+                    "workflow" => RunType::Workflow,
+                    "waiting" => RunType::Waiting,
+                    other => usage(&format!(
+                        "--type {other:?}: reasoning, computation, workflow or waiting"
+                    )),
                 }
             }
             "--store" => {
@@ -428,6 +440,41 @@ impl Store for TimedStore {
     async fn next_work_due(&self) -> StoreResult<Option<DateTime<Utc>>> {
         self.time("next_work_due", self.inner.next_work_due()).await
     }
+
+    async fn count_open_calls(&self, playbook: &PlaybookRef, root: &str) -> StoreResult<i64> {
+        self.time(
+            "count_open_calls",
+            self.inner.count_open_calls(playbook, root),
+        )
+        .await
+    }
+}
+
+/// Ten `set` tasks, each adding one to `n` and keeping the rest of the input.
+fn ten_sets() -> String {
+    let mut text = String::from(WORKFLOW_HEADER);
+    text.push_str("do:\n");
+    for i in 0..10 {
+        text.push_str(&format!(
+            "  - step{i}:\n      set: '${{ ({{ ...$data, n: $data.n + 1 }}) }}'\n"
+        ));
+    }
+    text
+}
+
+const WORKFLOW_HEADER: &str =
+    "document:\n  dsl: 1.0.3\n  namespace: load\n  name: load\n  version: 1.0.0\n";
+
+/// A workflow whose run waits a day on a timer, then ends.
+const WAITS: &str = "document:\n  dsl: 1.0.3\n  namespace: load\n  name: waits\n  version: 1.0.0\ndo:\n  - nap:\n      wait: P1D\n  - up:\n      set: { woke: true }\n";
+
+/// This process's resident memory in KiB, where the system tells it (`/proc`).
+fn resident_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 /// What one run request took, and the model call's time the run recorded.
@@ -444,6 +491,7 @@ async fn fire(
     input: &Value,
     count: usize,
     concurrency: usize,
+    waits: bool,
 ) -> (Vec<Sample>, Duration) {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -473,9 +521,14 @@ async fn fire(
                 let status = response.status();
                 let body: Value = response.json().await.unwrap_or(Value::Null);
                 let latency = sent.elapsed();
+                let expected = if waits {
+                    status == 202 && body["status"] == "started"
+                } else {
+                    status == 200 && body["status"] == "succeeded"
+                };
                 assert!(
-                    status == 200 && body["status"] == "succeeded",
-                    "a run did not succeed ({status}): {body:#}"
+                    expected,
+                    "a run did not do as expected ({status}): {body:#}"
                 );
                 samples.push(Sample {
                     latency,
@@ -539,7 +592,7 @@ async fn start_local(args: &Args) -> Local {
             .expect("a configuration");
             (config.models().expect("the models"), Some(double))
         }
-        RunType::Computation => (auto_server::reasoning_runs::Models::none(), None),
+        _ => (auto_server::reasoning_runs::Models::none(), None),
     };
     let handle = auto_server::start(Options {
         listen: "127.0.0.1:0".parse().expect("an address"),
@@ -547,6 +600,7 @@ async fn start_local(args: &Args) -> Local {
         keys: Keys::default(),
         checkers: auto_server::server_checkers(),
         models,
+        limits: Default::default(),
     })
     .await
     .expect("the server starts");
@@ -579,6 +633,8 @@ async fn prepare(http: &reqwest::Client, base: &str, args: &Args) -> Vec<String>
     let (type_text, name, source) = match args.run_type {
         RunType::Reasoning => ("reasoning", "review-brief", brief_review(&args.model)),
         RunType::Computation => ("computation", "month-window", MONTH_WINDOW.to_owned()),
+        RunType::Workflow => ("workflow", "ten-sets", ten_sets()),
+        RunType::Waiting => ("workflow", "waits", WAITS.to_owned()),
     };
     let mut urls = Vec::new();
     for index in 0..args.playbooks {
@@ -605,12 +661,17 @@ fn recheck_cost(run_type: RunType, model: &str) -> Duration {
     let source = match run_type {
         RunType::Reasoning => brief_review(model),
         RunType::Computation => MONTH_WINDOW.to_owned(),
+        RunType::Workflow => ten_sets(),
+        RunType::Waiting => WAITS.to_owned(),
     };
     let started = Instant::now();
     for _ in 0..ROUNDS {
         let ok = match run_type {
             RunType::Reasoning => auto_engine::reasoning::check_reasoning(&source).is_ok(),
             RunType::Computation => auto_engine::computation::check_computation(&source).is_ok(),
+            RunType::Workflow | RunType::Waiting => {
+                auto_engine::workflow::engine::Workflow::from_source(&source).is_ok()
+            }
         };
         assert!(ok, "the document checks");
     }
@@ -646,11 +707,16 @@ async fn load(args: Args) {
             json!({"brief": "Launch the autumn range", "criteria": "Evidence for every claim"})
         }
         RunType::Computation => json!({"month": "2026-02"}),
+        RunType::Workflow | RunType::Waiting => json!({"n": 0, "note": "load"}),
     };
     let type_text = match args.run_type {
         RunType::Reasoning => "reasoning",
         RunType::Computation => "computation",
+        RunType::Workflow => "workflow (10 set tasks)",
+        RunType::Waiting => "workflow (waiting a day on a timer)",
     };
+    let waits = args.run_type == RunType::Waiting;
+    let rss_before = resident_kib();
     let store_text = if args.url.is_some() {
         "the server at --url"
     } else {
@@ -661,12 +727,12 @@ async fn load(args: Args) {
         args.runs, args.concurrency, args.playbooks, args.warmup
     );
     if args.warmup > 0 {
-        fire(&http, &urls, &input, args.warmup, args.concurrency).await;
+        fire(&http, &urls, &input, args.warmup, args.concurrency, waits).await;
     }
     if let Some(local) = &local {
         local.store.take();
     }
-    let (samples, elapsed) = fire(&http, &urls, &input, args.runs, args.concurrency).await;
+    let (samples, elapsed) = fire(&http, &urls, &input, args.runs, args.concurrency, waits).await;
     let mut latencies: Vec<Duration> = samples.iter().map(|s| s.latency).collect();
     latencies.sort();
     println!(
@@ -677,6 +743,14 @@ async fn load(args: Args) {
         ms(percentile(&latencies, 99.0)),
         ms(*latencies.last().expect("a run")),
     );
+    if let (Some(before), Some(after)) = (rss_before, resident_kib()) {
+        println!(
+            "  resident memory of this process (server and client): {:.1} MiB before the runs, {:.1} MiB after ({:+.1} KiB a run)",
+            before as f64 / 1024.0,
+            after as f64 / 1024.0,
+            (after as f64 - before as f64) / args.runs as f64
+        );
+    }
     let model_ms: Vec<u64> = samples.iter().filter_map(|s| s.model_ms).collect();
     if !model_ms.is_empty() {
         println!(

@@ -123,6 +123,81 @@ impl Config {
     }
 }
 
+/// The deployment's limits on workflow runs (workflow page, "Limits"), from `[limits]` and
+/// the environment variables of the page, which override them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunLimits {
+    /// `WORKFLOW_MAX_DURATION`: the longest a run may last.
+    pub workflow_max_duration_ms: u64,
+    /// `WORKFLOW_MAX_OPEN_CALLS`: the calls the runs under one top workflow wait for at once.
+    pub workflow_max_open_calls: u32,
+}
+
+/// "Calls waiting under one run: 1,000 under the top workflow".
+pub const WORKFLOW_MAX_OPEN_CALLS_DEFAULT: u32 = 1_000;
+/// "`WORKFLOW_MAX_OPEN_CALLS` sets 1 to 9,999".
+pub const WORKFLOW_MAX_OPEN_CALLS_MAX: u32 = 9_999;
+/// The environment variable of the longest run.
+pub const ENV_WORKFLOW_MAX_DURATION: &str = "WORKFLOW_MAX_DURATION";
+/// The environment variable of the calls waiting under one top workflow.
+pub const ENV_WORKFLOW_MAX_OPEN_CALLS: &str = "WORKFLOW_MAX_OPEN_CALLS";
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        Self {
+            workflow_max_duration_ms: auto_engine::workflow::RUN_DURATION_MS_DEFAULT,
+            workflow_max_open_calls: WORKFLOW_MAX_OPEN_CALLS_DEFAULT,
+        }
+    }
+}
+
+impl Config {
+    /// The limits on workflow runs: `[limits]`, then `env` (the process's environment in the
+    /// server) over it.
+    pub fn run_limits(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<RunLimits, ConfigError> {
+        use auto_engine::workflow::{RUN_DURATION_MS_MAX, RUN_DURATION_MS_MIN, iso_duration_ms};
+        let mut limits = RunLimits::default();
+        let text = |key: &str, var: &str| -> Option<(String, String)> {
+            match env(var) {
+                Some(value) => Some((var.to_owned(), value)),
+                None => self.limits.get(key).map(|value| {
+                    let value = match value {
+                        toml::Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
+                    (format!("limits.{key}"), value)
+                }),
+            }
+        };
+        if let Some((source, value)) = text("workflow_max_duration", ENV_WORKFLOW_MAX_DURATION) {
+            limits.workflow_max_duration_ms = iso_duration_ms(value.trim())
+                .filter(|ms| (RUN_DURATION_MS_MIN..=RUN_DURATION_MS_MAX).contains(ms))
+                .ok_or_else(|| {
+                    ConfigError::Invalid(format!(
+                        "{source}: expected an ISO 8601 duration from PT2H to P365D, such as P30D; got {value:?}"
+                    ))
+                })?;
+        }
+        if let Some((source, value)) = text("workflow_max_open_calls", ENV_WORKFLOW_MAX_OPEN_CALLS)
+        {
+            limits.workflow_max_open_calls = value
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=WORKFLOW_MAX_OPEN_CALLS_MAX).contains(n))
+                .ok_or_else(|| {
+                    ConfigError::Invalid(format!(
+                        "{source}: expected a whole number from 1 to 9,999; got {value:?}"
+                    ))
+                })?;
+        }
+        Ok(limits)
+    }
+}
+
 /// `[limits]` key that shortens the bound of every model call.
 pub const LIMIT_MODEL_CALL_BOUND_MS: &str = "model_call_bound_ms";
 /// The `[limits]` keys the server reads.
@@ -149,6 +224,58 @@ pub fn check_listen(listen: SocketAddr, keys_configured: bool) -> Result<(), Con
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn limits(toml: &str, vars: &[(&str, &str)]) -> Result<RunLimits, String> {
+        let config = Config::parse(toml).unwrap();
+        config
+            .run_limits(|var| {
+                vars.iter()
+                    .find(|(name, _)| *name == var)
+                    .map(|(_, value)| (*value).to_owned())
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn run_limits_take_the_file_then_the_environment_within_their_bounds() {
+        assert_eq!(limits("", &[]), Ok(RunLimits::default()));
+        let hours = |h: u64| h * 3_600_000;
+        // At the edges: 2 hours and 365 days, 1 and 9,999 calls.
+        let set = limits(
+            "[limits]\nworkflow_max_duration = \"PT2H\"\nworkflow_max_open_calls = 1",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(set.workflow_max_duration_ms, hours(2));
+        assert_eq!(set.workflow_max_open_calls, 1);
+        let set = limits(
+            "[limits]\nworkflow_max_duration = \"PT2H\"",
+            &[
+                ("WORKFLOW_MAX_DURATION", "P365D"),
+                ("WORKFLOW_MAX_OPEN_CALLS", "9999"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(set.workflow_max_duration_ms, hours(24 * 365));
+        assert_eq!(set.workflow_max_open_calls, 9_999);
+        // One past each edge is refused, naming where the value came from.
+        assert_eq!(
+            limits("[limits]\nworkflow_max_duration = \"PT1H59M59S\"", &[]).unwrap_err(),
+            "limits.workflow_max_duration: expected an ISO 8601 duration from PT2H to P365D, such as P30D; got \"PT1H59M59S\""
+        );
+        assert_eq!(
+            limits("", &[("WORKFLOW_MAX_DURATION", "P365DT1S")]).unwrap_err(),
+            "WORKFLOW_MAX_DURATION: expected an ISO 8601 duration from PT2H to P365D, such as P30D; got \"P365DT1S\""
+        );
+        assert_eq!(
+            limits("", &[("WORKFLOW_MAX_OPEN_CALLS", "10000")]).unwrap_err(),
+            "WORKFLOW_MAX_OPEN_CALLS: expected a whole number from 1 to 9,999; got \"10000\""
+        );
+        assert_eq!(
+            limits("[limits]\nworkflow_max_open_calls = 0", &[]).unwrap_err(),
+            "limits.workflow_max_open_calls: expected a whole number from 1 to 9,999; got \"0\""
+        );
+    }
 
     #[test]
     fn an_empty_file_is_a_configuration() {

@@ -39,6 +39,8 @@ pub struct Options {
     pub checkers: Checkers,
     /// The operator's providers and models; [`reasoning_runs::Models::none`] for none.
     pub models: reasoning_runs::Models,
+    /// The limits on workflow runs; [`config::RunLimits::default`] for the page's.
+    pub limits: config::RunLimits,
 }
 
 /// A running server.
@@ -77,7 +79,9 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
     let listener = TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
     let state = AppState {
-        service: Service::new(options.store, options.checkers).with_models(options.models),
+        service: Service::new(options.store, options.checkers)
+            .with_models(options.models)
+            .with_limits(options.limits),
         keys: Arc::new(options.keys),
         metrics: Arc::new(Metrics::new()),
     };

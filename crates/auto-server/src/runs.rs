@@ -109,6 +109,41 @@ pub(crate) fn answer_of(run: &Run) -> RunAnswer {
     }
 }
 
+/// A run to record, with its place in a tree of calls when a workflow's call starts it.
+pub(crate) fn new_run(
+    run_id: &str,
+    key: &DefinitionKey,
+    definition_version: i64,
+    input: Value,
+    caller: &Caller,
+    lineage: Option<Lineage>,
+) -> NewRun {
+    let mut new = NewRun {
+        run_id: run_id.into(),
+        key: key.clone(),
+        definition_version,
+        input,
+        started_by: caller.id.clone(),
+        parent_run_id: None,
+        task_reference: None,
+        depth: None,
+        call_depth: None,
+        trigger: None,
+        parent_call_id: None,
+        root_run_id: None,
+        open_calls_max: None,
+    };
+    if let Some(lineage) = lineage {
+        new.parent_run_id = Some(lineage.parent_run_id);
+        new.parent_call_id = Some(lineage.parent_call_id);
+        new.task_reference = Some(lineage.task_reference);
+        new.call_depth = Some(lineage.call_depth);
+        new.root_run_id = Some(lineage.root_run_id);
+        new.open_calls_max = Some(lineage.open_calls_max);
+    }
+    new
+}
+
 pub(crate) fn fact(
     run_id: &str,
     run_seq: i64,
@@ -180,6 +215,29 @@ pub(crate) fn rejection(problem: Problem, run_id: &str) -> RunEnding {
     }
 }
 
+/// What a request asks to run: under which id, with which input, and, for a run a
+/// workflow's call starts, where it sits.
+#[derive(Clone, Debug)]
+pub(crate) struct Ask {
+    pub run_id: String,
+    pub input: Value,
+    pub lineage: Option<Lineage>,
+}
+
+/// Where a run a workflow's call starts sits: its parent, the call it answers, and its tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Lineage {
+    pub parent_run_id: String,
+    pub parent_call_id: String,
+    pub task_reference: String,
+    /// 1 for a run a top workflow called.
+    pub call_depth: i64,
+    /// The workflow at the top of the tree.
+    pub root_run_id: String,
+    /// `WORKFLOW_MAX_OPEN_CALLS`: the store refuses the run past it.
+    pub open_calls_max: i64,
+}
+
 impl Service {
     pub async fn run_definition(
         &self,
@@ -188,6 +246,20 @@ impl Service {
         type_text: &str,
         name: &str,
         body: RunDefinition,
+    ) -> Outcome {
+        self.run_definition_in(caller, pb, type_text, name, body, None)
+            .await
+    }
+
+    /// `run_definition`, for a run a workflow's call starts when `lineage` is given.
+    pub(crate) async fn run_definition_in(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        type_text: &str,
+        name: &str,
+        body: RunDefinition,
+        lineage: Option<Lineage>,
     ) -> Outcome {
         caller.require(&pb.org, Permission::Run)?;
         self.require_playbook(pb).await?;
@@ -255,7 +327,17 @@ impl Service {
                     let (caller, pb, name) = (caller.clone(), pb.clone(), name.to_owned());
                     tokio::spawn(async move {
                         let outcome = service
-                            .attempt(&caller, &pb, def_type, &name, &run_id, input)
+                            .attempt(
+                                &caller,
+                                &pb,
+                                def_type,
+                                &name,
+                                Ask {
+                                    run_id,
+                                    input,
+                                    lineage,
+                                },
+                            )
                             .await;
                         service
                             .in_flight
@@ -279,24 +361,25 @@ impl Service {
         pb: &PlaybookRef,
         def_type: DefinitionType,
         name: &str,
-        run_id: &str,
-        input: Value,
+        ask: Ask,
     ) -> Outcome {
         let key = DefinitionKey::new(def_type.as_str(), name);
+        let run_id = ask.run_id.as_str();
         let existing = self
             .store
             .get_run(pb, run_id)
             .await
             .map_err(store_problem)?;
         if def_type == DefinitionType::Workflow {
-            return self
-                .workflow_attempt(caller, pb, &key, run_id, input, existing)
-                .await;
+            return self.workflow_attempt(caller, pb, &key, ask, existing).await;
         }
         let run = match existing {
-            None => self.start(caller, pb, &key, run_id, input).await?,
+            None => {
+                self.start(caller, pb, &key, run_id, ask.input, ask.lineage)
+                    .await?
+            }
             Some(run) => {
-                if run.key != key || run.input != input {
+                if run.key != key || run.input != ask.input {
                     return Err(Problem::conflict(
                         "The run id is taken",
                         format!(
@@ -349,6 +432,7 @@ impl Service {
         key: &DefinitionKey,
         run_id: &str,
         input: Value,
+        lineage: Option<Lineage>,
     ) -> Result<Run, Problem> {
         let definition = self
             .store
@@ -356,18 +440,7 @@ impl Service {
             .await
             .map_err(store_problem)?
             .ok_or_else(|| Problem::not_found("The definition is gone."))?;
-        let new = NewRun {
-            run_id: run_id.into(),
-            key: key.clone(),
-            definition_version: definition.version,
-            input,
-            started_by: caller.id.clone(),
-            parent_run_id: None,
-            task_reference: None,
-            depth: None,
-            call_depth: None,
-            trigger: None,
-        };
+        let new = new_run(run_id, key, definition.version, input, caller, lineage);
         let event = fact(
             run_id,
             1,
@@ -517,6 +590,19 @@ impl Service {
         run_id: &str,
         body: CancelRun,
     ) -> Result<RunOut, Problem> {
+        self.cancel_run_as(caller, pb, run_id, body, None).await
+    }
+
+    /// `cancel_run` with the kind of the cancellation: `requested` when `None`; the workflow
+    /// that waited for the run gives `parent_ended` or `deadline`.
+    pub(crate) async fn cancel_run_as(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        run_id: &str,
+        body: CancelRun,
+        kind: Option<&str>,
+    ) -> Result<RunOut, Problem> {
         caller.require(&pb.org, Permission::Run)?;
         self.require_playbook(pb).await?;
         let run = self
@@ -541,7 +627,7 @@ impl Service {
                 .detail
                 .filter(|d| !d.trim().is_empty())
                 .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
-            self.cancel_workflow(pb, &run, &words).await?;
+            self.cancel_workflow(pb, &run, &words, kind).await?;
             return self.get_run(caller, pb, run_id).await;
         }
         if run.key.def_type != DefinitionType::Reasoning.as_str() {
@@ -589,12 +675,12 @@ impl Service {
         caller: &Caller,
         pb: &PlaybookRef,
         key: &DefinitionKey,
-        run_id: &str,
-        input: Value,
+        ask: Ask,
         existing: Option<Run>,
     ) -> Outcome {
+        let (run_id, input) = (ask.run_id.as_str(), &ask.input);
         if let Some(run) = existing {
-            if run.key != *key || run.input != input {
+            if run.key != *key || run.input != *input {
                 return Err(Problem::conflict(
                     "The run id is taken",
                     format!(
@@ -625,8 +711,7 @@ impl Service {
             .await
             .map_err(store_problem)?
             .ok_or_else(|| Problem::not_found("The definition is gone."))?;
-        self.start_workflow(caller, pb, key, run_id, input, &definition)
-            .await
+        self.start_workflow(caller, pb, key, ask, &definition).await
     }
 
     /// Whether a started run's last event is old enough that no attempt can still be going on

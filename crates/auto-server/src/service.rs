@@ -31,6 +31,7 @@ pub struct Service {
     pub models: Arc<crate::reasoning_runs::Models>,
     pub cancels: crate::reasoning_runs::Cancels,
     pub scheduler: crate::workflow_runs::Scheduler,
+    pub limits: crate::config::RunLimits,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -38,6 +39,7 @@ pub fn store_problem(error: StoreError) -> Problem {
     match error {
         StoreError::Conflict(detail) => Problem::conflict("The change conflicts", detail),
         StoreError::NotFound(detail) => Problem::not_found(detail),
+        StoreError::LimitReached(detail) => Problem::conflict("Too many calls are waiting", detail),
         other => Problem::internal(&other),
     }
 }
@@ -94,7 +96,14 @@ impl Service {
             models: Arc::new(crate::reasoning_runs::Models::none()),
             cancels: crate::reasoning_runs::Cancels::default(),
             scheduler: crate::workflow_runs::Scheduler::default(),
+            limits: crate::config::RunLimits::default(),
         }
+    }
+
+    /// The service with the deployment's limits on workflow runs.
+    pub fn with_limits(mut self, limits: crate::config::RunLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The service with the operator's models.

@@ -18,8 +18,8 @@ use auto_engine::workflow::engine::{
     self, CallOutcome, Command, Ending, Input, RunInfo, RunState, Step, Workflow,
 };
 use auto_store::{
-    DefinitionKey, DefinitionVersion, NewEvent, NewRun, NewWork, PlaybookRef, Run, RunEnding,
-    RunStatus, StoreError, Work, WorkflowStep,
+    DefinitionKey, DefinitionVersion, NewEvent, NewWork, PlaybookRef, Run, RunEnding, RunStatus,
+    StoreError, Work, WorkflowStep,
 };
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 use crate::api::RunDefinition;
 use crate::auth::{Caller, Role};
 use crate::problem::{Problem, Reason};
-use crate::runs::{OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, taken};
+use crate::runs::{Ask, Lineage, OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, new_run, taken};
 use crate::service::{Service, store_problem};
 
 /// How long a server holds the work it claimed; past it, another server may take it. A call
@@ -38,13 +38,13 @@ pub const WORK_LEASE: Duration = Duration::from_secs(30);
 pub const WORK_BATCH: u32 = 32;
 /// The longest the scheduler sleeps without looking for due work.
 pub const IDLE_POLL: Duration = Duration::from_millis(500);
-/// How often a call whose child goes on past its request looks at the child again.
-pub const CHILD_POLL: Duration = Duration::from_millis(500);
 /// Parsed workflows kept, by playbook, name and version.
 const WORKFLOW_CACHE_MAX: usize = 1_000;
 /// The key of a run's start as work, and how long after the request it falls due.
 const START_KEY: &str = "start";
 const START_GRACE: chrono::Duration = chrono::Duration::seconds(10);
+/// "Calls above a run: 8": the deepest a run may sit below the workflow at the top.
+pub const CALL_DEPTH_MAX: i64 = 8;
 /// How many steps a run may take at once before a retry of its commit gives up.
 const COMMIT_TRIES: usize = 3;
 
@@ -104,7 +104,9 @@ fn input_payload(input: &Input) -> Value {
     match input {
         Input::Start { input } => json!({ "input": "start", "value": input }),
         Input::TimerFired { timer_id } => json!({ "input": "timer", "timer_id": timer_id }),
-        Input::Cancel { detail } => json!({ "input": "cancel", "detail": detail }),
+        Input::Cancel { detail, kind } => {
+            json!({ "input": "cancel", "detail": detail, "kind": kind })
+        }
         Input::CallEnded { call_id, outcome } => {
             let outcome = match outcome {
                 CallOutcome::Succeeded { output } => json!({ "output": output }),
@@ -126,6 +128,7 @@ fn input_of(payload: &Value) -> Option<Input> {
         },
         "cancel" => Input::Cancel {
             detail: text("detail").unwrap_or_default(),
+            kind: text("kind"),
         },
         "call_ended" => Input::CallEnded {
             call_id: text("call_id")?,
@@ -287,11 +290,13 @@ impl Service {
     }
 
     fn run_info(&self, run: &Run) -> RunInfo {
-        RunInfo::new(
+        let mut info = RunInfo::new(
             run.run_id.clone(),
             json!({ "type": "workflow", "name": run.key.name, "version": run.definition_version }),
             run.started_at.timestamp_millis(),
-        )
+        );
+        info.run_duration_ms = self.limits.workflow_max_duration_ms;
+        info
     }
 
     /// "Calling a function": the function's own maximum for each definition the workflow
@@ -363,7 +368,12 @@ impl Service {
         if let Some(ending) = &ending {
             events.push(ending_fact(run, seq + 1, ending));
         }
-        let (add_work, cancel_work) = work_of(&step.commands);
+        let (mut add_work, cancel_work) = work_of(&step.commands);
+        if ending.is_some() {
+            // An ended run waits for nothing: only the work for others (cancelling its
+            // children) outlives it.
+            add_work.retain(|work| !work.key.starts_with("timer:"));
+        }
         let state = serde_json::to_value(&step.state).map_err(|e| Problem::internal(&e))?;
         Ok(WorkflowStep {
             expected_version,
@@ -383,10 +393,15 @@ impl Service {
         caller: &Caller,
         pb: &PlaybookRef,
         key: &DefinitionKey,
-        run_id: &str,
-        input: Value,
+        ask: Ask,
         definition: &DefinitionVersion,
     ) -> Result<RunAnswer, Problem> {
+        let Ask {
+            run_id,
+            input,
+            lineage,
+        } = ask;
+        let run_id = run_id.as_str();
         let (version, source) = (definition.version, definition.source.as_str());
         let workflow = Workflow::from_source(source).map_err(|_| {
             Problem::conflict(
@@ -404,18 +419,7 @@ impl Service {
             )
             .with_kind("not_runnable"));
         }
-        let new = NewRun {
-            run_id: run_id.into(),
-            key: key.clone(),
-            definition_version: version,
-            input: input.clone(),
-            started_by: caller.id.clone(),
-            parent_run_id: None,
-            task_reference: None,
-            depth: None,
-            call_depth: None,
-            trigger: None,
-        };
+        let new = new_run(run_id, key, version, input.clone(), caller, lineage);
         // The start is also work of the run, due a little later and removed by the first
         // step: a server that stops between recording the run and committing that step
         // leaves it for the next server to take.
@@ -475,6 +479,7 @@ impl Service {
         pb: &PlaybookRef,
         run: &Run,
         words: &str,
+        kind: Option<&str>,
     ) -> Result<(), Problem> {
         let mut event = fact(
             &run.run_id,
@@ -485,7 +490,7 @@ impl Service {
             run.definition_version,
         );
         event.run_seq = None;
-        event.data = Some(json!({ "detail": words }));
+        event.data = Some(json!({ "detail": words, "kind": kind.unwrap_or("requested") }));
         self.store
             .record_run_events(pb, &run.run_id, vec![event])
             .await
@@ -499,6 +504,7 @@ impl Service {
                     due_at: None,
                     payload: input_payload(&Input::Cancel {
                         detail: words.to_owned(),
+                        kind: kind.map(str::to_owned),
                     }),
                 }],
             )
@@ -515,8 +521,16 @@ impl Service {
             self.start_call(&item, call.clone()).await
         } else if let Some(call) = item.payload.get("cancel_call") {
             self.cancel_call(&item, call).await
+        } else if let Some(ended) = item.payload.get("child_ended") {
+            self.child_ended(&item, ended).await
         } else {
-            self.apply_input(&item).await
+            match input_of(&item.payload) {
+                Some(input) => self.apply_input(&item, input).await,
+                None => {
+                    tracing::error!(key = %item.key, "a work item this server cannot read is dropped");
+                    self.store.finish_work(item.id).await.map_err(store_problem)
+                }
+            }
         };
         if let Err(problem) = outcome {
             tracing::warn!(
@@ -528,13 +542,29 @@ impl Service {
         }
     }
 
-    /// Applies an input to its run's snapshot and commits the step.
-    async fn apply_input(&self, item: &Work) -> Result<(), Problem> {
+    /// A child's ending, which the store added to its parent when the child ended: the
+    /// child's output or problem, applied as the call's ending.
+    async fn child_ended(&self, item: &Work, ended: &Value) -> Result<(), Problem> {
         let pb = &item.playbook;
-        let Some(input) = input_of(&item.payload) else {
-            tracing::error!(key = %item.key, "a work item this server cannot read is dropped");
+        let call_id = ended["call_id"].as_str().unwrap_or_default().to_owned();
+        let child_run_id = ended["child_run_id"].as_str().unwrap_or_default();
+        let child = self
+            .store
+            .get_run(pb, child_run_id)
+            .await
+            .map_err(store_problem)?;
+        let Some(child) = child.filter(|r| r.status != RunStatus::Started) else {
+            // Started again since (a retry under its id): its next ending tells the parent.
             return self.store.finish_work(item.id).await.map_err(store_problem);
         };
+        let outcome = call_outcome(&child);
+        self.apply_input(item, Input::CallEnded { call_id, outcome })
+            .await
+    }
+
+    /// Applies an input to its run's snapshot and commits the step.
+    async fn apply_input(&self, item: &Work, input: Input) -> Result<(), Problem> {
+        let pb = &item.playbook;
         for _ in 0..COMMIT_TRIES {
             let run = self
                 .store
@@ -623,7 +653,10 @@ impl Service {
         }
     }
 
-    /// Starts a child run, or finds it by its id, and reports its end to the parent.
+    /// Starts a child run, or finds it by its id. A child that ends within the call (a
+    /// reasoning or computation function) ends the call here; one that goes on (a workflow, a
+    /// person's answer) records its parent and call, and its ending reaches the parent through
+    /// the store whenever and wherever it comes: the call holds nothing while it waits.
     async fn start_call(&self, item: &Work, call: Value) -> Result<(), Problem> {
         let pb = &item.playbook;
         let text = |key: &str| call[key].as_str().unwrap_or_default().to_owned();
@@ -636,63 +669,106 @@ impl Service {
         let Some(parent) = parent.filter(|r| r.status == RunStatus::Started) else {
             return self.store.finish_work(item.id).await.map_err(store_problem);
         };
-        let caller = caller_of(&parent, pb);
-        let body = RunDefinition {
-            input: Some(call["input"].clone()),
-            run_id: Some(child_run_id.clone()),
+        let lineage = Lineage {
+            parent_run_id: parent.run_id.clone(),
+            parent_call_id: call_id.clone(),
+            task_reference: call_reference(&call_id).to_owned(),
+            call_depth: parent.call_depth.unwrap_or(0) + 1,
+            root_run_id: parent
+                .root_run_id
+                .clone()
+                .unwrap_or_else(|| parent.run_id.clone()),
+            open_calls_max: i64::from(self.limits.workflow_max_open_calls),
         };
-        let outcome = loop {
-            let answer = self
-                .run_definition(&caller, pb, &text("type"), &text("name"), body.clone())
-                .await;
-            match answer {
-                Ok(RunAnswer::Ended(run)) => {
-                    break CallOutcome::Succeeded {
+        let known = self
+            .store
+            .get_run(pb, &child_run_id)
+            .await
+            .map_err(store_problem)?
+            .is_some();
+        let refusal = if known {
+            None
+        } else {
+            Self::call_refusal(&lineage)
+        };
+        let rejected = |problem: &Problem| -> Result<CallOutcome, Problem> {
+            Ok(CallOutcome::Rejected {
+                problem: serde_json::to_value(problem).map_err(|e| Problem::internal(&e))?,
+            })
+        };
+        let outcome = match refusal {
+            Some(problem) => Some(rejected(&problem)?),
+            None => {
+                let body = RunDefinition {
+                    input: Some(call["input"].clone()),
+                    run_id: Some(child_run_id.clone()),
+                };
+                let answer = self
+                    .run_definition_in(
+                        &caller_of(&parent, pb),
+                        pb,
+                        &text("type"),
+                        &text("name"),
+                        body,
+                        Some(lineage),
+                    )
+                    .await;
+                match answer {
+                    Ok(RunAnswer::Ended(run)) => Some(CallOutcome::Succeeded {
                         output: run.output.unwrap_or(Value::Null),
-                    };
-                }
-                Ok(RunAnswer::Rejected(problem)) => {
-                    break CallOutcome::Rejected {
-                        problem: serde_json::to_value(&problem)
-                            .map_err(|e| Problem::internal(&e))?,
-                    };
-                }
-                // The child goes on past its request (a workflow, a person's answer): look
-                // again in a moment, for as long as this server holds the call.
-                Ok(RunAnswer::Started(_)) => tokio::time::sleep(CHILD_POLL).await,
-                Err(problem) if problem.kind.as_deref() == Some("taken") => {
-                    tokio::time::sleep(CHILD_POLL).await;
-                }
-                Err(problem) => {
-                    break CallOutcome::Rejected {
-                        problem: serde_json::to_value(&problem)
-                            .map_err(|e| Problem::internal(&e))?,
-                    };
+                    }),
+                    Ok(RunAnswer::Rejected(problem)) => Some(rejected(&problem)?),
+                    // Its ending reaches the parent through the store.
+                    Ok(RunAnswer::Started(_)) => None,
+                    // An attempt goes on elsewhere, or stopped with its server: this item is
+                    // claimed again when its lease ends, and finds the child then.
+                    Err(problem) if problem.kind.as_deref() == Some("taken") => return Ok(()),
+                    Err(problem) => Some(rejected(&problem)?),
                 }
             }
         };
-        let ended = Input::CallEnded {
-            call_id: call_id.clone(),
-            outcome,
-        };
-        self.store
-            .add_work(
-                pb,
-                &item.run_id,
-                vec![NewWork {
-                    key: format!("ended:{call_id}"),
-                    due_at: None,
-                    payload: input_payload(&ended),
-                }],
-            )
-            .await
-            .map_err(store_problem)?;
+        if let Some(outcome) = outcome {
+            // The store may have added the same ending when the child ended; the first stays.
+            let ended = Input::CallEnded {
+                call_id: call_id.clone(),
+                outcome,
+            };
+            self.store
+                .add_work(
+                    pb,
+                    &item.run_id,
+                    vec![NewWork {
+                        key: format!("ended:{call_id}"),
+                        due_at: None,
+                        payload: input_payload(&ended),
+                    }],
+                )
+                .await
+                .map_err(store_problem)?;
+        }
         self.store
             .finish_work(item.id)
             .await
             .map_err(store_problem)?;
         self.scheduler.wake();
         Ok(())
+    }
+
+    /// Why a new child may not start: "Workflows that call workflows reach at most 8 calls
+    /// deep". It is refused as a conflict, which the calling task raises as a runtime error;
+    /// so is a child past the calls its tree may wait for at once (`WORKFLOW_MAX_OPEN_CALLS`),
+    /// which the store counts as it records the child.
+    fn call_refusal(lineage: &Lineage) -> Option<Problem> {
+        if lineage.call_depth > CALL_DEPTH_MAX {
+            return Some(Problem::conflict(
+                "The call goes too deep",
+                format!(
+                    "The run would sit {} calls below the workflow at the top; workflows that call workflows reach at most 8 calls deep.",
+                    lineage.call_depth
+                ),
+            ));
+        }
+        None
     }
 
     /// Cancels a child the parent no longer waits for.
@@ -713,13 +789,14 @@ impl Service {
             );
             let caller = caller_of(&child, pb);
             if let Err(problem) = self
-                .cancel_run(
+                .cancel_run_as(
                     &caller,
                     pb,
                     child_run_id,
                     crate::api::CancelRun {
                         detail: Some(words),
                     },
+                    Some(kind),
                 )
                 .await
             {
@@ -727,6 +804,31 @@ impl Service {
             }
         }
         self.store.finish_work(item.id).await.map_err(store_problem)
+    }
+}
+
+/// The reference of the task a call id names: `call:<reference>#<attempt>`.
+fn call_reference(call_id: &str) -> &str {
+    let reference = call_id.strip_prefix("call:").unwrap_or(call_id);
+    reference.rsplit_once('#').map_or(reference, |(r, _)| r)
+}
+
+/// How a child's run ended, as its parent's call takes it.
+fn call_outcome(child: &Run) -> CallOutcome {
+    match (child.status, &child.problem) {
+        (RunStatus::Succeeded, _) => CallOutcome::Succeeded {
+            output: child.output.clone().unwrap_or(Value::Null),
+        },
+        (_, Some(problem)) => CallOutcome::Rejected {
+            problem: problem.clone(),
+        },
+        (_, None) => CallOutcome::Rejected {
+            problem: json!({
+                "type": "https://on.auto/problems/failed", "status": 500, "reason": "failed",
+                "title": format!("The run {} failed", child.run_id),
+                "detail": "The run ended without a problem document.",
+            }),
+        },
     }
 }
 

@@ -405,6 +405,9 @@ async fn a_run_recorded_without_its_first_step_is_started_by_the_next_server() {
                 depth: None,
                 call_depth: None,
                 trigger: None,
+                parent_call_id: None,
+                root_run_id: None,
+                open_calls_max: None,
             },
             vec![started],
         )

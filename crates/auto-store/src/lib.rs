@@ -35,6 +35,10 @@ pub enum StoreError {
     /// was retired since it was read, a run number already taken.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A limit the change asked the store to keep would be passed (the calls waiting under one
+    /// top workflow): nothing was written.
+    #[error("limit reached: {0}")]
+    LimitReached(String),
     /// The thing the change needs (an org, a playbook, a definition) is not there.
     #[error("not found: {0}")]
     NotFound(String),
@@ -236,6 +240,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Removes a work item that was carried out.
     async fn finish_work(&self, id: i64) -> Result<()>;
+
+    /// How many runs under the top run `root_run_id` are still started: the calls its tree
+    /// waits for.
+    async fn count_open_calls(&self, playbook: &PlaybookRef, root_run_id: &str) -> Result<i64>;
 
     /// When the next item falls due, held or not; `None` when there is no work.
     async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>>;

@@ -212,6 +212,14 @@ pub struct NewRun {
     pub call_depth: Option<i64>,
     /// What started it, when a trigger did: opaque to the store.
     pub trigger: Option<Value>,
+    /// The call of `parent_run_id` this run answers: its ending adds the work
+    /// `ended:<parent_call_id>` to the parent, in the same transaction.
+    pub parent_call_id: Option<String>,
+    /// The workflow at the top of the tree of calls this run is in; `None` for that top run.
+    pub root_run_id: Option<String>,
+    /// With `root_run_id`: the run is refused with [`crate::StoreError::LimitReached`] when
+    /// this many runs under that root are started already, counted and inserted atomically.
+    pub open_calls_max: Option<i64>,
 }
 
 /// How a run ended.
@@ -242,6 +250,8 @@ pub struct Run {
     pub depth: Option<i64>,
     pub call_depth: Option<i64>,
     pub trigger: Option<Value>,
+    pub parent_call_id: Option<String>,
+    pub root_run_id: Option<String>,
     /// 1 for the first attempt; raised by `restart_run`.
     pub attempt: i64,
     /// The highest `run_seq` recorded for the run, 0 before any.

@@ -20,8 +20,9 @@ use sqlx::{AssertSqlSafe, Postgres, Row, SqlSafeStr, Transaction};
 
 use crate::shared::{
     check_ending_status, deep_json, definition_change_refused, event_insert_error, list_runs_sql,
-    page_limit, parse_run_status, parse_status, playbook_not_found, recorded_event,
-    run_change_refused, run_columns, run_events, runs_page_limit, saved_version, single,
+    open_calls_reached, page_limit, parse_run_status, parse_status, playbook_not_found,
+    recorded_event, run_change_refused, run_columns, run_events, runs_page_limit, saved_version,
+    single,
 };
 use crate::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
@@ -42,6 +43,7 @@ const ISOLATED_SCHEMA_PREFIX: &str = "t_";
 const MIGRATION_STORE: &str = include_str!("../migrations/postgres/0001_store.sql");
 const MIGRATION_RUNS: &str = include_str!("../migrations/postgres/0002_runs.sql");
 const MIGRATION_WORKFLOWS: &str = include_str!("../migrations/postgres/0003_workflows.sql");
+const MIGRATION_CALLS: &str = include_str!("../migrations/postgres/0005_calls.sql");
 
 /// The columns `event_from_row` reads.
 macro_rules! event_columns {
@@ -195,6 +197,13 @@ fn migrator() -> Migrator {
             Cow::Borrowed("workflows"),
             MigrationType::Simple,
             MIGRATION_WORKFLOWS.into_sql_str(),
+            false,
+        ),
+        Migration::new(
+            5,
+            Cow::Borrowed("calls"),
+            MigrationType::Simple,
+            MIGRATION_CALLS.into_sql_str(),
             false,
         ),
     ])
@@ -409,6 +418,8 @@ fn run_from_row(row: &PgRow) -> Result<Run> {
         task_reference: row.try_get("task_reference")?,
         depth: row.try_get("depth")?,
         call_depth: row.try_get("call_depth")?,
+        parent_call_id: row.try_get("parent_call_id")?,
+        root_run_id: row.try_get("root_run_id")?,
         trigger: json("trigger_info")?,
         attempt: row.try_get("attempt")?,
         last_run_seq: row.try_get("last_run_seq")?,
@@ -855,12 +866,31 @@ impl Store for PgStore {
         let (events, last_run_seq) = run_events(&new.run_id, events)?;
         let mut tx = self.pool.begin().await?;
         let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        if let (Some(root), Some(max)) = (&new.root_run_id, new.open_calls_max) {
+            // The top run's row is the lock of its tree's count, held until commit.
+            sqlx::query("SELECT 1 FROM runs WHERE playbook_pk = $1 AND run_id = $2 FOR UPDATE")
+                .bind(reserved.playbook_pk)
+                .bind(root)
+                .execute(&mut *tx)
+                .await?;
+            let open: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM runs WHERE playbook_pk = $1 AND root_run_id = $2 \
+                 AND status = 'started'",
+            )
+            .bind(reserved.playbook_pk)
+            .bind(root)
+            .fetch_one(&mut *tx)
+            .await?;
+            if open >= max {
+                return Err(open_calls_reached(root, open, max));
+            }
+        }
         let row = sqlx::query(concat!(
             "INSERT INTO runs (playbook_pk, run_id, def_type, name, definition_version, status, \
              input, started_by, parent_run_id, task_reference, depth, call_depth, trigger_info, \
-             attempt, last_run_seq, last_event_at, started_at) \
+             attempt, last_run_seq, last_event_at, started_at, parent_call_id, root_run_id) \
              VALUES ($1, $2, $3, $4, $5, 'started', $6, $7, $8, $9, $10, $11, $12, 1, $13, $14, \
-             $14) ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
+             $14, $15, $16) ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
             run_columns!()
         ))
         .bind(reserved.playbook_pk)
@@ -877,6 +907,8 @@ impl Store for PgStore {
         .bind(new.trigger.as_ref().map(Json))
         .bind(last_run_seq)
         .bind(reserved.now)
+        .bind(&new.parent_call_id)
+        .bind(&new.root_run_id)
         .fetch_optional(&mut *tx)
         .await?;
         let Some(row) = row else {
@@ -992,6 +1024,7 @@ impl Store for PgStore {
         };
         let run = run_from_row(&row)?;
         let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+        notify_parent(&mut tx, reserved.playbook_pk, run_id, reserved.now).await?;
         tx.commit().await?;
         Ok((run, events))
     }
@@ -1118,6 +1151,16 @@ impl Store for PgStore {
             return Err(run_change_refused(playbook, run_id, stored, None)?);
         }
         insert_events(&mut tx, playbook, &reserved, events).await?;
+        if step.ending.is_some() {
+            // An ended run waits for nothing: its timers and pending inputs go, and its parent
+            // hears of the ending. The step's own work (cancelling its children) stays.
+            sqlx::query("DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2")
+                .bind(reserved.playbook_pk)
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+            notify_parent(&mut tx, reserved.playbook_pk, run_id, reserved.now).await?;
+        }
         insert_work(
             &mut tx,
             reserved.playbook_pk,
@@ -1226,12 +1269,49 @@ impl Store for PgStore {
         Ok(())
     }
 
+    async fn count_open_calls(&self, playbook: &PlaybookRef, root_run_id: &str) -> Result<i64> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        Ok(sqlx::query_scalar(
+            "SELECT count(*) FROM runs WHERE playbook_pk = $1 AND root_run_id = $2 \
+             AND status = 'started'",
+        )
+        .bind(playbook_pk)
+        .bind(root_run_id)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
     async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>> {
         let due: Option<DateTime<Utc>> = sqlx::query_scalar("SELECT min(due_at) FROM work")
             .fetch_one(&self.pool)
             .await?;
         Ok(due)
     }
+}
+
+/// A child's ending reaches its parent: the work `ended:<call>` on the parent run, added in
+/// the ending's transaction; the parent reads the child's run when it applies it.
+async fn notify_parent(
+    tx: &mut Transaction<'static, Postgres>,
+    playbook_pk: i64,
+    run_id: &str,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO work (playbook_pk, run_id, key, due_at, payload) \
+         SELECT playbook_pk, parent_run_id, 'ended:' || parent_call_id, $3, \
+         jsonb_build_object('child_ended', \
+             jsonb_build_object('call_id', parent_call_id, 'child_run_id', run_id)) \
+         FROM runs WHERE playbook_pk = $1 AND run_id = $2 AND parent_run_id IS NOT NULL \
+         AND parent_call_id IS NOT NULL \
+         ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
+    )
+    .bind(playbook_pk)
+    .bind(run_id)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }
 
 /// Inserts work items; one whose key the run has already is kept as it is.

@@ -15,7 +15,7 @@ macro_rules! run_columns {
     () => {
         "run_id, def_type, name, definition_version, status, input, output, record, problem, \
          started_by, parent_run_id, task_reference, depth, call_depth, trigger_info, attempt, \
-         last_run_seq, last_event_at, started_at, ended_at"
+         last_run_seq, last_event_at, started_at, ended_at, parent_call_id, root_run_id"
     };
 }
 pub(crate) use run_columns;
@@ -295,4 +295,11 @@ pub(crate) fn deep_json(text: &str, what: &str) -> Result<serde_json::Value> {
         .and_then(|value| deserializer.end().map(|()| value))
         .map_err(|error| StoreError::Corrupt(format!("{what}: {error}")))?;
     Ok(value)
+}
+
+/// The refusal of a run past the calls its tree may wait for at once.
+pub(crate) fn open_calls_reached(root: &str, open: i64, max: i64) -> StoreError {
+    StoreError::LimitReached(format!(
+        "The runs under the workflow run {root} wait for {open} calls at once, the most this deployment allows (WORKFLOW_MAX_OPEN_CALLS is {max})."
+    ))
 }

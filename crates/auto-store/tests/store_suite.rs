@@ -61,6 +61,7 @@ store_suite!(
     concurrent_run_events_one_wins,
     workflow_steps_are_compare_and_set,
     workflow_steps_add_and_remove_work,
+    child_endings_reach_their_parent,
     work_is_claimed_once_until_its_lease_ends,
 );
 
@@ -948,6 +949,9 @@ fn new_run(run_id: &str, def_type: &str, name: &str) -> NewRun {
         depth: None,
         call_depth: None,
         trigger: None,
+        parent_call_id: None,
+        root_run_id: None,
+        open_calls_max: None,
     }
 }
 
@@ -996,6 +1000,9 @@ async fn run_start_and_get_round_trip(store: Arc<dyn Store>) -> Result<()> {
         depth: Some(2),
         call_depth: Some(1),
         trigger: Some(json!({"kind": "schedule", "cron": "0 9 * * 1"})),
+        parent_call_id: Some("call:/do/0/review#1".into()),
+        root_run_id: Some("parent-7".into()),
+        open_calls_max: None,
     };
     let (run, events) = store
         .start_run(&playbook, new.clone(), vec![numbered("started", 1)])
@@ -1022,6 +1029,8 @@ async fn run_start_and_get_round_trip(store: Arc<dyn Store>) -> Result<()> {
         depth: Some(2),
         call_depth: Some(1),
         trigger: new.trigger,
+        parent_call_id: new.parent_call_id,
+        root_run_id: new.root_run_id,
         attempt: 1,
         last_run_seq: 1,
         last_event_at: started.recorded_at,
@@ -1807,6 +1816,83 @@ async fn work_is_claimed_once_until_its_lease_ends(store: Arc<dyn Store>) -> Res
     assert_eq!(
         store.claim_work(Duration::from_secs(60), 100).await?.len(),
         40
+    );
+    Ok(())
+}
+
+async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(&playbook, new_run("top", "workflow", "flow"), vec![])
+        .await?;
+    let child = |id: &str, def_type: &str, call: &str| NewRun {
+        parent_run_id: Some("top".into()),
+        parent_call_id: Some(call.into()),
+        root_run_id: Some("top".into()),
+        call_depth: Some(1),
+        task_reference: Some("/do/0/ask".into()),
+        ..new_run(id, def_type, "f")
+    };
+    store
+        .start_run(
+            &playbook,
+            child("top.a", "computation", "call:/do/0/a#1"),
+            vec![],
+        )
+        .await?;
+    store
+        .start_run(
+            &playbook,
+            child("top.b", "workflow", "call:/do/1/b#1"),
+            vec![],
+        )
+        .await?;
+    let stored = run_of(&*store, &playbook, "top.a").await?;
+    assert_eq!(stored.parent_call_id.as_deref(), Some("call:/do/0/a#1"));
+    assert_eq!(stored.root_run_id.as_deref(), Some("top"));
+    assert_eq!(store.count_open_calls(&playbook, "top").await?, 2);
+    assert_eq!(store.claim_work(Duration::from_secs(60), 10).await?, vec![]);
+
+    // A run ended with end_run adds `ended:<call>` to its parent, in the same transaction.
+    store
+        .end_run(&playbook, "top.a", succeeded(json!(1)), vec![])
+        .await?;
+    assert_eq!(store.count_open_calls(&playbook, "top").await?, 1);
+    // A workflow child's last step does the same, and takes its own remaining work with it,
+    // but keeps the work the step itself adds.
+    store
+        .commit_workflow_step(&playbook, "top.b", {
+            let mut first = step(None, json!({}));
+            first.add_work = vec![work("timer", Some(3_600_000))];
+            first
+        })
+        .await?;
+    let mut last = step(Some(1), json!({}));
+    last.ending = Some(failed());
+    last.add_work = vec![work("cancel:child", None)];
+    store.commit_workflow_step(&playbook, "top.b", last).await?;
+    assert_eq!(store.count_open_calls(&playbook, "top").await?, 0);
+    let mut claimed = store.claim_work(Duration::from_secs(60), 10).await?;
+    claimed.sort_by(|a, b| a.key.cmp(&b.key));
+    let seen: Vec<(&str, &str, &serde_json::Value)> = claimed
+        .iter()
+        .map(|w| (w.run_id.as_str(), w.key.as_str(), &w.payload))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("top.b", "cancel:child", &json!({"key": "cancel:child"})),
+            (
+                "top",
+                "ended:call:/do/0/a#1",
+                &json!({"child_ended": {"call_id": "call:/do/0/a#1", "child_run_id": "top.a"}})
+            ),
+            (
+                "top",
+                "ended:call:/do/1/b#1",
+                &json!({"child_ended": {"call_id": "call:/do/1/b#1", "child_run_id": "top.b"}})
+            ),
+        ]
     );
     Ok(())
 }

@@ -58,6 +58,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     let keys = auto_server::auth::Keys::new(config.key_entries()?);
     config::check_listen(listen, !keys.is_empty())?;
     let models = config.models()?;
+    let limits = config.run_limits(|var| std::env::var(var).ok())?;
     let store = match auto_store::open(&database).await {
         Ok(store) => store,
         Err(error) => bail!("cannot open the store {database}: {error}"),
@@ -68,6 +69,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         keys,
         checkers: auto_server::server_checkers(),
         models,
+        limits,
     })
     .await
     .with_context(|| format!("cannot listen on {listen}"))?;

@@ -85,7 +85,12 @@ impl TestServer {
     pub async fn start_with_config(config: &str) -> Self {
         let config = auto_server::config::Config::parse(config).expect("a configuration");
         let models = config.models().expect("the configuration's models");
-        Self::start_full(Vec::new(), models).await
+        let limits = config
+            .run_limits(|_| None)
+            .expect("the configuration's limits");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = test_store(dir.path()).await;
+        Self::start_limited(store, Vec::new(), models, limits, dir).await
     }
 
     pub async fn start_full(
@@ -104,6 +109,17 @@ impl TestServer {
         models: auto_server::reasoning_runs::Models,
         dir: tempfile::TempDir,
     ) -> Self {
+        Self::start_limited(store, keys, models, Default::default(), dir).await
+    }
+
+    /// [`Self::start_on`] with the deployment's limits on workflow runs.
+    pub async fn start_limited(
+        store: Arc<dyn auto_store::Store>,
+        keys: Vec<KeyEntry>,
+        models: auto_server::reasoning_runs::Models,
+        limits: auto_server::config::RunLimits,
+        dir: tempfile::TempDir,
+    ) -> Self {
         let checkers =
             auto_server::server_checkers().with(DefinitionType::Recall, Arc::new(LineChecker));
         let handle = auto_server::start(Options {
@@ -112,6 +128,7 @@ impl TestServer {
             keys: Keys::new(keys),
             checkers,
             models,
+            limits,
         })
         .await
         .expect("the server starts");

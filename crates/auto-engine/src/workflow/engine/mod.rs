@@ -53,8 +53,8 @@ pub use errors::{
     ERROR_TYPE_BASE, OUTPUT_BYTES_MAX, PROBLEM_TYPE_BASE, WorkflowError, call_error, rejection,
 };
 pub use run::{
-    CALL_INPUT_BYTES_MAX, DATA_HELD_BYTES_MAX, Frame, INPUTS_MAX, TASK_HELD_BYTES,
-    TASKS_WITHOUT_WAITING_MAX,
+    CALL_INPUT_BYTES_MAX, DATA_HELD_BYTES_MAX, Frame, INPUTS_MAX, OVERRUN_TIMER_ID,
+    TASK_HELD_BYTES, TASKS_WITHOUT_WAITING_MAX,
 };
 
 /// "A task waits for the longest its definition's run may take, plus one minute."
@@ -330,8 +330,11 @@ pub enum Input {
     TimerFired {
         timer_id: String,
     },
+    /// `cancel_run`, or the workflow waiting for this run: `kind` is `requested` when `None`,
+    /// otherwise the kind the canceller gives (`parent_ended`, `deadline`).
     Cancel {
         detail: String,
+        kind: Option<String>,
     },
 }
 

@@ -33,6 +33,8 @@ pub const TASK_HELD_BYTES: usize = 4 * 1024;
 pub const INPUTS_MAX: u32 = 100_000;
 /// The id of the document's timeout timer.
 const RUN_TIMER: &str = "timeout:/";
+/// The timer of the longest a run may last (`WORKFLOW_MAX_DURATION`), set at its start.
+pub const OVERRUN_TIMER_ID: &str = "overrun:/";
 
 /// A task list under way: where it is, the data handed to its current task, the loop and
 /// catch names its tasks see, and the task under way.
@@ -1463,6 +1465,11 @@ pub(super) fn start(wf: &Workflow, info: &RunInfo, input: Value, now_ms: i64) ->
             state.root.data = run_input.clone();
             state.run_input = run_input;
             state.run_timeout_due_ms = due;
+            // "It was still running at the longest a run may last": a timer from the start.
+            engine.commands.push(Command::SetTimer {
+                timer_id: OVERRUN_TIMER_ID.to_owned(),
+                due_ms: state.run_deadline_ms,
+            });
             go_on(engine, state, None)
         }
         Err(error) => {
@@ -1509,15 +1516,31 @@ pub(super) fn apply(
     }
     match input {
         Input::Start { .. } => unchanged(state),
-        Input::Cancel { detail } => {
+        Input::Cancel { detail, kind } => {
             let engine = Engine::new(wf, info, &state, now_ms);
             let name = workflow_name(wf, info);
             let problem = problem(
                 "cancelled",
-                Some("requested"),
+                Some(kind.as_deref().unwrap_or("requested")),
                 None,
                 &format!("The workflow {name} was cancelled"),
                 &detail,
+                None,
+            );
+            end_run(engine, state, Ending::Rejected { problem }, "parent_ended")
+        }
+        Input::TimerFired { timer_id } if timer_id == OVERRUN_TIMER_ID => {
+            let engine = Engine::new(wf, info, &state, now_ms);
+            let name = workflow_name(wf, info);
+            let problem = problem(
+                "cancelled",
+                Some("overrun"),
+                None,
+                &format!("The workflow {name} ran out of time"),
+                &format!(
+                    "The run was still running at the longest a run may last, {}.",
+                    duration_words(info.run_duration_ms)
+                ),
                 None,
             );
             end_run(engine, state, Ending::Rejected { problem }, "parent_ended")
@@ -1548,6 +1571,20 @@ pub(super) fn apply(
             }
             taken(wf, info, state, now_ms)
         }
+    }
+}
+
+/// A run's longest duration in words: whole days, else whole hours, else milliseconds.
+fn duration_words(ms: u64) -> String {
+    const HOUR_MS: u64 = 3_600_000;
+    const DAY_MS: u64 = 24 * HOUR_MS;
+    let plural = |n: u64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
+    if ms.is_multiple_of(DAY_MS) {
+        plural(ms / DAY_MS, "day")
+    } else if ms.is_multiple_of(HOUR_MS) {
+        plural(ms / HOUR_MS, "hour")
+    } else {
+        plural(ms, "millisecond")
     }
 }
 

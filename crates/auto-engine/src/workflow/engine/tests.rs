@@ -4,6 +4,17 @@ use serde_json::{Value, json};
 
 use super::*;
 
+/// The engine's start, without the overrun timer every run sets from its start (which
+/// `a_run_past_the_longest_a_run_may_last_is_cancelled_as_overrun` tests), so that each
+/// test sees the commands of its own tasks.
+fn start(wf: &Workflow, info: &RunInfo, input: Value, now_ms: i64) -> Step {
+    let mut step = super::start(wf, info, input, now_ms);
+    step.commands.retain(
+        |c| !matches!(c, Command::SetTimer { timer_id, .. } if timer_id == OVERRUN_TIMER_ID),
+    );
+    step
+}
+
 const HEADER: &str =
     "document:\n  dsl: '1.0.3'\n  namespace: test\n  name: flow\n  version: '1.0.0'\n";
 
@@ -1009,6 +1020,7 @@ fn cancel_ends_the_run_and_cancels_its_children() {
         step.state,
         Input::Cancel {
             detail: "Nobody needs it now".into(),
+            kind: None,
         },
         1,
     );
@@ -1033,10 +1045,79 @@ fn cancel_ends_the_run_and_cancels_its_children() {
         step.state.clone(),
         Input::Cancel {
             detail: "again".into(),
+            kind: None,
         },
         2,
     );
     assert!(after.ending.is_none() && after.commands.is_empty());
+}
+
+#[test]
+fn a_cancel_from_the_waiting_workflow_keeps_its_kind() {
+    let wf = workflow(&FORK.replace("COMPETE", "false"));
+    let step = start(&wf, &info(), json!({}), 0);
+    let step = apply(
+        &wf,
+        &info(),
+        step.state,
+        Input::Cancel {
+            detail: "The workflow run top no longer waits for this run.".into(),
+            kind: Some("parent_ended".into()),
+        },
+        1,
+    );
+    let p = problem(&step);
+    assert_eq!(
+        (p["reason"].clone(), p["kind"].clone()),
+        (json!("cancelled"), json!("parent_ended"))
+    );
+}
+
+#[test]
+fn a_run_past_the_longest_a_run_may_last_is_cancelled_as_overrun() {
+    let wf = workflow("do:\n  - nap:\n      wait: PT1H\n");
+    let mut info = info();
+    info.run_duration_ms = 2 * 3_600_000;
+    let step = super::start(&wf, &info, json!({}), 1_000);
+    // The overrun timer is set from the start, at the run's start plus its longest duration;
+    // the task's own wait is bounded by it.
+    let timers: Vec<(&str, i64)> = step
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::SetTimer { timer_id, due_ms } => Some((timer_id.as_str(), *due_ms)),
+            _ => None,
+        })
+        .collect();
+    let started = info.started_at_ms;
+    assert!(
+        timers.contains(&("overrun:/", started + 2 * 3_600_000)),
+        "{timers:?}"
+    );
+    let step = apply(
+        &wf,
+        &info,
+        step.state,
+        Input::TimerFired {
+            timer_id: "overrun:/".into(),
+        },
+        started + 2 * 3_600_000,
+    );
+    let p = problem(&step);
+    assert_eq!(
+        (
+            p["reason"].clone(),
+            p["kind"].clone(),
+            p["status"].clone(),
+            p["detail"].clone()
+        ),
+        (
+            json!("cancelled"),
+            json!("overrun"),
+            json!(409),
+            json!("The run was still running at the longest a run may last, 2 hours.")
+        )
+    );
 }
 
 #[test]
