@@ -53,8 +53,8 @@ pub use errors::{
     ERROR_TYPE_BASE, OUTPUT_BYTES_MAX, PROBLEM_TYPE_BASE, WorkflowError, call_error, rejection,
 };
 pub use run::{
-    CALL_INPUT_BYTES_MAX, DATA_HELD_BYTES_MAX, Frame, INPUTS_MAX, OVERRUN_TIMER_ID,
-    TASK_HELD_BYTES, TASKS_WITHOUT_WAITING_MAX,
+    CALL_INPUT_BYTES_MAX, DATA_HELD_BYTES_MAX, Frame, HISTORY_BYTES_MAX, INPUTS_MAX,
+    KEPT_ACROSS_WAIT_BYTES_MAX, OVERRUN_TIMER_ID, TASK_HELD_BYTES, TASKS_WITHOUT_WAITING_MAX,
 };
 
 /// "A task waits for the longest its definition's run may take, plus one minute."
@@ -290,6 +290,9 @@ pub struct RunState {
     /// Inputs taken: the start, and each call's ending and timer the run waited for.
     #[serde(default)]
     inputs: u32,
+    /// The step events recorded over the run's life, as JSON ([`HISTORY_BYTES_MAX`]).
+    #[serde(default)]
+    history_bytes: u64,
     ended: bool,
 }
 

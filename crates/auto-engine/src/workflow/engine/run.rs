@@ -31,6 +31,14 @@ pub const TASK_HELD_BYTES: usize = 4 * 1024;
 /// event" (workflow page, "Limits"): one more ends the run at once, rejected as unavailable
 /// with a runtime error of status 500.
 pub const INPUTS_MAX: u32 = 100_000;
+/// "One value kept across a wait: 1,572,864 bytes (1.5 MiB) as JSON, less the rest of its
+/// recorded change": what a step that leaves the run waiting records (the snapshot it keeps
+/// and the step's events) must fit in this; past it the run ends at once, rejected as
+/// unavailable with a runtime error of status 500.
+pub const KEPT_ACROSS_WAIT_BYTES_MAX: usize = 1_572_864;
+/// "Recorded history of a run: 512 MiB as JSON": the step events a run records over its life;
+/// a step that would pass it ends the run the same way.
+pub const HISTORY_BYTES_MAX: u64 = 512 * 1024 * 1024;
 /// The id of the document's timeout timer.
 const RUN_TIMER: &str = "timeout:/";
 /// The timer of the longest a run may last (`WORKFLOW_MAX_DURATION`), set at its start.
@@ -1432,6 +1440,7 @@ pub(super) fn start(wf: &Workflow, info: &RunInfo, input: Value, now_ms: i64) ->
         run_timeout_due_ms: None,
         run_timer: None,
         inputs: 1,
+        history_bytes: 0,
         ended: false,
     };
     let mut engine = Engine::new(wf, info, &state, now_ms);
@@ -1621,11 +1630,30 @@ fn go_on(mut engine: Engine<'_>, mut state: RunState, _: Option<()>) -> Step {
     match ending {
         Some(ending) => end_run(engine, state, ending, "parent_ended"),
         None => {
-            let held = held_bytes(wf, &mut state);
-            if held > DATA_HELD_BYTES_MAX {
-                let error = WorkflowError::runtime(format!(
+            // Measured as the step will record it.
+            let recorded = events_bytes(&engine.events);
+            state.history_bytes = state.history_bytes.saturating_add(recorded as u64);
+            state.context = engine.context.clone();
+            state.counters = engine.counters.clone();
+            let history = state.history_bytes;
+            let (held, kept) = held_bytes(wf, &mut state);
+            let overflow = if held > DATA_HELD_BYTES_MAX {
+                Some(format!(
                     "The run holds {held} bytes at once, as JSON with its document and 4 KiB a task under way: at most 4 MiB."
-                ));
+                ))
+            } else if kept.saturating_add(recorded) > KEPT_ACROSS_WAIT_BYTES_MAX {
+                Some(format!(
+                    "The run keeps {kept} bytes across its wait, as JSON, beside {recorded} bytes of the rest of the step's record: at most 1,572,864 in all."
+                ))
+            } else if history > HISTORY_BYTES_MAX {
+                Some(format!(
+                    "The run's recorded history would hold {history} bytes as JSON: at most 512 MiB."
+                ))
+            } else {
+                None
+            };
+            if let Some(words) = overflow {
+                let error = WorkflowError::runtime(words);
                 let ending = Ending::Rejected {
                     problem: rejection(&error, &workflow_name(wf, info)),
                 };
@@ -1645,18 +1673,30 @@ fn go_on(mut engine: Engine<'_>, mut state: RunState, _: Option<()>) -> Step {
     }
 }
 
+/// What a step's events record, as JSON: each one's type and data.
+pub(super) fn events_bytes(events: &[StepEvent]) -> usize {
+    events
+        .iter()
+        .map(|e| {
+            e.event_type.len() + serde_json::to_vec(&e.data).map_or(usize::MAX / 2, |b| b.len())
+        })
+        .fold(0usize, usize::saturating_add)
+}
+
 /// What a waiting run holds: its snapshot as JSON (its values and positions), its document,
-/// and 4 KiB for each task under way.
-fn held_bytes(wf: &Workflow, state: &mut RunState) -> usize {
+/// and 4 KiB for each task under way; and the snapshot alone, which the step keeps across
+/// the wait.
+fn held_bytes(wf: &Workflow, state: &mut RunState) -> (usize, usize) {
     let mut under_way = 0usize;
     find_run(&mut state.root, &mut |_: &mut TaskRun| {
         under_way += 1;
         false
     });
     let snapshot = serde_json::to_vec(&*state).map_or(usize::MAX, |b| b.len());
-    snapshot
+    let held = snapshot
         .saturating_add(wf.source_bytes)
-        .saturating_add(under_way.saturating_mul(TASK_HELD_BYTES))
+        .saturating_add(under_way.saturating_mul(TASK_HELD_BYTES));
+    (held, snapshot)
 }
 
 /// The document's output.as, then the output's bounds: its size and its shape.

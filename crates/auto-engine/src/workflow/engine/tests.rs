@@ -1179,14 +1179,57 @@ fn a_deep_snapshot_goes_through_json() {
 }
 
 #[test]
-fn a_run_holding_more_than_4_mib_across_a_wait_ends() {
+fn a_run_keeping_more_than_1_5_mib_across_a_wait_ends() {
     let body = "do:\n  - grow:\n      set: '${ ({ text: \"x\".repeat($data.n) }) }'\n  - pause:\n      wait: PT1S\n";
-    let step = run(body, json!({"n": 3_500_000}));
-    assert!(step.ending.is_none());
-    let p = problem(&run(body, json!({"n": 4_200_000})));
+    // What the waiting step records: its snapshot and its events, each holding the text;
+    // `None` when the run ended instead of waiting.
+    let kept = |n: usize| {
+        let step = run(body, json!({ "n": n }));
+        step.ending.is_none().then(|| {
+            serde_json::to_vec(&step.state).unwrap().len() + super::run::events_bytes(&step.events)
+        })
+    };
+    let (one, two) = (kept(10_000).unwrap(), kept(20_000).unwrap());
+    let copies = (two - one) / 10_000;
+    let overhead = one - copies * 10_000;
+    // The longest text whose step fits the limit, found from the two measures; the digits of
+    // the count recorded in the history move with it, so it is checked, not assumed.
+    let mut edge = (KEPT_ACROSS_WAIT_BYTES_MAX - overhead) / copies;
+    while kept(edge).is_none() {
+        edge -= 1;
+    }
+    assert!(kept(edge).unwrap() <= KEPT_ACROSS_WAIT_BYTES_MAX);
+    let over = run(body, json!({ "n": edge + 1 }));
+    let p = problem(&over);
+    assert_eq!(
+        (p["reason"].clone(), p["status"].clone()),
+        (json!("unavailable"), json!(503))
+    );
+    let detail = p["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("across its wait") && detail.contains("at most 1,572,864 in all."),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_run_past_512_mib_of_history_ends() {
+    let wf = workflow("do:\n  - pause:\n      wait: PT1S\n  - again:\n      wait: PT1S\n");
+    let step = start(&wf, &info(), json!({}), 0);
+    let timer = timers(&step)[0].0.clone();
+    let mut state = step.state;
+    state.history_bytes = HISTORY_BYTES_MAX - 10;
+    let step = apply(
+        &wf,
+        &info(),
+        state,
+        Input::TimerFired { timer_id: timer },
+        1_000,
+    );
+    let p = problem(&step);
     assert_eq!(p["reason"], "unavailable");
     assert!(
-        p["detail"].as_str().unwrap().contains("at most 4 MiB"),
+        p["detail"].as_str().unwrap().contains("at most 512 MiB."),
         "{p}"
     );
 }
