@@ -4,6 +4,8 @@ use serde_json::{Value, json};
 
 use super::*;
 
+mod events;
+
 const HEADER: &str =
     "document:\n  dsl: '1.0.3'\n  namespace: test\n  name: flow\n  version: '1.0.0'\n";
 
@@ -1040,15 +1042,6 @@ fn cancel_ends_the_run_and_cancels_its_children() {
 }
 
 #[test]
-fn listen_and_emit_are_named_as_unsupported() {
-    let wf = workflow(
-        "do:\n  - a:\n      set: {}\n  - hear:\n      listen:\n        to:\n          one:\n            with: { type: com.example.x }\n",
-    );
-    assert_eq!(wf.unsupported(), Some("/do/1/hear"));
-    assert_eq!(workflow("do:\n  - a:\n      set: {}\n").unsupported(), None);
-}
-
-#[test]
 fn then_end_in_a_branch_ends_the_run_and_cancels_the_other_branches() {
     let body = "do:
   - race:
@@ -1172,25 +1165,6 @@ fn an_attempt_past_its_duration_raises_timeout_inside_the_try() {
         6_000,
     );
     assert_eq!(output(&step), json!({"gaveUp": 408}));
-}
-
-#[test]
-fn a_listen_task_reached_anyway_stops_the_run_uncaught() {
-    let body = "do:
-  - t:
-      try:
-        - hear:
-            listen:
-              to:
-                one:
-                  with: { type: com.example.x }
-      catch:
-        do:
-          - swallowed:
-              set: { caught: true }
-";
-    let p = problem(&run(body, json!({})));
-    assert_eq!(p["reason"], "unavailable");
 }
 
 #[test]
