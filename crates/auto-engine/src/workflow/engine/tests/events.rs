@@ -709,3 +709,43 @@ fn a_caught_emit_failure_goes_on() {
         json!({"told": false})
     );
 }
+
+#[test]
+fn the_same_events_in_the_same_order_give_the_same_run() {
+    let wf = workflow(
+        "do:
+  - hear:
+      listen:
+        to:
+          all:
+            - with: { type: com.example.a }
+            - with: { type: com.example.b }
+  - tell:
+      emit:
+        event:
+          with:
+            type: com.example.both
+            source: https://x.example
+            data: '${ $data }'
+",
+    );
+    let inputs = [
+        event("b", "com.example.b", json!(2)),
+        event("x", "com.example.x", json!(0)),
+        event("a", "com.example.a", json!(1)),
+    ];
+    let replay = || {
+        let mut step = start(&wf, &info(), json!({}), 0);
+        let mut all = vec![step.clone()];
+        for (n, sent) in inputs.iter().enumerate() {
+            step = send(&wf, roundtrip(step.state), sent.clone(), n as i64 + 1);
+            all.push(step.clone());
+        }
+        all
+    };
+    let first = replay();
+    assert_eq!(first, replay());
+    let last = first.last().unwrap();
+    assert_eq!(output(last), json!([1, 2]));
+    assert_eq!(emitted(last)[0]["data"], json!([1, 2]));
+}
