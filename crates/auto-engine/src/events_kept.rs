@@ -21,6 +21,7 @@ pub const KEPT_EVENT_TYPES: &[&str] = &[
     "definition_retired",
     "event_published",
     "event_received",
+    "events_taken",
     "reaction_refused",
     "model_call_started",
     "model_call_answered",
@@ -42,6 +43,19 @@ pub const KEPT_EVENT_TYPES: &[&str] = &[
     "request_cancelled",
     "filter_failed",
     "filter_disabled",
+];
+
+/// Attributes the playbook sets on its events; a sender or an emit task may not set them.
+pub const KEPT_ATTRIBUTES: &[&str] = &[
+    "seq",
+    "run_id",
+    "data_bytes",
+    "caller",
+    "depth",
+    "calldepth",
+    "definitionversion",
+    "triggerkind",
+    "triggerreference",
 ];
 
 /// Path prefixes of the sources of the playbook's facts: `/runs/<run id>` and

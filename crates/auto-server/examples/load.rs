@@ -440,6 +440,32 @@ impl Store for TimedStore {
     async fn next_work_due(&self) -> StoreResult<Option<DateTime<Utc>>> {
         self.time("next_work_due", self.inner.next_work_due()).await
     }
+    async fn receive_run_event(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        event_id: &str,
+        event: serde_json::Value,
+        work: auto_store::NewWork,
+    ) -> StoreResult<Option<auto_store::RunInboxEvent>> {
+        self.time(
+            "receive_run_event",
+            self.inner
+                .receive_run_event(playbook, run_id, event_id, event, work),
+        )
+        .await
+    }
+    async fn list_run_inbox(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> StoreResult<Vec<auto_store::RunInboxEvent>> {
+        self.time(
+            "list_run_inbox",
+            self.inner.list_run_inbox(playbook, run_id),
+        )
+        .await
+    }
 
     async fn count_open_calls(&self, playbook: &PlaybookRef, root: &str) -> StoreResult<i64> {
         self.time(

@@ -160,6 +160,16 @@ pub struct EventIn(pub Map<String, Value>);
 #[serde(transparent)]
 pub struct EventOut(pub Map<String, Value>);
 
+/// What `send_run_event` answers (202): the run, the event's id (a new one when the event had
+/// none), and whether the run had received an event of that id before, in which case this one
+/// was ignored.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct RunEventOut {
+    pub run_id: String,
+    pub id: String,
+    pub duplicate: bool,
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 pub struct EventList {
     pub events: Vec<EventOut>,

@@ -3,7 +3,7 @@
 //! `subject` 1,024") and the types, sources and attributes the playbook keeps for itself.
 
 use auto_engine::events_kept::{is_kept_source, is_kept_type};
-use auto_store::{Event, EventFilter, NewEvent};
+use auto_store::{Event, EventFilter, NewEvent, Run};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -30,18 +30,9 @@ pub const EVENTS_PAGE_MAX: u32 = 1_000;
 /// recommended; we hold senders to it so every attribute can be named in a filter.
 pub const EXTENSION_NAME_CHARS_MAX: usize = 20;
 
-/// Attributes the playbook sets on its events; a sender may not set them.
-pub const KEPT_ATTRIBUTES: &[&str] = &[
-    "seq",
-    "run_id",
-    "data_bytes",
-    "caller",
-    "depth",
-    "calldepth",
-    "definitionversion",
-    "triggerkind",
-    "triggerreference",
-];
+/// Attributes the playbook sets on its events; a sender may not set them. One list with the
+/// emit task's.
+pub use auto_engine::events_kept::KEPT_ATTRIBUTES;
 
 /// `/callers/<caller>`, the caller id percent-encoded as one segment of a path.
 pub fn caller_source(caller: &str) -> String {
@@ -178,6 +169,43 @@ pub fn published(caller: &Caller, mut map: Map<String, Value>) -> Result<NewEven
     // "An event published from outside has depth 1." (workflow page, "Trigger limits")
     event.extensions.insert("depth".into(), json!(1));
     Ok(event)
+}
+
+/// The event an emit task recorded (`Command::EmitEvent`, checked by the engine), as the
+/// playbook keeps it: in the run that emitted it, with the caller the run acts for and one
+/// level deeper than the run ("A workflow whose trigger matches it starts, one level deeper
+/// than the run that emitted it"; a run no reaction started counts as depth 0).
+pub fn emitted(run: &Run, event: &Value) -> Result<NewEvent, Problem> {
+    let Value::Object(map) = event else {
+        return Err(Problem::internal(&"an emitted event is not a mapping"));
+    };
+    let mut map = map.clone();
+    let mut take = |name: &str| match map.remove(name) {
+        Some(Value::String(text)) => Some(text),
+        _ => None,
+    };
+    let (id, event_type, source) = (take("id"), take("type"), take("source"));
+    let (subject, time, datacontenttype) = (take("subject"), take("time"), take("datacontenttype"));
+    map.remove("specversion");
+    let (Some(id), Some(event_type), Some(source)) = (id, event_type, source) else {
+        return Err(Problem::internal(
+            &"an emitted event lacks its id, type or source",
+        ));
+    };
+    let mut new = NewEvent::new(id, event_type, source);
+    new.subject = subject;
+    new.time = time
+        .and_then(|text| DateTime::parse_from_rfc3339(&text).ok())
+        .map(|time| time.with_timezone(&Utc));
+    new.datacontenttype = datacontenttype;
+    new.data = map.remove("data");
+    new.extensions = map;
+    new.extensions
+        .insert("caller".into(), Value::String(run.started_by.clone()));
+    new.extensions
+        .insert("depth".into(), json!(run.depth.unwrap_or(0) + 1));
+    new.run_id = Some(run.run_id.clone());
+    Ok(new)
 }
 
 fn extension_attributes(

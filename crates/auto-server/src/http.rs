@@ -76,6 +76,10 @@ pub fn router(state: AppState) -> Router {
         .route(&format!("{pb}/runs"), get(list_runs))
         .route(&format!("{pb}/runs/{{run_id}}"), get(get_run))
         .route(&format!("{pb}/runs/{{run_id}}/cancel"), post(cancel_run))
+        .route(
+            &format!("{pb}/runs/{{run_id}}/events"),
+            post(send_run_event),
+        )
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), observe))
@@ -523,6 +527,19 @@ async fn publish_event(
         StatusCode::CREATED,
         Json(s.service.publish_event(&c, &pb_ref(org, pb), body).await?),
     ))
+}
+
+async fn send_run_event(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb, run_id)): Path<(String, String, String)>,
+    Body(body): Body<EventIn>,
+) -> Answer<(StatusCode, Json<RunEventOut>)> {
+    let out = s
+        .service
+        .send_run_event(&c, &pb_ref(org, pb), &run_id, body)
+        .await?;
+    Ok((StatusCode::ACCEPTED, Json(out)))
 }
 
 async fn list_events(

@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod problem;
 pub mod reasoning_runs;
+pub mod run_events;
 pub mod runs;
 pub mod service;
 pub mod workflow_runs;

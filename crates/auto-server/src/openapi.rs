@@ -228,6 +228,17 @@ pub const OPERATIONS: &[Operation] = &[
         query: &[],
     },
     Operation {
+        name: "send_run_event",
+        method: "post",
+        path: pb_path!("/runs/{run_id}/events"),
+        summary: "Send a CloudEvents event to a workflow run, kept until one of its listen tasks takes it: 202, also for an id the run received before.",
+        read_only: false,
+        request: Some(schema::<EventIn>),
+        response: schema::<RunEventOut>,
+        success: 202,
+        query: &[],
+    },
+    Operation {
         name: "publish_event",
         method: "post",
         path: pb_path!("/events"),

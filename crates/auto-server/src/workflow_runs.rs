@@ -26,7 +26,7 @@ use tokio::sync::Notify;
 
 use crate::api::RunDefinition;
 use crate::auth::{Caller, Role};
-use crate::problem::{Problem, Reason};
+use crate::problem::Problem;
 use crate::runs::{Ask, Lineage, OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, new_run, taken};
 use crate::service::{Service, store_problem};
 
@@ -107,6 +107,7 @@ fn input_payload(input: &Input) -> Value {
         Input::Cancel { detail, kind } => {
             json!({ "input": "cancel", "detail": detail, "kind": kind })
         }
+        Input::EventReceived { event } => json!({ "input": "event", "event": event }),
         Input::CallEnded { call_id, outcome } => {
             let outcome = match outcome {
                 CallOutcome::Succeeded { output } => json!({ "output": output }),
@@ -130,6 +131,9 @@ fn input_of(payload: &Value) -> Option<Input> {
             detail: text("detail").unwrap_or_default(),
             kind: text("kind"),
         },
+        "event" => Input::EventReceived {
+            event: payload["event"].clone(),
+        },
         "call_ended" => Input::CallEnded {
             call_id: text("call_id")?,
             outcome: match payload["outcome"].get("problem") {
@@ -143,6 +147,16 @@ fn input_of(payload: &Value) -> Option<Input> {
         },
         _ => return None,
     })
+}
+
+/// The work that hands an event sent to the run (`send_run_event`) to its workflow: one item
+/// per event id, applied as soon as a server claims it.
+pub(crate) fn event_work(event_id: &str, event: Value) -> NewWork {
+    NewWork {
+        key: format!("event:{event_id}"),
+        due_at: None,
+        payload: input_payload(&Input::EventReceived { event }),
+    }
 }
 
 /// The work and the cancelled keys the engine's commands make.
@@ -188,6 +202,8 @@ fn work_of(commands: &[Command]) -> (Vec<NewWork>, Vec<String>) {
                     }}),
                 });
             }
+            // Recorded with the step's events (`commit_of`), not as work.
+            Command::EmitEvent { .. } => {}
         }
     }
     (add, cancel)
@@ -364,6 +380,13 @@ impl Service {
                 event
             })
             .collect();
+        // "An emit task records an event in the playbook, as publish_event would", in the
+        // same transaction as the step that emitted it.
+        for command in &step.commands {
+            if let Command::EmitEvent { event } = command {
+                events.push(crate::events::emitted(run, event)?);
+            }
+        }
         let ending = step.ending.map(|ending| run_ending(run, ending));
         if let Some(ending) = &ending {
             events.push(ending_fact(run, seq + 1, ending));
@@ -409,16 +432,6 @@ impl Service {
                 "Its document no longer passes the checks of this runtime; save a new version.",
             )
         })?;
-        if let Some(reference) = workflow.unsupported() {
-            return Err(Problem::new(
-                Reason::Unavailable,
-                format!("The workflow {} cannot run yet", key.name),
-                format!(
-                    "This runtime cannot run listen and emit tasks yet; the workflow has one at {reference}."
-                ),
-            )
-            .with_kind("not_runnable"));
-        }
         let new = new_run(run_id, key, version, input.clone(), caller, lineage);
         // The start is also work of the run, due a little later and removed by the first
         // step: a server that stops between recording the run and committing that step

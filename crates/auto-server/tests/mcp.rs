@@ -392,3 +392,53 @@ async fn a_client_of_an_older_protocol_initializes_and_calls() {
     assert_eq!(ok(&orgs)["orgs"][0]["id"], json!("acme"));
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn send_run_event_hands_an_event_to_a_listening_run() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let source = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: hear\n  version: 1.0.0\ndo:\n  - hear:\n      listen:\n        to:\n          one:\n            with: { type: com.acme.go }\n";
+    let saved = server
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": "workflow", "name": "hear", "source": source, "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(saved.status, 201, "{:#}", saved.body);
+    let started = server
+        .post(
+            &format!("{pb}/definitions/workflow/hear/runs"),
+            json!({"run_id": "h-1"}),
+        )
+        .await;
+    assert_eq!(started.status, 202, "{:#}", started.body);
+    let client = connect(&server, "/mcp", None).await;
+    let scope = json!({"org": "acme", "playbook": "main"});
+    let mut arguments = scope.clone();
+    arguments["run_id"] = json!("nobody");
+    arguments["type"] = json!("com.acme.go");
+    problem(
+        &call(&client, "send_run_event", arguments.clone()).await,
+        404,
+        "not_found",
+    );
+    arguments["run_id"] = json!("h-1");
+    arguments["id"] = json!("go-1");
+    arguments["data"] = json!({"go": true});
+    let sent = call(&client, "send_run_event", arguments).await;
+    assert_eq!(
+        ok(&sent),
+        &json!({"run_id": "h-1", "id": "go-1", "duplicate": false})
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let run = server.get(&format!("{pb}/runs/h-1")).await;
+        if run.body["status"] != "started" {
+            assert_eq!(run.body["output"], json!([{"go": true}]), "{:#}", run.body);
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{:#}", run.body);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    client.cancel().await.unwrap();
+}

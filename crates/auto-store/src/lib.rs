@@ -247,6 +247,28 @@ pub trait Store: Send + Sync + 'static {
 
     /// When the next item falls due, held or not; `None` when there is no work.
     async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>>;
+
+    // The events sent to workflow runs.
+
+    /// Keeps an event sent to a run in the run's inbox under `event_id`, numbered after the
+    /// run's earlier events, and adds `work` for the run (the input that hands the event to
+    /// it), in one transaction. `Ok(None)` when the run has an event of that id already: then
+    /// nothing changes. `NotFound` when the playbook has no run of that id that is `started`.
+    async fn receive_run_event(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        event_id: &str,
+        event: Value,
+        work: NewWork,
+    ) -> Result<Option<RunInboxEvent>>;
+
+    /// The events a run received, in the order it received them.
+    async fn list_run_inbox(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<Vec<RunInboxEvent>>;
 }
 
 /// The most events one `list_events` returns; a filter's `limit` of 0 asks for this many.

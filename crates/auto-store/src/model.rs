@@ -312,3 +312,16 @@ pub struct Work {
     pub due_at: DateTime<Utc>,
     pub payload: Value,
 }
+
+/// An event sent to a workflow run (`send_run_event`), as its inbox keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunInboxEvent {
+    pub run_id: String,
+    pub event_id: String,
+    /// Its order among the events the run received, from 1.
+    pub seq: i64,
+    /// The event, opaque to the store.
+    pub event: Value,
+    /// The database's time when it was kept.
+    pub received_at: DateTime<Utc>,
+}

@@ -21,13 +21,13 @@ use sqlx::{AssertSqlSafe, Postgres, Row, SqlSafeStr, Transaction};
 use crate::shared::{
     check_ending_status, deep_json, definition_change_refused, event_insert_error, list_runs_sql,
     open_calls_reached, page_limit, parse_run_status, parse_status, playbook_not_found,
-    recorded_event, run_change_refused, run_columns, run_events, runs_page_limit, saved_version,
-    single,
+    recorded_event, run_change_refused, run_columns, run_events, run_not_found, runs_page_limit,
+    saved_version, single,
 };
 use crate::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
-    NewWork, Org, Playbook, PlaybookRef, Result, Run, RunEnding, RunFilter, Store, StoreError,
-    Work, WorkflowStep,
+    NewWork, Org, Playbook, PlaybookRef, Result, Run, RunEnding, RunFilter, RunInboxEvent, Store,
+    StoreError, Work, WorkflowStep,
 };
 
 /// How many connections one server keeps to the database.
@@ -44,6 +44,7 @@ const MIGRATION_STORE: &str = include_str!("../migrations/postgres/0001_store.sq
 const MIGRATION_RUNS: &str = include_str!("../migrations/postgres/0002_runs.sql");
 const MIGRATION_WORKFLOWS: &str = include_str!("../migrations/postgres/0003_workflows.sql");
 const MIGRATION_CALLS: &str = include_str!("../migrations/postgres/0005_calls.sql");
+const MIGRATION_RUN_INBOX: &str = include_str!("../migrations/postgres/0006_run_inbox.sql");
 
 /// The columns `event_from_row` reads.
 macro_rules! event_columns {
@@ -204,6 +205,14 @@ fn migrator() -> Migrator {
             Cow::Borrowed("calls"),
             MigrationType::Simple,
             MIGRATION_CALLS.into_sql_str(),
+            false,
+        ),
+        // 4 is taken by a change made beside this one.
+        Migration::new(
+            6,
+            Cow::Borrowed("run inbox"),
+            MigrationType::Simple,
+            MIGRATION_RUN_INBOX.into_sql_str(),
             false,
         ),
     ])
@@ -1286,6 +1295,83 @@ impl Store for PgStore {
             .fetch_one(&self.pool)
             .await?;
         Ok(due)
+    }
+
+    async fn receive_run_event(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        event_id: &str,
+        event: Value,
+        work: NewWork,
+    ) -> Result<Option<RunInboxEvent>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        let mut tx = self.pool.begin().await?;
+        // The run's row is locked until the commit: receipts to one run are numbered one at a
+        // time, and a run that ends meanwhile waits for this one.
+        let status: Option<String> = sqlx::query_scalar(
+            "SELECT status FROM runs WHERE playbook_pk = $1 AND run_id = $2 FOR UPDATE",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if status.as_deref() != Some("started") {
+            return Err(run_not_found(playbook, run_id));
+        }
+        let row = sqlx::query(
+            "INSERT INTO run_inbox (playbook_pk, run_id, event_id, seq, event, received_at) \
+             SELECT $1, $2, $3, coalesce(max(seq), 0) + 1, $4, clock_timestamp() FROM run_inbox \
+             WHERE playbook_pk = $1 AND run_id = $2 \
+             ON CONFLICT (playbook_pk, run_id, event_id) DO NOTHING RETURNING seq, received_at",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .bind(event_id)
+        .bind(Json(&event))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let received_at: DateTime<Utc> = row.try_get(1)?;
+        insert_work(&mut tx, playbook_pk, run_id, received_at, &[work]).await?;
+        tx.commit().await?;
+        Ok(Some(RunInboxEvent {
+            run_id: run_id.to_owned(),
+            event_id: event_id.to_owned(),
+            seq: row.try_get(0)?,
+            event,
+            received_at,
+        }))
+    }
+
+    async fn list_run_inbox(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<Vec<RunInboxEvent>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        let rows = sqlx::query(
+            "SELECT event_id, seq, event::text, received_at FROM run_inbox \
+             WHERE playbook_pk = $1 AND run_id = $2 ORDER BY seq",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let event: String = row.try_get(2)?;
+                Ok(RunInboxEvent {
+                    run_id: run_id.to_owned(),
+                    event_id: row.try_get(0)?,
+                    seq: row.try_get(1)?,
+                    event: deep_json(&event, "an event sent to a run")?,
+                    received_at: row.try_get(3)?,
+                })
+            })
+            .collect()
     }
 }
 

@@ -22,13 +22,13 @@ use sqlx::{AssertSqlSafe, Row, SqlSafeStr, Sqlite, Transaction};
 use crate::shared::{
     check_ending_status, deep_json, definition_change_refused, event_insert_error, list_runs_sql,
     open_calls_reached, page_limit, parse_run_status, parse_status, playbook_not_found,
-    recorded_event, run_change_refused, run_columns, run_events, runs_page_limit, saved_version,
-    single,
+    recorded_event, run_change_refused, run_columns, run_events, run_not_found, runs_page_limit,
+    saved_version, single,
 };
 use crate::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
-    NewWork, Org, Playbook, PlaybookRef, Result, Run, RunEnding, RunFilter, Store, StoreError,
-    Work, WorkflowStep,
+    NewWork, Org, Playbook, PlaybookRef, Result, Run, RunEnding, RunFilter, RunInboxEvent, Store,
+    StoreError, Work, WorkflowStep,
 };
 
 /// How many connections read beside the one that writes.
@@ -50,6 +50,7 @@ const MIGRATION_STORE: &str = include_str!("../migrations/sqlite/0001_store.sql"
 const MIGRATION_RUNS: &str = include_str!("../migrations/sqlite/0002_runs.sql");
 const MIGRATION_WORKFLOWS: &str = include_str!("../migrations/sqlite/0003_workflows.sql");
 const MIGRATION_CALLS: &str = include_str!("../migrations/sqlite/0005_calls.sql");
+const MIGRATION_RUN_INBOX: &str = include_str!("../migrations/sqlite/0006_run_inbox.sql");
 
 /// The columns `event_from_row` reads, in the order a `SELECT` lists them.
 macro_rules! event_columns {
@@ -216,6 +217,14 @@ fn migrator() -> Migrator {
             Cow::Borrowed("calls"),
             MigrationType::Simple,
             MIGRATION_CALLS.into_sql_str(),
+            false,
+        ),
+        // 4 is taken by a change made beside this one.
+        Migration::new(
+            6,
+            Cow::Borrowed("run inbox"),
+            MigrationType::Simple,
+            MIGRATION_RUN_INBOX.into_sql_str(),
             false,
         ),
     ])
@@ -1309,6 +1318,92 @@ impl Store for SqliteStore {
             .fetch_one(&self.reader)
             .await?;
         due.as_deref().map(parse_time).transpose()
+    }
+
+    async fn receive_run_event(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        event_id: &str,
+        event: Value,
+        work: NewWork,
+    ) -> Result<Option<RunInboxEvent>> {
+        let mut tx = self.begin().await?;
+        let playbook_pk: i64 =
+            sqlx::query_scalar("SELECT pk FROM playbooks WHERE org = ?1 AND id = ?2")
+                .bind(&playbook.org)
+                .bind(&playbook.playbook)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or_else(|| playbook_not_found(playbook))?;
+        let status: Option<String> =
+            sqlx::query_scalar("SELECT status FROM runs WHERE playbook_pk = ?1 AND run_id = ?2")
+                .bind(playbook_pk)
+                .bind(run_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if status.as_deref() != Some("started") {
+            return Err(run_not_found(playbook, run_id));
+        }
+        let now: String = sqlx::query_scalar(concat!("SELECT ", now_sql!()))
+            .fetch_one(&mut *tx)
+            .await?;
+        // The writer's transaction is BEGIN IMMEDIATE: no other receipt numbers between the
+        // read of the highest seq and the insert.
+        let seq: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO run_inbox (playbook_pk, run_id, event_id, seq, event, received_at) \
+             SELECT ?1, ?2, ?3, coalesce(max(seq), 0) + 1, ?4, ?5 FROM run_inbox \
+             WHERE playbook_pk = ?1 AND run_id = ?2 \
+             ON CONFLICT (playbook_pk, run_id, event_id) DO NOTHING RETURNING seq",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .bind(event_id)
+        .bind(to_json_text(&event)?)
+        .bind(&now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(seq) = seq else {
+            return Ok(None);
+        };
+        insert_work(&mut tx, playbook_pk, run_id, &now, &[work]).await?;
+        tx.commit().await?;
+        Ok(Some(RunInboxEvent {
+            run_id: run_id.to_owned(),
+            event_id: event_id.to_owned(),
+            seq,
+            event,
+            received_at: parse_time(&now)?,
+        }))
+    }
+
+    async fn list_run_inbox(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<Vec<RunInboxEvent>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        let rows = sqlx::query(
+            "SELECT event_id, seq, event, received_at FROM run_inbox \
+             WHERE playbook_pk = ?1 AND run_id = ?2 ORDER BY seq",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .fetch_all(&self.reader)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let event: String = row.try_get(2)?;
+                let received_at: String = row.try_get(3)?;
+                Ok(RunInboxEvent {
+                    run_id: run_id.to_owned(),
+                    event_id: row.try_get(0)?,
+                    seq: row.try_get(1)?,
+                    event: deep_json(&event, "an event sent to a run")?,
+                    received_at: parse_time(&received_at)?,
+                })
+            })
+            .collect()
     }
 }
 

@@ -63,6 +63,9 @@ store_suite!(
     workflow_steps_add_and_remove_work,
     child_endings_reach_their_parent,
     work_is_claimed_once_until_its_lease_ends,
+    run_events_are_kept_once_in_the_order_received,
+    run_events_go_only_to_started_runs,
+    concurrent_run_events_are_numbered_without_a_gap,
 );
 
 async fn sqlite_store() -> (Arc<dyn Store>, tempfile::TempDir) {
@@ -1894,5 +1897,141 @@ async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
             ),
         ]
     );
+    Ok(())
+}
+
+fn sent(event_id: &str) -> serde_json::Value {
+    json!({"id": event_id, "type": "com.example.x", "source": "/callers/local", "data": {"n": event_id}})
+}
+
+async fn run_events_are_kept_once_in_the_order_received(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(
+            &playbook,
+            new_run("w4", "workflow", "flow"),
+            vec![numbered("w4-1", 1)],
+        )
+        .await?;
+    let first = store
+        .receive_run_event(&playbook, "w4", "b", sent("b"), work("event:b", None))
+        .await?
+        .expect("kept");
+    assert_eq!((first.seq, first.event_id.as_str()), (1, "b"));
+    assert_eq!(first.event, sent("b"));
+    let second = store
+        .receive_run_event(&playbook, "w4", "a", sent("a"), work("event:a", None))
+        .await?
+        .expect("kept");
+    assert_eq!(second.seq, 2);
+    assert!(second.received_at >= first.received_at);
+    // The same id again changes nothing, and adds no work.
+    let again = store
+        .receive_run_event(&playbook, "w4", "b", sent("other"), work("event:b2", None))
+        .await?;
+    assert_eq!(again, None);
+    let kept = store.list_run_inbox(&playbook, "w4").await?;
+    let ids: Vec<(&str, i64)> = kept.iter().map(|e| (e.event_id.as_str(), e.seq)).collect();
+    assert_eq!(ids, [("b", 1), ("a", 2)]);
+    assert_eq!(kept[0], first);
+    let claimed = store.claim_work(Duration::from_secs(60), 10).await?;
+    let mut keys: Vec<&str> = claimed.iter().map(|w| w.key.as_str()).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["event:a", "event:b"]);
+    // Another run's inbox is its own.
+    store
+        .start_run(
+            &playbook,
+            new_run("w5", "workflow", "flow"),
+            vec![numbered("w5-1", 1)],
+        )
+        .await?;
+    let other = store
+        .receive_run_event(&playbook, "w5", "b", sent("b"), work("event:b", None))
+        .await?
+        .expect("kept");
+    assert_eq!(other.seq, 1);
+    assert!(store.list_run_inbox(&playbook, "nobody").await?.is_empty());
+    Ok(())
+}
+
+async fn run_events_go_only_to_started_runs(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let missing = store
+        .receive_run_event(&playbook, "nobody", "e", sent("e"), work("event:e", None))
+        .await;
+    assert!(is_not_found(&missing), "{missing:?}");
+    store
+        .start_run(
+            &playbook,
+            new_run("w6", "workflow", "flow"),
+            vec![numbered("w6-1", 1)],
+        )
+        .await?;
+    store
+        .end_run(
+            &playbook,
+            "w6",
+            succeeded(json!(1)),
+            vec![numbered("w6-2", 2)],
+        )
+        .await?;
+    let ended = store
+        .receive_run_event(&playbook, "w6", "e", sent("e"), work("event:e", None))
+        .await;
+    assert!(is_not_found(&ended), "{ended:?}");
+    let elsewhere = store
+        .receive_run_event(
+            &PlaybookRef::new("acme", "nothing"),
+            "w6",
+            "e",
+            sent("e"),
+            work("event:e", None),
+        )
+        .await;
+    assert!(is_not_found(&elsewhere), "{elsewhere:?}");
+    assert!(store.list_run_inbox(&playbook, "w6").await?.is_empty());
+    assert_eq!(store.next_work_due().await?, None);
+    Ok(())
+}
+
+async fn concurrent_run_events_are_numbered_without_a_gap(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(
+            &playbook,
+            new_run("w7", "workflow", "flow"),
+            vec![numbered("w7-1", 1)],
+        )
+        .await?;
+    let mut senders = Vec::new();
+    for i in 0..16 {
+        let store = store.clone();
+        let playbook = playbook.clone();
+        senders.push(tokio::spawn(async move {
+            let id = format!("e{}", i % 8);
+            store
+                .receive_run_event(
+                    &playbook,
+                    "w7",
+                    &id,
+                    sent(&id),
+                    work(&format!("event:{id}"), None),
+                )
+                .await
+        }));
+    }
+    let mut kept = 0;
+    for sender in senders {
+        kept += usize::from(sender.await.expect("a sender")?.is_some());
+    }
+    assert_eq!(kept, 8);
+    let seqs: Vec<i64> = store
+        .list_run_inbox(&playbook, "w7")
+        .await?
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, (1..=8).collect::<Vec<i64>>());
     Ok(())
 }

@@ -141,6 +141,18 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
          ended, or when its type finishes within its call (computation).",
     ),
     (
+        "send_run_event",
+        "Send an event to one workflow run that has not ended, for its listen tasks: the run \
+         keeps it until a listen task whose filter matches takes it, earliest first. Needs \
+         run_id and the event as CloudEvents 1.0 attributes: type is required; id (a new one \
+         when left out; give one so a retry is not taken twice), source (/callers/<caller> \
+         when left out), subject, time, datacontenttype, data (any JSON) and extension \
+         attributes are optional. Returns {run_id, id, duplicate}: duplicate is true when the \
+         run had received that id, and this event was ignored. Expect invalid_input for a \
+         malformed attribute, and not_found for an unknown run, a run that has ended (also once \
+         it ended for taking more events than a run takes) or a run that is not a workflow's.",
+    ),
+    (
         "publish_event",
         "Publish an event to the playbook's event log, where workflows with a matching trigger \
          start from it. The arguments are the event as CloudEvents 1.0 attributes: type is \

@@ -35,6 +35,18 @@ pub(super) fn child_run_id(run_id: &str, reference: &str, attempt: u32) -> Strin
     id
 }
 
+/// The id of the event an emit task records: the run's id (hashed when long), `.emit.`, and
+/// 24 hex digits of the run, the reference and the count of that task's emits.
+pub(super) fn emitted_event_id(run_id: &str, reference: &str, n: u32) -> String {
+    let run = if run_id.len() <= PARENT_PART_MAX && run_id.chars().all(is_run_id_char) {
+        run_id.to_owned()
+    } else {
+        format!("h{}", &hex::encode(digest(&[run_id]))[..32])
+    };
+    let tail = hex::encode(digest(&["emit", run_id, reference, &n.to_string()]));
+    format!("{run}.emit.{}", &tail[..24])
+}
+
 /// A call's id within its run: the reference and the attempt.
 pub(super) fn call_id(reference: &str, attempt: u32) -> String {
     format!("call:{reference}#{attempt}")

@@ -23,18 +23,21 @@
 //! `attempt` (`limit.attempt.duration`), `timeout` (a task's) and `call` (a call's wait);
 //! the document's timeout is `timeout:/`.
 //!
-//! Not in this slice: `listen` and `emit`. The shell refuses a workflow with either before it
-//! starts a run ([`Workflow::unsupported`] names the first such task); should one be reached,
-//! the run fails with a runtime error rather than guessing.
+//! Events: an event sent to the run comes in as [`Input::EventReceived`] and is kept in the
+//! snapshot until a `listen` task takes it (module `events`); an `emit` task hands the shell
+//! [`Command::EmitEvent`], which it records in the playbook with the step. An emitted event's
+//! id is `<run id>.emit.<24 hex digits of the run id, the reference and n>`, `n` counting the
+//! task's emits in the run, so a step taken again emits the same id.
 //!
 //! Additions to the interface the shell was promised, each documented where it is declared:
 //! [`RunInfo::new`] and the fields `functions_ms`, `function_default_ms` and `run_duration_ms`
 //! (the call waits settled at the start, and the longest a run may last);
-//! [`Workflow::unsupported`]; `CallOutcome::Rejected` also takes a problem whose reason is
-//! `failed` (a runtime error of status 500) or `unreachable` (communication 503).
+//! `CallOutcome::Rejected` also takes a problem whose reason is `failed` (a runtime error of
+//! status 500) or `unreachable` (communication 503).
 
 mod errors;
 mod eval;
+mod events;
 mod ids;
 mod run;
 #[cfg(test)]
@@ -51,6 +54,11 @@ use super::{RUN_DURATION_MS_DEFAULT, WorkflowLimits, check_workflow};
 
 pub use errors::{
     ERROR_TYPE_BASE, OUTPUT_BYTES_MAX, PROBLEM_TYPE_BASE, WorkflowError, call_error, rejection,
+};
+pub use events::{
+    EMITTED_EVENT_BYTES_MAX, EVENTS_EMITTED_BYTES_MAX, EVENTS_EMITTED_MAX,
+    EVENTS_RECEIVED_BYTES_MAX, EVENTS_RECEIVED_MAX, EVENTS_WAITING_BYTES_MAX, EVENTS_WAITING_MAX,
+    EventBook,
 };
 pub use run::{
     CALL_INPUT_BYTES_MAX, DATA_HELD_BYTES_MAX, Frame, HISTORY_BYTES_MAX, INPUTS_MAX,
@@ -97,19 +105,6 @@ impl Workflow {
         &self.document
     }
 
-    /// Addition: the reference of the first `listen` or `emit` task, which this engine does not
-    /// run yet; the shell refuses such a workflow before starting it.
-    pub fn unsupported(&self) -> Option<&str> {
-        let mut found: Vec<&TaskInfo> = self
-            .index
-            .tasks
-            .values()
-            .filter(|t| matches!(t.kind, Kind::Listen | Kind::Emit))
-            .collect();
-        found.sort_by_key(|t| t.order);
-        found.first().map(|t| t.pointer.as_str())
-    }
-
     fn raw(&self, pointer: &str) -> Option<&Value> {
         self.raw.pointer(pointer)
     }
@@ -137,8 +132,6 @@ struct TaskInfo {
     pointer: String,
     then: Option<String>,
     kind: Kind,
-    /// Document order, for naming the first of several.
-    order: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -217,7 +210,6 @@ impl Index {
                 TaskKind::Listen => Kind::Listen,
                 TaskKind::Emit { .. } => Kind::Emit,
             };
-            let order = self.tasks.len();
             self.tasks.insert(
                 task.pointer.clone(),
                 TaskInfo {
@@ -225,7 +217,6 @@ impl Index {
                     pointer: task.pointer.clone(),
                     then: task.then.clone(),
                     kind,
-                    order,
                 },
             );
         }
@@ -287,12 +278,15 @@ pub struct RunState {
     /// The document's timeout: when it falls due, and its timer once set.
     run_timeout_due_ms: Option<i64>,
     run_timer: Option<String>,
-    /// Inputs taken: the start, and each call's ending and timer the run waited for.
+    /// Inputs taken: the start, and each call's ending, timer and event the run waited for.
     #[serde(default)]
     inputs: u32,
     /// The step events recorded over the run's life, as JSON ([`HISTORY_BYTES_MAX`]).
     #[serde(default)]
     history_bytes: u64,
+    /// The events sent to the run and kept for its listening tasks, and those it emitted.
+    #[serde(default)]
+    events: EventBook,
     ended: bool,
 }
 
@@ -300,6 +294,11 @@ impl RunState {
     /// Whether the run has ended; an ended run takes no more inputs.
     pub fn is_ended(&self) -> bool {
         self.ended
+    }
+
+    /// The events sent to the run and not taken yet.
+    pub fn events_waiting(&self) -> usize {
+        self.events.waiting()
     }
 
     /// The snapshot as JSON text, for the shell to store.
@@ -338,6 +337,12 @@ pub enum Input {
     Cancel {
         detail: String,
         kind: Option<String>,
+    },
+    /// Addition: an event sent to the run (`send_run_event`), as CloudEvents JSON with at
+    /// least `id`, `type`, `source` and `time`. One whose id the run received before changes
+    /// nothing.
+    EventReceived {
+        event: Value,
     },
 }
 
@@ -380,6 +385,12 @@ pub enum Command {
     },
     CancelTimer {
         timer_id: String,
+    },
+    /// Addition: record this event in the playbook with the step, as `publish_event` would
+    /// (CloudEvents JSON: `specversion`, `id`, `type`, `source`, `time`, and what the task
+    /// gave). Nothing comes back.
+    EmitEvent {
+        event: Value,
     },
 }
 

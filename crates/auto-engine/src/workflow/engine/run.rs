@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::super::CALLABLE_TYPES;
 use super::errors::{OUTPUT_BYTES_MAX, WorkflowError, call_error, problem, rejection};
 use super::eval::{TaskVar, Vars, time_value};
+use super::events::{EventBook, Listening, Receipt};
 use super::{
     CALL_WAIT_MARGIN_MS, CallOutcome, Command, Ending, Input, Kind, RunInfo, RunState, Step,
     StepEvent, TaskInfo, Workflow, ids,
@@ -129,6 +130,9 @@ enum Body {
         timer_id: String,
         fired: bool,
     },
+    Listen {
+        listening: Listening,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -170,7 +174,7 @@ enum Flow {
 }
 
 /// How a task stopped driving.
-enum TaskEnd {
+pub(super) enum TaskEnd {
     Waiting,
     /// Its output, and the `then` a switch's case chose.
     Done(Value, Option<String>),
@@ -205,9 +209,11 @@ pub(super) struct Engine<'a> {
     functions_ms: BTreeMap<String, u64>,
     function_default_ms: u64,
     run_deadline_ms: i64,
-    commands: Vec<Command>,
+    pub(super) commands: Vec<Command>,
     events: Vec<StepEvent>,
     tasks_started: u32,
+    /// The events sent to the run and emitted by it.
+    pub(super) book: EventBook,
 }
 
 fn workflow_name(wf: &Workflow, info: &RunInfo) -> String {
@@ -244,10 +250,11 @@ impl<'a> Engine<'a> {
             commands: Vec::new(),
             events: Vec::new(),
             tasks_started: 0,
+            book: state.events.clone(),
         }
     }
 
-    fn count(&mut self, purpose: &str, pointer: &str) -> u32 {
+    pub(super) fn count(&mut self, purpose: &str, pointer: &str) -> u32 {
         let n = self
             .counters
             .entry(format!("{purpose}:{pointer}"))
@@ -256,7 +263,7 @@ impl<'a> Engine<'a> {
         *n
     }
 
-    fn event(&mut self, event_type: &str, info: &TaskInfo, extra: Value) {
+    pub(super) fn event(&mut self, event_type: &str, info: &TaskInfo, extra: Value) {
         let mut data = json!({ "name": info.name, "reference": info.pointer });
         if let Value::Object(extra) = extra {
             for (key, value) in extra {
@@ -569,18 +576,14 @@ impl<'a> Engine<'a> {
                 let error = self.raised_error(info, &vars)?;
                 return Ok(Started::Now(TaskEnd::Raised(error), input));
             }
-            Kind::Listen | Kind::Emit => {
-                // Not in this slice: the shell refuses such a workflow before it starts
-                // (`Workflow::unsupported`). Should one be reached all the same, the run stops
-                // at once rather than letting a catch take it for the task's own failure.
-                let error = WorkflowError::runtime(
-                    "The workflow reached a listen or emit task, which this engine does not run.",
-                );
-                return Ok(Started::Now(
-                    TaskEnd::Abort(error.at(&info.pointer, &info.name)),
-                    input,
-                ));
+            Kind::Emit => {
+                // "An emit task records an event in the playbook ... and hands its input on."
+                self.emit(info, &vars)?;
+                return Ok(Started::Now(TaskEnd::Done(input.clone(), None), input));
             }
+            Kind::Listen => Body::Listen {
+                listening: self.start_listen(info),
+            },
             Kind::Do(list) => Body::Do {
                 frame: Frame::new(list, input.clone(), locals.to_vec()),
             },
@@ -806,6 +809,9 @@ impl<'a> Engine<'a> {
         let wf = self.wf;
         let info = wf.task(&run.pointer);
         if run.timed_out {
+            if let Body::Listen { listening } = &mut run.body {
+                self.release_listen(listening);
+            }
             let mut commands = Vec::new();
             cancel_body(&run.body, "deadline", &mut commands);
             self.commands.extend(commands);
@@ -966,6 +972,7 @@ impl<'a> Engine<'a> {
                     TaskEnd::Waiting
                 }
             }
+            Body::Listen { listening } => self.drive_listen(info, listening),
         }
     }
 
@@ -1337,6 +1344,8 @@ fn cancel_body(body: &Body, kind: &str, commands: &mut Vec<Command>) {
                 });
             }
         }
+        // A listen waits for nothing the shell holds: its events are in the snapshot.
+        Body::Listen { .. } => {}
     }
 }
 
@@ -1441,6 +1450,7 @@ pub(super) fn start(wf: &Workflow, info: &RunInfo, input: Value, now_ms: i64) ->
         run_timer: None,
         inputs: 1,
         history_bytes: 0,
+        events: EventBook::default(),
         ended: false,
     };
     let mut engine = Engine::new(wf, info, &state, now_ms);
@@ -1580,6 +1590,7 @@ pub(super) fn apply(
             }
             taken(wf, info, state, now_ms)
         }
+        Input::EventReceived { event } => received(wf, info, state, event, now_ms),
     }
 }
 
@@ -1595,6 +1606,44 @@ fn duration_words(ms: u64) -> String {
     } else {
         plural(ms, "millisecond")
     }
+}
+
+/// An event sent to the run: ignored when its id was received before; otherwise counted as an
+/// input, kept, and offered to the listening tasks as the tree is driven. One more than a run
+/// takes over its life ends it.
+fn received(wf: &Workflow, info: &RunInfo, mut state: RunState, event: Value, now_ms: i64) -> Step {
+    let summary = json!({
+        "id": event.get("id"),
+        "type": event.get("type"),
+        "source": event.get("source"),
+    });
+    let receipt = state.events.receive(event);
+    let mut step = match receipt {
+        Receipt::Duplicate => {
+            return Step {
+                state,
+                commands: Vec::new(),
+                events: Vec::new(),
+                ending: None,
+            };
+        }
+        Receipt::Kept => taken(wf, info, state, now_ms),
+        // "One event more than the event limits allow ends the run at once, rejected".
+        Receipt::Refused(error) => {
+            state.inputs = state.inputs.saturating_add(1);
+            let engine = Engine::new(wf, info, &state, now_ms);
+            let ending = Ending::Rejected {
+                problem: rejection(&error, &workflow_name(wf, info)),
+            };
+            end_run(engine, state, ending, "parent_ended")
+        }
+    };
+    let received = StepEvent {
+        event_type: "event_received".to_owned(),
+        data: json!({ "event": summary }),
+    };
+    step.events.insert(0, received);
+    step
 }
 
 /// Counts an input the run waited for, then goes on, or ends the run past [`INPUTS_MAX`].
@@ -1630,11 +1679,18 @@ fn go_on(mut engine: Engine<'_>, mut state: RunState, _: Option<()>) -> Step {
     match ending {
         Some(ending) => end_run(engine, state, ending, "parent_ended"),
         None => {
+            if let Some(error) = engine.book.waiting_past_limits() {
+                let ending = Ending::Rejected {
+                    problem: rejection(&error, &workflow_name(wf, info)),
+                };
+                return end_run(engine, state, ending, "parent_ended");
+            }
             // Measured as the step will record it.
             let recorded = events_bytes(&engine.events);
             state.history_bytes = state.history_bytes.saturating_add(recorded as u64);
             state.context = engine.context.clone();
             state.counters = engine.counters.clone();
+            state.events = engine.book.clone();
             let history = state.history_bytes;
             let (held, kept) = held_bytes(wf, &mut state);
             let overflow = if held > DATA_HELD_BYTES_MAX {
@@ -1775,6 +1831,7 @@ fn end_run(mut engine: Engine<'_>, mut state: RunState, ending: Ending, kind: &s
 fn finish(engine: Engine<'_>, mut state: RunState, ending: Option<Ending>) -> Step {
     state.context = engine.context;
     state.counters = engine.counters;
+    state.events = engine.book;
     Step {
         state,
         commands: engine.commands,

@@ -4,6 +4,8 @@ use serde_json::{Value, json};
 
 use super::*;
 
+mod events;
+
 /// The engine's start, without the overrun timer every run sets from its start (which
 /// `a_run_past_the_longest_a_run_may_last_is_cancelled_as_overrun` tests), so that each
 /// test sees the commands of its own tasks.
@@ -1296,25 +1298,6 @@ fn an_attempt_past_its_duration_raises_timeout_inside_the_try() {
         6_000,
     );
     assert_eq!(output(&step), json!({"gaveUp": 408}));
-}
-
-#[test]
-fn a_listen_task_reached_anyway_stops_the_run_uncaught() {
-    let body = "do:
-  - t:
-      try:
-        - hear:
-            listen:
-              to:
-                one:
-                  with: { type: com.example.x }
-      catch:
-        do:
-          - swallowed:
-              set: { caught: true }
-";
-    let p = problem(&run(body, json!({})));
-    assert_eq!(p["reason"], "unavailable");
 }
 
 #[test]

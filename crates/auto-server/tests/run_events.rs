@@ -1,0 +1,291 @@
+//! Events and workflow runs through HTTP: `send_run_event` to a run whose listen task takes
+//! the event, an event kept until the task listens and across a restart, the refusals, and an
+//! emit task's event in the playbook's events.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::TestServer;
+use serde_json::{Value, json};
+
+const HEADER: &str =
+    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
+
+const LISTEN: &str = r#"do:
+  - hear:
+      listen:
+        to:
+          one:
+            with: { type: com.example.approved }
+  - done:
+      set:
+        approval: ${ $data[0] }
+"#;
+
+const WAIT_THEN_LISTEN: &str = r#"do:
+  - pause:
+      wait: PT1S
+  - hear:
+      listen:
+        to:
+          one:
+            with: { type: com.example.approved }
+"#;
+
+const EMIT: &str = r#"do:
+  - announce:
+      emit:
+        event:
+          with:
+            type: com.example.brief.approved
+            source: https://example.com/campaigns
+            data: { brief: '${ $data.brief }' }
+"#;
+
+async fn save(server: &TestServer, pb: &str, name: &str, body: &str) {
+    let source = format!("{HEADER}{body}");
+    let reply = server
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": "workflow", "name": name, "source": source, "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:#}", reply.body);
+}
+
+async fn start(server: &TestServer, pb: &str, name: &str, run_id: &str) {
+    let reply = server
+        .post(
+            &format!("{pb}/definitions/workflow/{name}/runs"),
+            json!({"input": {"brief": "b-7"}, "run_id": run_id}),
+        )
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    assert_eq!(reply.body["status"], "started");
+}
+
+async fn send(server: &TestServer, pb: &str, run_id: &str, event: Value) -> common::Reply {
+    server
+        .post(&format!("{pb}/runs/{run_id}/events"), event)
+        .await
+}
+
+/// Reads the run until it has ended, within `within`.
+async fn ended(server: &TestServer, pb: &str, run_id: &str, within: Duration) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let reply = server.get(&format!("{pb}/runs/{run_id}")).await;
+        assert_eq!(reply.status, 200, "{:#}", reply.body);
+        if reply.body["status"] != "started" {
+            return reply.body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run {run_id} did not end: {:#}",
+            reply.body
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_listening_run_takes_the_event_sent_to_it_and_ends_with_its_data() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    save(&server, &pb, "approval", LISTEN).await;
+    start(&server, &pb, "approval", "l-1").await;
+    let other = send(
+        &server,
+        &pb,
+        "l-1",
+        json!({"type": "com.example.other", "id": "o"}),
+    )
+    .await;
+    assert_eq!(other.status, 202, "{:#}", other.body);
+    assert_eq!(
+        other.body,
+        json!({"run_id": "l-1", "id": "o", "duplicate": false})
+    );
+    // The same id again is ignored, and still accepted.
+    let again = send(
+        &server,
+        &pb,
+        "l-1",
+        json!({"type": "com.example.approved", "id": "o"}),
+    )
+    .await;
+    assert_eq!(again.status, 202, "{:#}", again.body);
+    assert_eq!(again.body["duplicate"], true);
+    let approved = send(
+        &server,
+        &pb,
+        "l-1",
+        json!({"type": "com.example.approved", "id": "a", "data": {"verdict": "approve"}}),
+    )
+    .await;
+    assert_eq!(approved.status, 202, "{:#}", approved.body);
+    let run = ended(&server, &pb, "l-1", Duration::from_secs(10)).await;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(run["output"], json!({"approval": {"verdict": "approve"}}));
+    // The run's history tells what it received and took.
+    let events = server.get(&format!("{pb}/events?run_id=l-1")).await;
+    let types: Vec<&str> = events.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types.iter().filter(|t| **t == "event_received").count(), 2);
+    assert!(types.contains(&"events_taken"), "{types:?}");
+    // A run that ended takes no more events.
+    let late = send(&server, &pb, "l-1", json!({"type": "com.example.approved"})).await;
+    let problem = late.assert_problem(404, "not_found");
+    assert_eq!(
+        problem["detail"],
+        "The run l-1 has ended; it takes no more events."
+    );
+}
+
+#[tokio::test]
+async fn an_event_sent_before_the_task_listens_is_kept_for_it() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    save(&server, &pb, "later", WAIT_THEN_LISTEN).await;
+    start(&server, &pb, "later", "k-1").await;
+    let early = send(
+        &server,
+        &pb,
+        "k-1",
+        json!({"type": "com.example.approved", "data": 1}),
+    )
+    .await;
+    assert_eq!(early.status, 202, "{:#}", early.body);
+    let second = send(
+        &server,
+        &pb,
+        "k-1",
+        json!({"type": "com.example.approved", "data": 2}),
+    )
+    .await;
+    assert_eq!(second.status, 202, "{:#}", second.body);
+    let run = ended(&server, &pb, "k-1", Duration::from_secs(10)).await;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(run["output"], json!([1]));
+}
+
+#[tokio::test]
+async fn an_event_sent_before_a_restart_is_taken_by_the_next_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::test_store(dir.path()).await;
+    let models = auto_server::reasoning_runs::Models::none;
+    let first = TestServer::start_on(
+        store.clone(),
+        Vec::new(),
+        models(),
+        tempfile::tempdir().unwrap(),
+    )
+    .await;
+    let pb = first.playbook().await;
+    save(&first, &pb, "later", WAIT_THEN_LISTEN).await;
+    start(&first, &pb, "later", "r-1").await;
+    let sent = send(
+        &first,
+        &pb,
+        "r-1",
+        json!({"type": "com.example.approved", "data": "kept"}),
+    )
+    .await;
+    assert_eq!(sent.status, 202, "{:#}", sent.body);
+    first.handle.unwrap().stop().await.unwrap();
+    let second = TestServer::start_on(store, Vec::new(), models(), dir).await;
+    let run = ended(&second, &pb, "r-1", Duration::from_secs(10)).await;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(run["output"], json!(["kept"]));
+}
+
+#[tokio::test]
+async fn events_to_no_run_to_a_run_of_a_function_or_malformed_are_refused() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let none = send(
+        &server,
+        &pb,
+        "nobody",
+        json!({"type": "com.example.approved"}),
+    )
+    .await;
+    let problem = none.assert_problem(404, "not_found");
+    assert_eq!(problem["detail"], "The playbook main has no run nobody.");
+    save(&server, &pb, "approval", LISTEN).await;
+    start(&server, &pb, "approval", "m-1").await;
+    let untyped = send(&server, &pb, "m-1", json!({"data": 1})).await;
+    untyped.assert_problem(422, "invalid_input");
+    assert_eq!(
+        untyped.issue_messages(),
+        ["The event has no type: it is required."]
+    );
+    let long = send(
+        &server,
+        &pb,
+        "m-1",
+        json!({"type": "t", "id": "i".repeat(257)}),
+    )
+    .await;
+    long.assert_problem(422, "invalid_input");
+    assert_eq!(
+        long.issue_messages(),
+        ["The event's id is longer than 256 characters."]
+    );
+    let at = send(
+        &server,
+        &pb,
+        "m-1",
+        json!({"type": "t", "id": "i".repeat(256)}),
+    )
+    .await;
+    assert_eq!(at.status, 202, "{:#}", at.body);
+    let kept = send(&server, &pb, "m-1", json!({"type": "run_started"})).await;
+    kept.assert_problem(422, "invalid_input");
+    let cancel = server
+        .post(&format!("{pb}/runs/m-1/cancel"), json!({}))
+        .await;
+    assert_eq!(cancel.status, 200, "{:#}", cancel.body);
+}
+
+#[tokio::test]
+async fn an_emitted_event_is_one_of_the_playbooks_events() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    save(&server, &pb, "announce", EMIT).await;
+    let reply = server
+        .post(
+            &format!("{pb}/definitions/workflow/announce/runs"),
+            json!({"input": {"brief": "b-7"}, "run_id": "e-1"}),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["output"], json!({"brief": "b-7"}));
+    let listed = server
+        .get(&format!("{pb}/events?type=com.example.brief.approved"))
+        .await;
+    let found = listed.body["events"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{:#}", listed.body);
+    let emitted = &found[0];
+    assert_eq!(emitted["source"], "https://example.com/campaigns");
+    assert_eq!(emitted["data"], json!({"brief": "b-7"}));
+    assert_eq!(emitted["run_id"], "e-1");
+    assert_eq!(emitted["caller"], "local");
+    assert_eq!(emitted["depth"], 1);
+    let id = emitted["id"].as_str().unwrap();
+    assert!(id.starts_with("e-1.emit."), "{id}");
+    let published = server
+        .get(&format!("{pb}/events?type=event_published"))
+        .await;
+    let published = &published.body["events"][0];
+    assert_eq!(published["run_id"], "e-1");
+    assert_eq!(published["subject"], "workflow/announce");
+    assert_eq!(published["data"]["event"]["id"], json!(id));
+    let full = server.get(&format!("{pb}/events/{id}")).await;
+    assert_eq!(full.status, 200, "{:#}", full.body);
+}
