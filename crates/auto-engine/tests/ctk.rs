@@ -190,26 +190,31 @@ struct Pending {
 }
 
 impl Pending {
+    /// Keeps the calls and timers the commands start and cancel. Other commands (an emitted
+    /// event) ask nothing of the run's inputs, so they are passed over.
     fn take(&mut self, commands: &[Command]) {
         for command in commands {
-            match command {
-                Command::StartCall {
-                    call_id,
-                    def_type,
-                    name,
-                    input,
-                    ..
-                } => self.calls.push((
+            if let Command::StartCall {
+                call_id,
+                def_type,
+                name,
+                input,
+                ..
+            } = command
+            {
+                let call = (
                     call_id.clone(),
                     def_type.clone(),
                     name.clone(),
                     input.clone(),
-                )),
-                Command::CancelCall { call_id, .. } => self.calls.retain(|c| c.0 != *call_id),
-                Command::SetTimer { timer_id, due_ms } => {
-                    self.timers.push((*due_ms, timer_id.clone()));
-                }
-                Command::CancelTimer { timer_id } => self.timers.retain(|t| t.1 != *timer_id),
+                );
+                self.calls.push(call);
+            } else if let Command::CancelCall { call_id, .. } = command {
+                self.calls.retain(|c| c.0 != *call_id);
+            } else if let Command::SetTimer { timer_id, due_ms } = command {
+                self.timers.push((*due_ms, timer_id.clone()));
+            } else if let Command::CancelTimer { timer_id } = command {
+                self.timers.retain(|t| t.1 != *timer_id);
             }
         }
     }
