@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use auto_doc::{YamlConfig, read_yaml};
+use auto_engine::definitions::{CheckError, Checkers, DefinitionType};
 use auto_engine::workflow::engine::{
     CallOutcome, Command, Ending, Input, RunInfo, RunState, Step, StepEvent, Workflow, apply, start,
 };
@@ -457,22 +458,29 @@ fn issues_text(issues: &[auto_doc::Issue]) -> String {
 /// What a case gives: `Ok(differences)` when it ran (empty when it conforms), `Err` when it
 /// could not be run as written.
 fn outcome(stem: &str, case: &Case) -> Result<Vec<String>, String> {
-    let workflow = match Workflow::from_source(&case.document) {
-        Ok(workflow) => workflow,
-        Err(issues) => {
-            let said = issues_text(&issues);
-            return match &case.expected.refused_at_save {
-                Some(want) if want.trim_end() == said => Ok(Vec::new()),
-                Some(want) => Ok(vec![format!(
-                    "refused at save with:\n{said}\nexpected:\n{want}"
-                )]),
-                None => Err(format!("refused at save:\n{said}")),
-            };
-        }
+    // The save is judged as create_definition judges it, through the registry of checkers.
+    let refusal = match Checkers::standard().check(DefinitionType::Workflow, &case.document) {
+        Ok(_) => None,
+        Err(CheckError::Issues(issues)) => Some(issues_text(&issues)),
+        Err(CheckError::NotSupported(t)) => return Err(format!("no checker for {t:?}")),
     };
-    if case.expected.refused_at_save.is_some() {
-        return Ok(vec!["the document was accepted at save".to_owned()]);
+    match (refusal, &case.expected.refused_at_save) {
+        (Some(said), Some(want)) if want.trim_end() == said => return Ok(Vec::new()),
+        (Some(said), Some(want)) => {
+            return Ok(vec![format!(
+                "refused at save with:\n{said}\nexpected:\n{want}"
+            )]);
+        }
+        (Some(said), None) => return Err(format!("refused at save:\n{said}")),
+        (None, Some(_)) => return Ok(vec!["the document was accepted at save".to_owned()]),
+        (None, None) => {}
     }
+    let workflow = Workflow::from_source(&case.document).map_err(|issues| {
+        format!(
+            "saved, yet Workflow::from_source refuses it:\n{}",
+            issues_text(&issues)
+        )
+    })?;
     let driven = drive(stem, &workflow, case)?;
     replay(stem, &workflow, case, &driven)?;
     Ok(differences(&case.expected, &driven))
