@@ -558,9 +558,10 @@ fn translated_scenarios_conform() {
         }
     }
     println!(
-        "ctk @ {}: {} scenarios, {passing} passing, {gaps} known gaps, {skipped} skipped\n{report}",
+        "ctk @ {}: {} scenarios, {passing} passing, {gaps} known gap{}, {skipped} skipped\n{report}",
         &UPSTREAM_COMMIT[..7],
-        passing + gaps + skipped
+        passing + gaps + skipped,
+        if gaps == 1 { "" } else { "s" }
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
