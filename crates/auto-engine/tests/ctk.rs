@@ -125,6 +125,9 @@ struct Expected {
     /// The names of the tasks started, in order, at every level.
     #[serde(default)]
     tasks: Option<Vec<String>>,
+    /// The events the run emitted, in order: each one's fields named here, as written.
+    #[serde(default)]
+    emitted: Option<Vec<BTreeMap<String, Value>>>,
 }
 
 fn empty_object() -> Value {
@@ -182,6 +185,8 @@ struct Driven {
     /// Every input after the start with its time, for the replay.
     inputs: Vec<(Input, i64)>,
     state: RunState,
+    /// The events its emit tasks recorded.
+    emitted: Vec<Value>,
 }
 
 /// What the run waits for, kept from the commands of its steps.
@@ -245,11 +250,17 @@ struct Runner<'a> {
     events: Vec<StepEvent>,
     inputs: Vec<(Input, i64)>,
     ending: Option<Ending>,
+    emitted: Vec<Value>,
 }
 
 impl Runner<'_> {
     fn take(&mut self, step: Step) {
         self.pending.take(&step.commands);
+        for command in &step.commands {
+            if let Command::EmitEvent { event } = command {
+                self.emitted.push(event.clone());
+            }
+        }
         self.events.extend(step.events);
         // The shell stores the snapshot as JSON between inputs; so does the test.
         self.state = RunState::from_json(&step.state.to_json()).expect("a snapshot reads back");
@@ -348,6 +359,7 @@ fn drive(stem: &str, workflow: &Workflow, case: &Case) -> Result<Driven, String>
         events: Vec::new(),
         inputs: Vec::new(),
         ending: None,
+        emitted: Vec::new(),
     };
     runner.take(step);
     for (index, event) in case.events.iter().enumerate() {
@@ -365,6 +377,7 @@ fn drive(stem: &str, workflow: &Workflow, case: &Case) -> Result<Driven, String>
         events: runner.events,
         inputs: runner.inputs,
         state: runner.state,
+        emitted: runner.emitted,
     })
 }
 
@@ -430,6 +443,23 @@ fn differences(expected: &Expected, driven: &Driven) -> Vec<String> {
             let actual = problem.get(field).unwrap_or(&Value::Null);
             if actual != value {
                 found.push(format!("rejection.{field}: {actual}, expected {value}"));
+            }
+        }
+    }
+    if let Some(want) = &expected.emitted {
+        if want.len() != driven.emitted.len() {
+            found.push(format!(
+                "{} events emitted, expected {}",
+                driven.emitted.len(),
+                want.len()
+            ));
+        }
+        for (n, (want, event)) in want.iter().zip(&driven.emitted).enumerate() {
+            for (field, value) in want {
+                let actual = event.get(field).unwrap_or(&Value::Null);
+                if actual != value {
+                    found.push(format!("emitted[{n}].{field}: {actual}, expected {value}"));
+                }
             }
         }
     }
