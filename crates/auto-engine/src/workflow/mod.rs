@@ -28,7 +28,11 @@ use auto_doc::Issue;
 
 use crate::definitions::{Checked, DefinitionChecker};
 
-pub use durations::{RUN_DURATION_MS_DEFAULT, RUN_DURATION_MS_MAX, RUN_DURATION_MS_MIN};
+pub(crate) use durations::YEARS_MONTHS;
+pub use durations::{
+    IsoError, RUN_DURATION_MS_DEFAULT, RUN_DURATION_MS_MAX, RUN_DURATION_MS_MIN, in_words,
+    parse_iso,
+};
 pub use overview::{overview, used_by_section};
 pub use read::check_workflow;
 pub use schedule::{EVERY_MS_MIN, FILTERS_MAX, cron_in_words};
