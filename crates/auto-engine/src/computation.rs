@@ -111,7 +111,8 @@ pub fn check_computation(source: &str) -> Result<ComputationDocument, Vec<Issue>
     let description = check_description(&mut fields);
     let input = check_input(&mut fields, &mut warnings);
     let (input_schema, input_default) = (input.schema, input.default);
-    let (output_schema, output_shape) = check_output(&mut fields, &mut warnings);
+    let (output_schema, output_shape) =
+        check_output(&mut fields, &mut warnings, SchemaRole::Output);
     let program = match find_program(read.body, read.body_first_line) {
         Ok((program, first_line)) => {
             for problem in auto_script::check_program(&program, &[]) {
@@ -142,9 +143,11 @@ pub fn check_computation(source: &str) -> Result<ComputationDocument, Vec<Issue>
     }
 }
 
-fn check_output(
+/// `output.schema` or `output.shape`, the schema checked in `role`.
+pub(crate) fn check_output(
     fields: &mut Fields<'_>,
     warnings: &mut Vec<Issue>,
+    role: SchemaRole,
 ) -> (Option<Value>, Option<String>) {
     if fields.object("/output").is_none() {
         return (None, None);
@@ -152,13 +155,7 @@ fn check_output(
     fields.only_keys("/output", &OUTPUT_KEYS);
     let schema = fields.get("/output/schema").cloned();
     if let Some(schema) = &schema {
-        check_schema_at(
-            fields,
-            warnings,
-            "/output/schema",
-            schema,
-            SchemaRole::Output,
-        );
+        check_schema_at(fields, warnings, "/output/schema", schema, role);
     }
     let shape = fields.string("/output/shape");
     if let Some(shape) = &shape {

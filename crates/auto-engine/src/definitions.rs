@@ -222,6 +222,10 @@ impl Checkers {
                 Arc::new(crate::computation::ComputationChecker),
             )
             .with(
+                DefinitionType::Interaction,
+                Arc::new(crate::interaction::InteractionChecker::default()),
+            )
+            .with(
                 DefinitionType::Workflow,
                 Arc::new(crate::workflow::WorkflowChecker::default()),
             )

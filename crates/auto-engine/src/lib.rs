@@ -7,6 +7,7 @@ pub mod computation;
 pub mod definitions;
 pub mod events_kept;
 pub mod input;
+pub mod interaction;
 pub mod provider_options;
 pub mod reasoning;
 pub mod workflow;

@@ -615,7 +615,7 @@ fn check_tools(fields: &mut Fields<'_>) -> Vec<ToolRef> {
     tools
 }
 
-fn parse_tool(text: &str) -> Option<ToolRef> {
+pub(crate) fn parse_tool(text: &str) -> Option<ToolRef> {
     let (server, tool) = text.split_once('/')?;
     let server_ok = (1..=TOOL_SERVER_CHARS_MAX).contains(&server.len())
         && server

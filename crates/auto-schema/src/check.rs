@@ -21,6 +21,9 @@ use crate::warnings::{SchemaWarning, schema_warnings};
 pub enum SchemaRole {
     Input,
     Output,
+    /// An output that no model writes: what a person answers to an interaction's request (or
+    /// a program returns). Any root, and no provider warnings, since no provider sees it.
+    Answer,
 }
 
 /// One reason the schema is refused, at a JSON pointer from the schema root.

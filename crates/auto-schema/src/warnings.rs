@@ -250,7 +250,7 @@ fn unknown_keywords(node: &SchemaNode<'_>, role: SchemaRole) -> Vec<SchemaWarnin
     };
     let consequence = match role {
         SchemaRole::Output => "it is sent to the provider but not checked",
-        SchemaRole::Input => "it is not checked",
+        SchemaRole::Input | SchemaRole::Answer => "it is not checked",
     };
     map.keys()
         .filter(|k| !KNOWN.contains(&k.as_str()) && !REFUSED.contains(&k.as_str()))

@@ -474,6 +474,64 @@ impl Store for TimedStore {
         )
         .await
     }
+    async fn start_interaction(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewRun,
+        events: Vec<NewEvent>,
+        request: auto_store::NewRequest,
+        work: Vec<auto_store::NewWork>,
+    ) -> StoreResult<(Run, auto_store::Request)> {
+        self.time(
+            "start_interaction",
+            self.inner
+                .start_interaction(playbook, new, events, request, work),
+        )
+        .await
+    }
+    async fn close_request(
+        &self,
+        playbook: &PlaybookRef,
+        request_id: &str,
+        close: auto_store::RequestClose,
+        ending: RunEnding,
+        events: Vec<NewEvent>,
+        done_work: Vec<String>,
+    ) -> StoreResult<(auto_store::Request, Run)> {
+        self.time(
+            "close_request",
+            self.inner
+                .close_request(playbook, request_id, close, ending, events, done_work),
+        )
+        .await
+    }
+    async fn get_request(
+        &self,
+        playbook: &PlaybookRef,
+        request_id: &str,
+    ) -> StoreResult<Option<auto_store::Request>> {
+        self.time("get_request", self.inner.get_request(playbook, request_id))
+            .await
+    }
+    async fn get_request_of_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> StoreResult<Option<auto_store::Request>> {
+        self.time(
+            "get_request_of_run",
+            self.inner.get_request_of_run(playbook, run_id),
+        )
+        .await
+    }
+    async fn list_requests(
+        &self,
+        playbook: &PlaybookRef,
+        filter: &auto_store::RequestFilter,
+    ) -> StoreResult<Vec<auto_store::Request>> {
+        self.time("list_requests", self.inner.list_requests(playbook, filter))
+            .await
+    }
 }
 
 /// Ten `set` tasks, each adding one to `n` and keeping the rest of the input.

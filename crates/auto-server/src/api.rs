@@ -235,3 +235,53 @@ pub struct CancelRun {
     #[serde(default)]
     pub detail: Option<String>,
 }
+
+/// The definition a request belongs to.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct RequestDefinition {
+    #[serde(rename = "type")]
+    pub def_type: String,
+    pub name: String,
+    pub version: i64,
+}
+
+/// A request of the inbox: what an interaction function's run asks a person.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct RequestOut {
+    pub request_id: String,
+    /// The interaction's run, which ends with the answer.
+    pub run_id: String,
+    pub definition: RequestDefinition,
+    /// Who is asked: the definition's `to`, rendered with the run's input.
+    pub to: String,
+    /// The request, Markdown: the definition's body rendered with the run's input.
+    pub message: String,
+    /// The run's input.
+    pub input: Value,
+    /// The JSON Schema the answer must match; null when any JSON value answers.
+    pub output_schema: Option<Value>,
+    /// open, answered, expired, undelivered or cancelled.
+    pub status: String,
+    pub created_at: DateTime<Utc>,
+    /// When an open request expires and its run ends unanswered.
+    pub expires_at: DateTime<Utc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Value>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct RequestList {
+    pub requests: Vec<RequestOut>,
+    /// Pass as `after` for the next page; null when this page is the last.
+    pub next: Option<String>,
+}
+
+/// `answer_interaction`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerInteraction {
+    /// The answer: a JSON value matching the request's output_schema.
+    pub answer: Value,
+}

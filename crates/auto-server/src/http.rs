@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::api::*;
 use crate::auth::{Caller, Keys};
 use crate::events::EventQuery;
+use crate::interaction_runs::RequestQuery;
 use crate::metrics::Metrics;
 use crate::problem::{Problem, ProblemIssue};
 use crate::runs::{RunAnswer, RunQuery};
@@ -79,6 +80,11 @@ pub fn router(state: AppState) -> Router {
         .route(
             &format!("{pb}/runs/{{run_id}}/events"),
             post(send_run_event),
+        )
+        .route(&format!("{pb}/requests"), get(list_requests))
+        .route(
+            &format!("{pb}/requests/{{request_id}}/answer"),
+            post(answer_interaction),
         )
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
@@ -614,6 +620,31 @@ async fn cancel_run(
     Ok(Json(
         s.service
             .cancel_run(&c, &pb_ref(org, pb), &run_id, body)
+            .await?,
+    ))
+}
+
+async fn list_requests(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb)): Path<(String, String)>,
+    query: Result<Query<RequestQuery>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Json<RequestList>> {
+    let Query(query) = query.map_err(query_problem)?;
+    Ok(Json(
+        s.service.list_requests(&c, &pb_ref(org, pb), query).await?,
+    ))
+}
+
+async fn answer_interaction(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb, request_id)): Path<(String, String, String)>,
+    Body(body): Body<AnswerInteraction>,
+) -> Answer<Json<RequestOut>> {
+    Ok(Json(
+        s.service
+            .answer_interaction(&c, &pb_ref(org, pb), &request_id, body)
             .await?,
     ))
 }

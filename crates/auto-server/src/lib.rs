@@ -8,6 +8,7 @@ pub mod auth;
 pub mod config;
 pub mod events;
 pub mod http;
+pub mod interaction_runs;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;

@@ -239,6 +239,38 @@ pub const OPERATIONS: &[Operation] = &[
         query: &[],
     },
     Operation {
+        name: "list_requests",
+        method: "get",
+        path: pb_path!("/requests"),
+        summary: "List the playbook's inbox: the requests interaction functions' runs left for people, newest first.",
+        read_only: true,
+        request: None,
+        response: schema::<RequestList>,
+        success: 200,
+        query: &[
+            (
+                "status",
+                "open, answered, expired, undelivered or cancelled.",
+            ),
+            ("after", "The next of the page before."),
+            (
+                "limit",
+                "At most this many requests, 1 to 1,000; 50 by default.",
+            ),
+        ],
+    },
+    Operation {
+        name: "answer_interaction",
+        method: "post",
+        path: pb_path!("/requests/{request_id}/answer"),
+        summary: "Answer an open request: an answer that matches its output_schema ends its run succeeded with the answer as output.",
+        read_only: false,
+        request: Some(schema::<AnswerInteraction>),
+        response: schema::<RequestOut>,
+        success: 200,
+        query: &[],
+    },
+    Operation {
         name: "publish_event",
         method: "post",
         path: pb_path!("/events"),

@@ -294,7 +294,10 @@ impl Service {
         }
         if !matches!(
             def_type,
-            DefinitionType::Computation | DefinitionType::Reasoning | DefinitionType::Workflow
+            DefinitionType::Computation
+                | DefinitionType::Reasoning
+                | DefinitionType::Workflow
+                | DefinitionType::Interaction
         ) {
             return Err(Problem::new(
                 Reason::Unavailable,
@@ -373,6 +376,11 @@ impl Service {
         if def_type == DefinitionType::Workflow {
             return self.workflow_attempt(caller, pb, &key, ask, existing).await;
         }
+        if def_type == DefinitionType::Interaction {
+            return self
+                .interaction_attempt(caller, pb, &key, ask, existing)
+                .await;
+        }
         let run = match existing {
             None => {
                 self.start(caller, pb, &key, run_id, ask.input, ask.lineage)
@@ -425,7 +433,7 @@ impl Service {
         self.go_on(pb, run).await
     }
 
-    async fn start(
+    pub(crate) async fn start(
         &self,
         caller: &Caller,
         pb: &PlaybookRef,
@@ -503,7 +511,7 @@ impl Service {
     /// Ends a run with its ending fact. A cancel asked through another server may have taken
     /// the number the fact expected; the fact then goes after it, as long as the run is still
     /// this attempt's and started.
-    async fn end(
+    pub(crate) async fn end(
         &self,
         pb: &PlaybookRef,
         run: &Run,
@@ -628,6 +636,19 @@ impl Service {
                 .filter(|d| !d.trim().is_empty())
                 .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
             self.cancel_workflow(pb, &run, &words, kind).await?;
+            return self.get_run(caller, pb, run_id).await;
+        }
+        if run.key.def_type == DefinitionType::Interaction.as_str() {
+            let words = body
+                .detail
+                .filter(|d| !d.trim().is_empty())
+                .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
+            self.cancel_interaction(pb, &run, &words, "requested")
+                .await
+                .map_err(|mut problem| {
+                    problem.run_id = Some(run_id.to_owned());
+                    problem
+                })?;
             return self.get_run(caller, pb, run_id).await;
         }
         if run.key.def_type != DefinitionType::Reasoning.as_str() {
@@ -777,37 +798,42 @@ fn run_not_found(pb: &PlaybookRef, run_id: &str) -> Problem {
     Problem::not_found(format!("The playbook {} has no run {run_id}.", pb.playbook))
 }
 
-async fn computation_ending(run: &Run, document: ComputationDocument) -> RunEnding {
-    let title = |what: &str| format!("The computation function {} {what}", run.key.name);
-    let schema = match document
-        .input_schema
-        .as_ref()
+/// A run's input with the defaults applied, checked against the input schema; or the
+/// `invalid_input` problem, titled `refused_title`, with each issue at its field.
+pub(crate) fn prepared_input(
+    input: &Value,
+    schema: Option<&Value>,
+    defaults: Option<&serde_json::Map<String, Value>>,
+    refused_title: &str,
+) -> Result<Value, Problem> {
+    let schema = schema
         .map(CompiledSchema::compile)
         .transpose()
-    {
-        Ok(schema) => schema,
-        Err(error) => return rejection(Problem::internal(&error), &run.run_id),
-    };
-    let input = match prepare_input(
-        Some(&run.input),
+        .map_err(|e| Problem::internal(&e))?;
+    prepare_input(Some(input), defaults, schema.as_ref()).map_err(|issues| {
+        let issues: Vec<ProblemIssue> = issues
+            .into_iter()
+            .map(|i| ProblemIssue::field(i.pointer, i.message))
+            .collect();
+        let detail = issues
+            .iter()
+            .map(|i| i.message.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        Problem::invalid_input(refused_title, detail).with_issues(issues)
+    })
+}
+
+async fn computation_ending(run: &Run, document: ComputationDocument) -> RunEnding {
+    let title = |what: &str| format!("The computation function {} {what}", run.key.name);
+    let input = match prepared_input(
+        &run.input,
+        document.input_schema.as_ref(),
         document.input_default.as_ref(),
-        schema.as_ref(),
+        &title("refused its input"),
     ) {
         Ok(input) => input,
-        Err(issues) => {
-            let issues: Vec<ProblemIssue> = issues
-                .into_iter()
-                .map(|i| ProblemIssue::field(i.pointer, i.message))
-                .collect();
-            let detail = issues
-                .iter()
-                .map(|i| i.message.as_str())
-                .collect::<Vec<_>>()
-                .join("; ");
-            let problem =
-                Problem::invalid_input(title("refused its input"), detail).with_issues(issues);
-            return rejection(problem, &run.run_id);
-        }
+        Err(problem) => return rejection(problem, &run.run_id),
     };
     let now_ms = run.started_at.timestamp_millis();
     let started = std::time::Instant::now();

@@ -330,6 +330,16 @@ impl Service {
             };
             let bound = match def_type {
                 "computation" => Some(auto_script::PROGRAM_TIME_MS_MAX),
+                "interaction" => {
+                    let key = DefinitionKey::new(def_type, name);
+                    match self.store.get_definition(pb, &key).await {
+                        Ok(Some(definition)) => {
+                            crate::interaction_runs::saved_interaction(&definition.source)
+                                .map(|document| document.longest_run_ms())
+                        }
+                        _ => None,
+                    }
+                }
                 "reasoning" => {
                     let key = DefinitionKey::new(def_type, name);
                     match self.store.get_definition(pb, &key).await {
@@ -536,6 +546,9 @@ impl Service {
             self.cancel_call(&item, call).await
         } else if let Some(ended) = item.payload.get("child_ended") {
             self.child_ended(&item, ended).await
+        } else if let Some(expiry) = item.payload.get("expire_request") {
+            let request_id = expiry["request_id"].as_str().unwrap_or_default();
+            self.expire_request(&item, request_id).await
         } else {
             match input_of(&item.payload) {
                 Some(input) => self.apply_input(&item, input).await,
@@ -801,8 +814,10 @@ impl Service {
                 item.run_id
             );
             let caller = caller_of(&child, pb);
-            if let Err(problem) = self
-                .cancel_run_as(
+            let cancelled = if child.key.def_type == DefinitionType::Interaction.as_str() {
+                self.cancel_interaction(pb, &child, &words, kind).await
+            } else {
+                self.cancel_run_as(
                     &caller,
                     pb,
                     child_run_id,
@@ -812,7 +827,9 @@ impl Service {
                     Some(kind),
                 )
                 .await
-            {
+                .map(|_| ())
+            };
+            if let Err(problem) = cancelled {
                 tracing::debug!(detail = %problem.detail, "a child could not be cancelled");
             }
         }

@@ -269,6 +269,58 @@ pub trait Store: Send + Sync + 'static {
         playbook: &PlaybookRef,
         run_id: &str,
     ) -> Result<Vec<RunInboxEvent>>;
+
+    // Interaction requests: the inbox (supplement §2, "A request").
+
+    /// Records a new run as `started` with its first events, the request it leaves in the
+    /// inbox (`open`), and its work (the expiry), in one transaction. `Conflict` when the
+    /// playbook has a run of that id or a request of that id; then nothing is recorded.
+    async fn start_interaction(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewRun,
+        events: Vec<NewEvent>,
+        request: NewRequest,
+        work: Vec<NewWork>,
+    ) -> Result<(Run, Request)>;
+
+    /// Closes an open request and ends its run, in one transaction: the request's status
+    /// (with who answered and the answer), the run's ending exactly as [`Store::end_run`]
+    /// records it, the run's last events, and the removal of the run's work of `done_work`
+    /// keys (the expiry). `Conflict` when the request is not open or the run has ended, and
+    /// when `close.status` is `Open`; then nothing changes. `NotFound` when there is no such
+    /// request.
+    async fn close_request(
+        &self,
+        playbook: &PlaybookRef,
+        request_id: &str,
+        close: RequestClose,
+        ending: RunEnding,
+        events: Vec<NewEvent>,
+        done_work: Vec<String>,
+    ) -> Result<(Request, Run)>;
+
+    async fn get_request(
+        &self,
+        playbook: &PlaybookRef,
+        request_id: &str,
+    ) -> Result<Option<Request>>;
+
+    /// The request a run left, when it left one.
+    async fn get_request_of_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<Option<Request>>;
+
+    /// Requests newest first (by `created_at`, then `request_id`, both descending), filtered,
+    /// after the cursor, at most `limit`. A cursor that names no request of the playbook gives
+    /// an empty page. `NotFound` when the playbook does not exist.
+    async fn list_requests(
+        &self,
+        playbook: &PlaybookRef,
+        filter: &RequestFilter,
+    ) -> Result<Vec<Request>>;
 }
 
 /// The most events one `list_events` returns; a filter's `limit` of 0 asks for this many.
@@ -276,6 +328,9 @@ pub const EVENTS_PAGE_MAX: u32 = 10_000;
 
 /// The most runs one `list_runs` returns; a filter's `limit` of 0 asks for this many.
 pub const RUNS_PAGE_MAX: u32 = 1_000;
+
+/// The most requests one `list_requests` returns; a filter's `limit` of 0 asks for this many.
+pub const REQUESTS_PAGE_MAX: u32 = 1_000;
 
 /// Opens the store a URL names, creating the database and running migrations when needed:
 /// `sqlite://path` (created when missing; refused with `Locked` while another server holds

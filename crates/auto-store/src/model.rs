@@ -325,3 +325,95 @@ pub struct RunInboxEvent {
     /// The database's time when it was kept.
     pub received_at: DateTime<Utc>,
 }
+
+/// Where a request of the inbox stands (supplement §2, "A request").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestStatus {
+    Open,
+    Answered,
+    Expired,
+    Undelivered,
+    Cancelled,
+}
+
+impl RequestStatus {
+    pub const ALL: [RequestStatus; 5] = [
+        Self::Open,
+        Self::Answered,
+        Self::Expired,
+        Self::Undelivered,
+        Self::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Answered => "answered",
+            Self::Expired => "expired",
+            Self::Undelivered => "undelivered",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// A request to leave in the inbox, beside the run that asks it. The store stamps
+/// `created_at` with the database's time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewRequest {
+    pub request_id: String,
+    /// Who is asked: the rendered `to`.
+    pub to: String,
+    /// The rendered body, Markdown.
+    pub message: String,
+    /// The run's input, as the request shows it.
+    pub input: Value,
+    /// What the answer must match, when the definition says.
+    pub output_schema: Option<Value>,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A request as recorded. Its definition and version are its run's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub request_id: String,
+    pub run_id: String,
+    pub key: DefinitionKey,
+    pub definition_version: i64,
+    pub to: String,
+    pub message: String,
+    pub input: Value,
+    pub output_schema: Option<Value>,
+    pub status: RequestStatus,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub answered_by: Option<String>,
+    pub answer: Option<Value>,
+    /// The database's time when it stopped being open.
+    pub closed_at: Option<DateTime<Utc>>,
+}
+
+/// How an open request closes: its new status and, for an answer, who gave which.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestClose {
+    /// Any status but `Open`.
+    pub status: RequestStatus,
+    pub answered_by: Option<String>,
+    pub answer: Option<Value>,
+}
+
+/// Which requests `list_requests` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestFilter {
+    pub status: Option<RequestStatus>,
+    /// Only requests listed after this one (newest first): the `request_id` of the last
+    /// request of the page before.
+    pub after_request_id: Option<String>,
+    /// At most this many; 0 means [`crate::REQUESTS_PAGE_MAX`], and a larger value is cut to
+    /// it.
+    pub limit: u32,
+}

@@ -303,3 +303,92 @@ pub(crate) fn open_calls_reached(root: &str, open: i64, max: i64) -> StoreError 
         "The runs under the workflow run {root} wait for {open} calls at once, the most this deployment allows (WORKFLOW_MAX_OPEN_CALLS is {max})."
     ))
 }
+
+/// The columns of `requests` a request is read from, by name in both stores'
+/// `request_from_row`.
+macro_rules! request_columns {
+    () => {
+        "request_id, run_id, def_type, name, definition_version, to_whom, message, input, \
+         output_schema, status, created_at, expires_at, answered_by, answer, closed_at"
+    };
+}
+pub(crate) use request_columns;
+
+/// How many requests a filter asks for: its `limit`, where 0, and any value above
+/// [`crate::REQUESTS_PAGE_MAX`], mean `REQUESTS_PAGE_MAX`.
+pub(crate) fn requests_page_limit(filter: &crate::RequestFilter) -> i64 {
+    let max = crate::REQUESTS_PAGE_MAX;
+    i64::from(if filter.limit == 0 {
+        max
+    } else {
+        filter.limit.min(max)
+    })
+}
+
+/// The statement of `list_requests`: the playbook's pk is placeholder 1, then the status
+/// when filtered, the cursor when given, and the limit.
+pub(crate) fn list_requests_sql(
+    filter: &crate::RequestFilter,
+    placeholder: fn(usize) -> String,
+) -> String {
+    let mut sql = format!(
+        concat!(
+            "SELECT ",
+            request_columns!(),
+            " FROM requests WHERE playbook_pk = {}"
+        ),
+        placeholder(1)
+    );
+    let mut next = 2;
+    if filter.status.is_some() {
+        sql.push_str(&format!(" AND status = {}", placeholder(next)));
+        next += 1;
+    }
+    if filter.after_request_id.is_some() {
+        sql.push_str(&format!(
+            " AND (created_at, request_id) < (SELECT created_at, request_id FROM requests \
+             WHERE playbook_pk = {} AND request_id = {})",
+            placeholder(1),
+            placeholder(next)
+        ));
+        next += 1;
+    }
+    sql.push_str(&format!(
+        " ORDER BY created_at DESC, request_id DESC LIMIT {}",
+        placeholder(next)
+    ));
+    sql
+}
+
+/// Reads a request's status as stored.
+pub(crate) fn parse_request_status(status: &str) -> Result<crate::RequestStatus> {
+    crate::RequestStatus::parse(status)
+        .ok_or_else(|| StoreError::Corrupt(format!("a request's status is {status:?}")))
+}
+
+/// Why an open request could not be closed, from its stored status (or its absence).
+pub(crate) fn request_change_refused(
+    playbook: &PlaybookRef,
+    request_id: &str,
+    stored: Option<String>,
+) -> StoreError {
+    match stored {
+        None => StoreError::NotFound(format!(
+            "request {request_id} in playbook {}/{}",
+            playbook.org, playbook.playbook
+        )),
+        Some(status) => {
+            StoreError::Conflict(format!("the request {request_id} is {status}, not open"))
+        }
+    }
+}
+
+/// `Conflict` for a close that would leave the request open, which closes nothing.
+pub(crate) fn check_close_status(close: &crate::RequestClose, request_id: &str) -> Result<()> {
+    if close.status == crate::RequestStatus::Open {
+        return Err(StoreError::Conflict(format!(
+            "the request {request_id} cannot be closed as open"
+        )));
+    }
+    Ok(())
+}

@@ -20,15 +20,16 @@ use sqlx::sqlite::{
 use sqlx::{AssertSqlSafe, Row, SqlSafeStr, Sqlite, Transaction};
 
 use crate::shared::{
-    check_ending_status, deep_json, definition_change_refused, event_insert_error, list_runs_sql,
-    open_calls_reached, page_limit, parse_run_status, parse_status, playbook_not_found,
-    recorded_event, run_change_refused, run_columns, run_events, run_not_found, runs_page_limit,
-    saved_version, single,
+    check_close_status, check_ending_status, deep_json, definition_change_refused,
+    event_insert_error, list_requests_sql, list_runs_sql, open_calls_reached, page_limit,
+    parse_request_status, parse_run_status, parse_status, playbook_not_found, recorded_event,
+    request_change_refused, request_columns, requests_page_limit, run_change_refused, run_columns,
+    run_events, run_not_found, runs_page_limit, saved_version, single,
 };
 use crate::{
-    DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
-    NewWork, Org, Playbook, PlaybookRef, Result, Run, RunEnding, RunFilter, RunInboxEvent, Store,
-    StoreError, Work, WorkflowStep,
+    DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent,
+    NewRequest, NewRun, NewWork, Org, Playbook, PlaybookRef, Request, RequestClose, RequestFilter,
+    Result, Run, RunEnding, RunFilter, RunInboxEvent, Store, StoreError, Work, WorkflowStep,
 };
 
 /// How many connections read beside the one that writes.
@@ -49,6 +50,7 @@ macro_rules! now_sql {
 const MIGRATION_STORE: &str = include_str!("../migrations/sqlite/0001_store.sql");
 const MIGRATION_RUNS: &str = include_str!("../migrations/sqlite/0002_runs.sql");
 const MIGRATION_WORKFLOWS: &str = include_str!("../migrations/sqlite/0003_workflows.sql");
+const MIGRATION_REQUESTS: &str = include_str!("../migrations/sqlite/0004_requests.sql");
 const MIGRATION_CALLS: &str = include_str!("../migrations/sqlite/0005_calls.sql");
 const MIGRATION_RUN_INBOX: &str = include_str!("../migrations/sqlite/0006_run_inbox.sql");
 
@@ -138,6 +140,35 @@ impl SqliteStore {
         Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
     }
 
+    /// The request whose `column` (its id, or its run's) is `value`.
+    async fn request_where(
+        &self,
+        playbook: &PlaybookRef,
+        column: &'static str,
+        value: &str,
+    ) -> Result<Option<Request>> {
+        // Invariant: `column` is one of two fixed names, never the caller's text.
+        debug_assert!(matches!(column, "request_id" | "run_id"));
+        let sql = format!(
+            concat!(
+                "SELECT ",
+                request_columns!(),
+                " FROM requests WHERE playbook_pk = (SELECT pk FROM playbooks WHERE org = ?1 \
+                 AND id = ?2) AND {} = ?3"
+            ),
+            column
+        );
+        sqlx::query(AssertSqlSafe(sql))
+            .bind(&playbook.org)
+            .bind(&playbook.playbook)
+            .bind(value)
+            .fetch_optional(&self.reader)
+            .await?
+            .as_ref()
+            .map(request_from_row)
+            .transpose()
+    }
+
     /// Fails with `NotFound` unless the playbook exists.
     async fn require_playbook(&self, playbook: &PlaybookRef) -> Result<i64> {
         sqlx::query_scalar("SELECT pk FROM playbooks WHERE org = ?1 AND id = ?2")
@@ -213,13 +244,19 @@ fn migrator() -> Migrator {
             false,
         ),
         Migration::new(
+            4,
+            Cow::Borrowed("requests"),
+            MigrationType::Simple,
+            MIGRATION_REQUESTS.into_sql_str(),
+            false,
+        ),
+        Migration::new(
             5,
             Cow::Borrowed("calls"),
             MigrationType::Simple,
             MIGRATION_CALLS.into_sql_str(),
             false,
         ),
-        // 4 is taken by a change made beside this one.
         Migration::new(
             6,
             Cow::Borrowed("run inbox"),
@@ -481,6 +518,125 @@ async fn stored_run_state(
 
 fn optional_json_text(value: Option<&Value>) -> Result<Option<String>> {
     value.map(to_json_text).transpose()
+}
+
+/// Records a new run as `started` inside a change's transaction: refused with `LimitReached`
+/// past the calls its tree may wait for (`open_calls_max`), and with `Conflict` when the
+/// playbook has a run of that id. Shared by `start_run` and `start_interaction`.
+async fn insert_run(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook: &PlaybookRef,
+    reserved: &Reserved,
+    new: &NewRun,
+    last_run_seq: i64,
+) -> Result<Run> {
+    if let (Some(root), Some(max)) = (&new.root_run_id, new.open_calls_max) {
+        // The writer is the only one (SQLite has one), so the count holds until commit.
+        let open: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM runs WHERE playbook_pk = ?1 AND root_run_id = ?2 \
+             AND status = 'started'",
+        )
+        .bind(reserved.playbook_pk)
+        .bind(root)
+        .fetch_one(&mut **tx)
+        .await?;
+        if open >= max {
+            return Err(open_calls_reached(root, open, max));
+        }
+    }
+    let row = sqlx::query(concat!(
+        "INSERT INTO runs (playbook_pk, run_id, def_type, name, definition_version, status, \
+         input, started_by, parent_run_id, task_reference, depth, call_depth, trigger_info, \
+         attempt, last_run_seq, last_event_at, started_at, parent_call_id, root_run_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, 'started', ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1, ?13, ?14, \
+         ?14, ?15, ?16) ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
+        run_columns!()
+    ))
+    .bind(reserved.playbook_pk)
+    .bind(&new.run_id)
+    .bind(&new.key.def_type)
+    .bind(&new.key.name)
+    .bind(new.definition_version)
+    .bind(to_json_text(&new.input)?)
+    .bind(&new.started_by)
+    .bind(&new.parent_run_id)
+    .bind(&new.task_reference)
+    .bind(new.depth)
+    .bind(new.call_depth)
+    .bind(optional_json_text(new.trigger.as_ref())?)
+    .bind(last_run_seq)
+    .bind(&reserved.now_text)
+    .bind(&new.parent_call_id)
+    .bind(&new.root_run_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else {
+        return Err(StoreError::Conflict(format!(
+            "the playbook {}/{} has a run {}",
+            playbook.org, playbook.playbook, new.run_id
+        )));
+    };
+    run_from_row(&row)
+}
+
+/// Ends a `started` run inside a change's transaction: what `end_run` records, shared with
+/// `close_request` so an interaction's run ends exactly as every other run does. `Conflict`
+/// when the run has ended; `NotFound` when there is none.
+async fn end_run_in(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook: &PlaybookRef,
+    reserved: &Reserved,
+    run_id: &str,
+    ending: &RunEnding,
+    last_run_seq: i64,
+) -> Result<Run> {
+    let row = sqlx::query(concat!(
+        "UPDATE runs SET status = ?3, output = ?4, record = ?5, problem = ?6, ended_at = ?8, \
+         last_run_seq = max(last_run_seq, ?7), last_event_at = ?8 \
+         WHERE playbook_pk = ?1 AND run_id = ?2 AND status = 'started' RETURNING ",
+        run_columns!()
+    ))
+    .bind(reserved.playbook_pk)
+    .bind(run_id)
+    .bind(ending.status.as_str())
+    .bind(optional_json_text(ending.output.as_ref())?)
+    .bind(optional_json_text(ending.record.as_ref())?)
+    .bind(optional_json_text(ending.problem.as_ref())?)
+    .bind(last_run_seq)
+    .bind(&reserved.now_text)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else {
+        let stored = stored_run_state(tx, reserved.playbook_pk, run_id).await?;
+        return Err(run_change_refused(playbook, run_id, stored, None)?);
+    };
+    // A child's ending reaches its parent in the same transaction.
+    notify_parent(tx, reserved.playbook_pk, run_id, &reserved.now_text).await?;
+    run_from_row(&row)
+}
+
+fn request_from_row(row: &SqliteRow) -> Result<Request> {
+    let input: String = row.try_get("input")?;
+    let closed_at: Option<String> = row.try_get("closed_at")?;
+    Ok(Request {
+        request_id: row.try_get("request_id")?,
+        run_id: row.try_get("run_id")?,
+        key: DefinitionKey {
+            def_type: row.try_get("def_type")?,
+            name: row.try_get("name")?,
+        },
+        definition_version: row.try_get("definition_version")?,
+        to: row.try_get("to_whom")?,
+        message: row.try_get("message")?,
+        input: parse_json(&input, "a request's input")?,
+        output_schema: optional_json(row, "output_schema", "a request's output schema")?,
+        status: parse_request_status(row.try_get("status")?)?,
+        created_at: parse_time(row.try_get("created_at")?)?,
+        expires_at: parse_time(row.try_get("expires_at")?)?,
+        answered_by: row.try_get("answered_by")?,
+        answer: optional_json(row, "answer", "a request's answer")?,
+        closed_at: closed_at.as_deref().map(parse_time).transpose()?,
+    })
 }
 
 /// Saves a version row, its overview taken from the version before when `new` has none, and
@@ -890,53 +1046,7 @@ impl Store for SqliteStore {
         let (events, last_run_seq) = run_events(&new.run_id, events)?;
         let mut tx = self.begin().await?;
         let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
-        if let (Some(root), Some(max)) = (&new.root_run_id, new.open_calls_max) {
-            // The writer is the only one (SQLite has one), so the count holds until commit.
-            let open: i64 = sqlx::query_scalar(
-                "SELECT count(*) FROM runs WHERE playbook_pk = ?1 AND root_run_id = ?2 \
-                 AND status = 'started'",
-            )
-            .bind(reserved.playbook_pk)
-            .bind(root)
-            .fetch_one(&mut *tx)
-            .await?;
-            if open >= max {
-                return Err(open_calls_reached(root, open, max));
-            }
-        }
-        let row = sqlx::query(concat!(
-            "INSERT INTO runs (playbook_pk, run_id, def_type, name, definition_version, status, \
-             input, started_by, parent_run_id, task_reference, depth, call_depth, trigger_info, \
-             attempt, last_run_seq, last_event_at, started_at, parent_call_id, root_run_id) \
-             VALUES (?1, ?2, ?3, ?4, ?5, 'started', ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1, ?13, ?14, \
-             ?14, ?15, ?16) ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
-            run_columns!()
-        ))
-        .bind(reserved.playbook_pk)
-        .bind(&new.run_id)
-        .bind(&new.key.def_type)
-        .bind(&new.key.name)
-        .bind(new.definition_version)
-        .bind(to_json_text(&new.input)?)
-        .bind(&new.started_by)
-        .bind(&new.parent_run_id)
-        .bind(&new.task_reference)
-        .bind(new.depth)
-        .bind(new.call_depth)
-        .bind(optional_json_text(new.trigger.as_ref())?)
-        .bind(last_run_seq)
-        .bind(&reserved.now_text)
-        .bind(&new.parent_call_id)
-        .bind(&new.root_run_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(row) = row else {
-            return Err(StoreError::Conflict(format!(
-                "the playbook {}/{} has a run {}",
-                playbook.org, playbook.playbook, new.run_id
-            )));
-        };
-        let run = run_from_row(&row)?;
+        let run = insert_run(&mut tx, playbook, &reserved, &new, last_run_seq).await?;
         let events = insert_events(&mut tx, playbook, &reserved, events).await?;
         tx.commit().await?;
         Ok((run, events))
@@ -1021,29 +1131,8 @@ impl Store for SqliteStore {
         let (events, last_run_seq) = run_events(run_id, events)?;
         let mut tx = self.begin().await?;
         let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
-        let row = sqlx::query(concat!(
-            "UPDATE runs SET status = ?3, output = ?4, record = ?5, problem = ?6, ended_at = ?8, \
-             last_run_seq = max(last_run_seq, ?7), last_event_at = ?8 \
-             WHERE playbook_pk = ?1 AND run_id = ?2 AND status = 'started' RETURNING ",
-            run_columns!()
-        ))
-        .bind(reserved.playbook_pk)
-        .bind(run_id)
-        .bind(ending.status.as_str())
-        .bind(optional_json_text(ending.output.as_ref())?)
-        .bind(optional_json_text(ending.record.as_ref())?)
-        .bind(optional_json_text(ending.problem.as_ref())?)
-        .bind(last_run_seq)
-        .bind(&reserved.now_text)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(row) = row else {
-            let stored = stored_run_state(&mut tx, reserved.playbook_pk, run_id).await?;
-            return Err(run_change_refused(playbook, run_id, stored, None)?);
-        };
-        let run = run_from_row(&row)?;
+        let run = end_run_in(&mut tx, playbook, &reserved, run_id, &ending, last_run_seq).await?;
         let events = insert_events(&mut tx, playbook, &reserved, events).await?;
-        notify_parent(&mut tx, reserved.playbook_pk, run_id, &reserved.now_text).await?;
         tx.commit().await?;
         Ok((run, events))
     }
@@ -1403,6 +1492,161 @@ impl Store for SqliteStore {
                     received_at: parse_time(&received_at)?,
                 })
             })
+            .collect()
+    }
+
+    async fn start_interaction(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewRun,
+        events: Vec<NewEvent>,
+        request: NewRequest,
+        work: Vec<NewWork>,
+    ) -> Result<(Run, Request)> {
+        let (events, last_run_seq) = run_events(&new.run_id, events)?;
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        let run = insert_run(&mut tx, playbook, &reserved, &new, last_run_seq).await?;
+        let row = sqlx::query(concat!(
+            "INSERT INTO requests (playbook_pk, request_id, run_id, def_type, name, \
+             definition_version, to_whom, message, input, output_schema, status, created_at, \
+             expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'open', ?11, ?12) \
+             ON CONFLICT DO NOTHING RETURNING ",
+            request_columns!()
+        ))
+        .bind(reserved.playbook_pk)
+        .bind(&request.request_id)
+        .bind(&new.run_id)
+        .bind(&new.key.def_type)
+        .bind(&new.key.name)
+        .bind(new.definition_version)
+        .bind(&request.to)
+        .bind(&request.message)
+        .bind(to_json_text(&request.input)?)
+        .bind(optional_json_text(request.output_schema.as_ref())?)
+        .bind(&reserved.now_text)
+        .bind(due_text(request.expires_at))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            return Err(StoreError::Conflict(format!(
+                "the playbook {}/{} has a request {}",
+                playbook.org, playbook.playbook, request.request_id
+            )));
+        };
+        let request = request_from_row(&row)?;
+        insert_events(&mut tx, playbook, &reserved, events).await?;
+        insert_work(
+            &mut tx,
+            reserved.playbook_pk,
+            &new.run_id,
+            &reserved.now_text,
+            &work,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok((run, request))
+    }
+
+    async fn close_request(
+        &self,
+        playbook: &PlaybookRef,
+        request_id: &str,
+        close: RequestClose,
+        ending: RunEnding,
+        events: Vec<NewEvent>,
+        done_work: Vec<String>,
+    ) -> Result<(Request, Run)> {
+        check_close_status(&close, request_id)?;
+        check_ending_status(ending.status, request_id)?;
+        let mut tx = self.begin().await?;
+        // The playbook's seqs first, as every change takes them: its row is the lock.
+        let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        let playbook_pk = reserved.playbook_pk;
+        let row = sqlx::query(concat!(
+            "UPDATE requests SET status = ?3, answered_by = ?4, answer = ?5, closed_at = ?6 \
+             WHERE playbook_pk = ?1 AND request_id = ?2 AND status = 'open' RETURNING ",
+            request_columns!()
+        ))
+        .bind(playbook_pk)
+        .bind(request_id)
+        .bind(close.status.as_str())
+        .bind(&close.answered_by)
+        .bind(optional_json_text(close.answer.as_ref())?)
+        .bind(&reserved.now_text)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            let stored: Option<String> = sqlx::query_scalar(
+                "SELECT status FROM requests WHERE playbook_pk = ?1 AND request_id = ?2",
+            )
+            .bind(playbook_pk)
+            .bind(request_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            return Err(request_change_refused(playbook, request_id, stored));
+        };
+        let request = request_from_row(&row)?;
+        let (events, last_run_seq) = run_events(&request.run_id, events)?;
+        let run = end_run_in(
+            &mut tx,
+            playbook,
+            &reserved,
+            &request.run_id,
+            &ending,
+            last_run_seq,
+        )
+        .await?;
+        insert_events(&mut tx, playbook, &reserved, events).await?;
+        for key in &done_work {
+            sqlx::query("DELETE FROM work WHERE playbook_pk = ?1 AND run_id = ?2 AND key = ?3")
+                .bind(playbook_pk)
+                .bind(&request.run_id)
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok((request, run))
+    }
+
+    async fn get_request(
+        &self,
+        playbook: &PlaybookRef,
+        request_id: &str,
+    ) -> Result<Option<Request>> {
+        self.request_where(playbook, "request_id", request_id).await
+    }
+
+    async fn get_request_of_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<Option<Request>> {
+        self.request_where(playbook, "run_id", run_id).await
+    }
+
+    async fn list_requests(
+        &self,
+        playbook: &PlaybookRef,
+        filter: &RequestFilter,
+    ) -> Result<Vec<Request>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        // Invariant: the statement is made of fixed text and numbered placeholders only.
+        let sql = list_requests_sql(filter, |n| format!("?{n}"));
+        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(playbook_pk);
+        if let Some(status) = filter.status {
+            query = query.bind(status.as_str());
+        }
+        if let Some(after) = &filter.after_request_id {
+            query = query.bind(after);
+        }
+        query
+            .bind(requests_page_limit(filter))
+            .fetch_all(&self.reader)
+            .await?
+            .iter()
+            .map(request_from_row)
             .collect()
     }
 }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use auto_store::{
-    DefinitionKey, DefinitionStatus, EventFilter, NewDefinitionVersion, NewEvent, NewRun, NewWork,
-    PlaybookRef, Result, Run, RunEnding, RunFilter, RunStatus, Store, StoreError, WorkflowStep,
+    DefinitionKey, DefinitionStatus, EventFilter, NewDefinitionVersion, NewEvent, NewRequest,
+    NewRun, NewWork, PlaybookRef, RequestClose, RequestFilter, RequestStatus, Result, Run,
+    RunEnding, RunFilter, RunStatus, Store, StoreError, WorkflowStep,
 };
 use chrono::{TimeZone, Utc};
 use serde_json::{Map, json};
@@ -66,6 +67,9 @@ store_suite!(
     run_events_are_kept_once_in_the_order_received,
     run_events_go_only_to_started_runs,
     concurrent_run_events_are_numbered_without_a_gap,
+    requests_open_with_their_run_and_close_with_its_ending,
+    a_request_closes_once,
+    requests_list_newest_first_by_status,
 );
 
 async fn sqlite_store() -> (Arc<dyn Store>, tempfile::TempDir) {
@@ -1900,6 +1904,184 @@ async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
     Ok(())
 }
 
+fn new_request(request_id: &str) -> NewRequest {
+    NewRequest {
+        request_id: request_id.into(),
+        to: "ana@example.com".into(),
+        message: "Approve?".into(),
+        input: json!({"owner": "ana@example.com"}),
+        output_schema: Some(json!({"type": "object"})),
+        expires_at: Utc.with_ymd_and_hms(2030, 1, 2, 3, 4, 5).single().unwrap(),
+    }
+}
+
+fn answered(by: &str) -> RequestClose {
+    RequestClose {
+        status: RequestStatus::Answered,
+        answered_by: Some(by.into()),
+        answer: Some(json!({"verdict": "approve"})),
+    }
+}
+
+async fn requests_open_with_their_run_and_close_with_its_ending(
+    store: Arc<dyn Store>,
+) -> Result<()> {
+    let pb = with_playbook(store.as_ref()).await?;
+    let (run, request) = store
+        .start_interaction(
+            &pb,
+            new_run("ask-1", "interaction", "approve"),
+            vec![numbered("s1", 1), numbered("s2", 2)],
+            new_request("req-1"),
+            vec![work("expire", Some(60_000))],
+        )
+        .await?;
+    assert_eq!(run.status, RunStatus::Started);
+    assert_eq!(run.last_run_seq, 2);
+    assert_eq!(request.status, RequestStatus::Open);
+    assert_eq!(request.run_id, "ask-1");
+    assert_eq!(request.key, DefinitionKey::new("interaction", "approve"));
+    assert_eq!(request.expires_at, new_request("req-1").expires_at);
+    assert_eq!(request.created_at, run.started_at);
+    assert_eq!(
+        store.get_request(&pb, "req-1").await?,
+        Some(request.clone())
+    );
+    assert_eq!(
+        store.get_request_of_run(&pb, "ask-1").await?,
+        Some(request.clone())
+    );
+    assert!(store.next_work_due().await?.is_some());
+
+    let (closed, ended) = store
+        .close_request(
+            &pb,
+            "req-1",
+            answered("bot"),
+            succeeded(json!({"verdict": "approve"})),
+            vec![numbered("s3", 3), numbered("s4", 4)],
+            vec!["expire".into()],
+        )
+        .await?;
+    assert_eq!(closed.status, RequestStatus::Answered);
+    assert_eq!(closed.answered_by.as_deref(), Some("bot"));
+    assert_eq!(closed.answer, Some(json!({"verdict": "approve"})));
+    assert!(closed.closed_at.is_some());
+    assert_eq!(ended.status, RunStatus::Succeeded);
+    assert_eq!(ended.output, Some(json!({"verdict": "approve"})));
+    assert_eq!(ended.last_run_seq, 4);
+    assert_eq!(run_of(store.as_ref(), &pb, "ask-1").await?, ended);
+    assert_eq!(
+        store.next_work_due().await?,
+        None,
+        "the expiry went with it"
+    );
+    let events = store
+        .list_events(
+            &pb,
+            &EventFilter {
+                run_id: Some("ask-1".into()),
+                ..EventFilter::default()
+            },
+        )
+        .await?;
+    assert_eq!(events.len(), 4);
+    // A second run or request under a taken id records nothing.
+    let taken = store
+        .start_interaction(
+            &pb,
+            new_run("ask-2", "interaction", "approve"),
+            vec![numbered("t1", 1)],
+            new_request("req-1"),
+            Vec::new(),
+        )
+        .await;
+    assert!(is_conflict(&taken), "{taken:?}");
+    assert!(store.get_run(&pb, "ask-2").await?.is_none());
+    assert_eq!(all_events(store.as_ref(), &pb).await?.len(), 4);
+    Ok(())
+}
+
+async fn a_request_closes_once(store: Arc<dyn Store>) -> Result<()> {
+    let pb = with_playbook(store.as_ref()).await?;
+    store
+        .start_interaction(
+            &pb,
+            new_run("ask-1", "interaction", "approve"),
+            vec![numbered("s1", 1)],
+            new_request("req-1"),
+            Vec::new(),
+        )
+        .await?;
+    let expired = RequestClose {
+        status: RequestStatus::Expired,
+        answered_by: None,
+        answer: None,
+    };
+    store
+        .close_request(
+            &pb,
+            "req-1",
+            expired,
+            failed(),
+            vec![numbered("s2", 2)],
+            Vec::new(),
+        )
+        .await?;
+    let again = store
+        .close_request(
+            &pb,
+            "req-1",
+            answered("bot"),
+            succeeded(json!(1)),
+            vec![numbered("s3", 3)],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(
+        conflict_message(again),
+        "the request req-1 is expired, not open"
+    );
+    let missing = store
+        .close_request(
+            &pb,
+            "nope",
+            answered("bot"),
+            succeeded(json!(1)),
+            Vec::new(),
+            Vec::new(),
+        )
+        .await;
+    assert!(is_not_found(&missing), "{missing:?}");
+    let open = RequestClose {
+        status: RequestStatus::Open,
+        answered_by: None,
+        answer: None,
+    };
+    assert!(is_conflict(
+        &store
+            .close_request(
+                &pb,
+                "req-1",
+                open,
+                succeeded(json!(1)),
+                Vec::new(),
+                Vec::new()
+            )
+            .await
+    ));
+    // Nothing of the refused closes was recorded.
+    let request = store.get_request(&pb, "req-1").await?.unwrap();
+    assert_eq!(request.status, RequestStatus::Expired);
+    assert_eq!(request.answer, None);
+    assert_eq!(all_events(store.as_ref(), &pb).await?.len(), 2);
+    assert_eq!(
+        run_of(store.as_ref(), &pb, "ask-1").await?.status,
+        RunStatus::Failed
+    );
+    Ok(())
+}
+
 fn sent(event_id: &str) -> serde_json::Value {
     json!({"id": event_id, "type": "com.example.x", "source": "/callers/local", "data": {"n": event_id}})
 }
@@ -2033,5 +2215,62 @@ async fn concurrent_run_events_are_numbered_without_a_gap(store: Arc<dyn Store>)
         .map(|e| e.seq)
         .collect();
     assert_eq!(seqs, (1..=8).collect::<Vec<i64>>());
+    Ok(())
+}
+
+async fn requests_list_newest_first_by_status(store: Arc<dyn Store>) -> Result<()> {
+    let pb = with_playbook(store.as_ref()).await?;
+    for n in 0..3 {
+        store
+            .start_interaction(
+                &pb,
+                new_run(&format!("ask-{n}"), "interaction", "approve"),
+                vec![numbered(&format!("s{n}"), 1)],
+                new_request(&format!("req-{n}")),
+                Vec::new(),
+            )
+            .await?;
+    }
+    store
+        .close_request(
+            &pb,
+            "req-1",
+            answered("bot"),
+            succeeded(json!(1)),
+            vec![numbered("a1", 2)],
+            Vec::new(),
+        )
+        .await?;
+    let ids = |requests: Vec<auto_store::Request>| {
+        requests
+            .into_iter()
+            .map(|r| r.request_id)
+            .collect::<Vec<_>>()
+    };
+    let all = store.list_requests(&pb, &RequestFilter::default()).await?;
+    assert_eq!(ids(all), ["req-2", "req-1", "req-0"]);
+    let open = RequestFilter {
+        status: Some(RequestStatus::Open),
+        ..RequestFilter::default()
+    };
+    assert_eq!(
+        ids(store.list_requests(&pb, &open).await?),
+        ["req-2", "req-0"]
+    );
+    let page = RequestFilter {
+        limit: 1,
+        after_request_id: Some("req-2".into()),
+        ..RequestFilter::default()
+    };
+    assert_eq!(ids(store.list_requests(&pb, &page).await?), ["req-1"]);
+    let unknown = RequestFilter {
+        after_request_id: Some("nope".into()),
+        ..RequestFilter::default()
+    };
+    assert!(store.list_requests(&pb, &unknown).await?.is_empty());
+    let missing = store
+        .list_requests(&PlaybookRef::new("acme", "nope"), &RequestFilter::default())
+        .await;
+    assert!(is_not_found(&missing), "{missing:?}");
     Ok(())
 }

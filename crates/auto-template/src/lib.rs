@@ -66,6 +66,17 @@ pub struct Template {
     pub(crate) text_bytes: usize,
 }
 
+impl Template {
+    /// The line of the template's system block, when it has one: a host whose template is read
+    /// by a person rather than sent to a model (an interaction's request) has no use for one.
+    pub fn system_block_line(&self) -> Option<u32> {
+        self.nodes.iter().find_map(|node| match node {
+            ast::Node::System { line, .. } => Some(*line),
+            _ => None,
+        })
+    }
+}
+
 /// One problem found in a template when it is saved.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TemplateProblem {

@@ -10,6 +10,7 @@
 mod check;
 mod client;
 mod mcp;
+mod requests;
 mod runs;
 mod serve;
 
@@ -45,6 +46,10 @@ enum Command {
     /// Read, list and cancel runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
+    /// List the playbook's inbox: the requests interaction functions left for people.
+    Requests(requests::RequestsArgs),
+    /// Answer an open request of the inbox; its run ends with the answer.
+    Answer(requests::AnswerArgs),
     /// Publish, list and read the playbook's events.
     #[command(subcommand)]
     Events(client::EventsCommand),
@@ -151,6 +156,8 @@ fn main() -> ExitCode {
             Command::Def(command) => client::def(command).await,
             Command::Run(args) => runs::run(args).await,
             Command::Runs(command) => runs::runs(command).await,
+            Command::Requests(args) => requests::requests(args).await,
+            Command::Answer(args) => requests::answer(args).await,
             Command::Events(command) => client::events(command).await,
             Command::Mcp(args) => mcp::run(args).await,
             Command::Key(KeyCommand::New) => {

@@ -224,11 +224,59 @@ export default function (input: { month: string }) {
 
 const LATER: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: later\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT3S\n  - count:\n      call: run_definition\n      with:\n        type: computation\n        name: days\n        input: { month: '${ $data.month }' }\n";
 
-/// Workflows waiting on timers when the server is killed with SIGKILL: the next server fires
-/// every timer, makes every call once, and every run ends as it would have.
+const NAP: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: nap\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT3S\n  - up:\n      set: { slept: '${ $data.n }' }\n";
+
+const PARENT: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: parent\n  version: 1.0.0\ndo:\n  - child:\n      call: run_definition\n      with:\n        type: workflow\n        name: nap\n        input: { n: '${ $data.n }' }\n";
+
+const APPROVE: &str = r#"---
+description: Asks the owner to approve
+to: '{{ input.owner }}'
+expires: PT1H
+input:
+  schema:
+    type: object
+    required: [owner]
+    properties:
+      owner: { type: string }
+output:
+  schema:
+    type: object
+    required: [verdict]
+    properties:
+      verdict: { type: string, enum: [approve, revise] }
+---
+Please approve the plan, {{ input.owner }}.
+"#;
+
+const ASK: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: ask\n  version: 1.0.0\ndo:\n  - approval:\n      call: run_definition\n      with:\n        type: interaction\n        name: approve\n        input: { owner: '${ $data.owner }' }\n";
+
+async fn get(http: &reqwest::Client, url: String) -> Value {
+    http.get(url)
+        .send()
+        .await
+        .expect("a reply")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+/// The runs of a type, up to 1,000.
+async fn runs_of(http: &reqwest::Client, pb: &str, query: &str) -> Vec<Value> {
+    get(http, format!("{pb}/runs?{query}&limit=1000")).await["runs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Two hundred workflows waiting when the server is killed with SIGKILL: a hundred on timers
+/// (then a call of a computation), fifty on a child workflow that waits, fifty on a person's
+/// answer. The next server fires every timer, hears every child's ending, takes every answer,
+/// and every run ends as it would have, with no child run started twice.
 #[tokio::test(flavor = "multi_thread")]
 async fn waiting_workflows_outlast_a_sigkill() {
-    const RUNS: usize = 40;
+    const TIMERS: usize = 100;
+    const CALLS: usize = 50;
+    const ASKS: usize = 50;
     let dir = tempfile::tempdir().expect("a directory");
     std::fs::write(
         dir.path().join("auto.toml"),
@@ -248,23 +296,64 @@ async fn waiting_workflows_outlast_a_sigkill() {
     )
     .await;
     let pb = format!("{base}/v1/orgs/acme/playbooks/main");
-    for (def_type, name, source) in [("computation", "days", DAYS), ("workflow", "later", LATER)] {
+    for (def_type, name, source) in [
+        ("computation", "days", DAYS),
+        ("workflow", "later", LATER),
+        ("workflow", "nap", NAP),
+        ("workflow", "parent", PARENT),
+        ("interaction", "approve", APPROVE),
+        ("workflow", "ask", ASK),
+    ] {
         let (status, body) = post(
             &http,
             format!("{pb}/definitions"),
             json!({"type": def_type, "name": name, "source": source, "diagram": "none"}),
         )
         .await;
-        assert_eq!(status, 201, "{body:#}");
+        assert_eq!(status, 201, "{name}: {body:#}");
     }
-    for i in 0..RUNS {
-        let (status, body) = post(
-            &http,
-            format!("{pb}/definitions/workflow/later/runs"),
-            json!({"input": {"month": format!("2024-{:02}", i % 12 + 1)}, "run_id": format!("later-{i}")}),
+    let start = |name: &'static str, run_id: String, input: Value| {
+        let (http, pb) = (http.clone(), pb.clone());
+        async move {
+            let (status, body) = post(
+                &http,
+                format!("{pb}/definitions/workflow/{name}/runs"),
+                json!({"input": input, "run_id": run_id}),
+            )
+            .await;
+            assert_eq!(status, 202, "{body:#}");
+        }
+    };
+    for i in 0..TIMERS {
+        let month = format!("2024-{:02}", i % 12 + 1);
+        start("later", format!("later-{i}"), json!({ "month": month })).await;
+    }
+    for i in 0..CALLS {
+        start("parent", format!("parent-{i}"), json!({ "n": i })).await;
+    }
+    for i in 0..ASKS {
+        start(
+            "ask",
+            format!("ask-{i}"),
+            json!({ "owner": format!("owner-{i}") }),
         )
         .await;
-        assert_eq!(status, 202, "{body:#}");
+    }
+    // Every child and request is under way before the kill.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let naps = runs_of(&http, &pb, "type=workflow&name=nap").await.len();
+        let asked = get(&http, format!("{pb}/requests?status=open&limit=1000")).await["requests"]
+            .as_array()
+            .map_or(0, Vec::len);
+        if naps == CALLS && asked == ASKS {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "children under way: {naps} naps, {asked} requests"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     first.kill().expect("SIGKILL");
     first.wait().expect("the killed server's status");
@@ -274,38 +363,56 @@ async fn waiting_workflows_outlast_a_sigkill() {
     let base = format!("http://127.0.0.1:{port}");
     wait_healthy(&http, &base).await;
     let pb = format!("{base}/v1/orgs/acme/playbooks/main");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    for i in 0..RUNS {
-        let run = loop {
-            let run: Value = http
-                .get(format!("{pb}/runs/later-{i}"))
-                .send()
-                .await
-                .expect("a reply")
-                .json()
-                .await
-                .expect("JSON");
-            if run["status"] != "started" {
-                break run;
+    // The requests outlived the server: each is answered through the next one.
+    let open = get(&http, format!("{pb}/requests?status=open&limit=1000")).await;
+    let open = open["requests"].as_array().expect("the inbox").clone();
+    assert_eq!(open.len(), ASKS);
+    for request in &open {
+        let id = request["request_id"].as_str().expect("an id");
+        let (status, body) = post(
+            &http,
+            format!("{pb}/requests/{id}/answer"),
+            json!({"answer": {"verdict": "approve"}}),
+        )
+        .await;
+        assert_eq!(status, 200, "{body:#}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let ended = |run_id: String| {
+        let (http, pb) = (http.clone(), pb.clone());
+        async move {
+            loop {
+                let run = get(&http, format!("{pb}/runs/{run_id}")).await;
+                if run["status"] != "started" {
+                    return run;
+                }
+                assert!(Instant::now() < deadline, "{run_id} never ended: {run:#}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            assert!(Instant::now() < deadline, "later-{i} never ended: {run:#}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        };
+        }
+    };
+    for i in 0..TIMERS {
+        let run = ended(format!("later-{i}")).await;
         assert_eq!(run["status"], "succeeded", "{run:#}");
         let month = i % 12 + 1;
         let days = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
         assert_eq!(run["output"], json!({"days": days}), "later-{i}");
     }
-    // One child run per workflow run: no call was made twice.
-    let children: Value = http
-        .get(format!("{pb}/runs?type=computation&limit=1000"))
-        .send()
-        .await
-        .expect("a reply")
-        .json()
-        .await
-        .expect("JSON");
-    assert_eq!(children["runs"].as_array().map(Vec::len), Some(RUNS));
+    for i in 0..CALLS {
+        let run = ended(format!("parent-{i}")).await;
+        assert_eq!(run["output"], json!({"slept": i}), "{run:#}");
+    }
+    for i in 0..ASKS {
+        let run = ended(format!("ask-{i}")).await;
+        assert_eq!(run["output"], json!({"verdict": "approve"}), "{run:#}");
+    }
+    // One child run per call: none was started twice.
+    assert_eq!(runs_of(&http, &pb, "type=computation").await.len(), TIMERS);
+    assert_eq!(
+        runs_of(&http, &pb, "type=workflow&name=nap").await.len(),
+        CALLS
+    );
+    assert_eq!(runs_of(&http, &pb, "type=interaction").await.len(), ASKS);
     second.kill().expect("stop");
     let _ = second.wait();
 }

@@ -23,12 +23,12 @@ pub const RUN_DURATION_MS_MAX: u64 = 365 * MS_PER_DAY;
 
 const DURATION_KEYS: [&str; 5] = ["days", "hours", "minutes", "seconds", "milliseconds"];
 const DURATION_FORM: &str = "Expected a duration: ISO 8601 such as PT30M or P7D, in weeks, days, hours, minutes and seconds, or a mapping of days, hours, minutes, seconds and milliseconds.";
-const YEARS_MONTHS: &str = "Years and months are refused because their length varies: use weeks, days, hours, minutes and seconds.";
+pub(crate) const YEARS_MONTHS: &str = "Years and months are refused because their length varies: use weeks, days, hours, minutes and seconds.";
 const RETRY_KEYS: [&str; 6] = ["delay", "backoff", "jitter", "limit", "when", "exceptWhen"];
 
 /// Why a duration string is refused.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum IsoError {
+pub enum IsoError {
     Form,
     YearsOrMonths,
 }
@@ -40,7 +40,7 @@ pub fn iso_duration_ms(text: &str) -> Option<u64> {
 }
 
 /// Milliseconds of an ISO 8601 duration in weeks, days, hours, minutes and seconds.
-pub(super) fn parse_iso(text: &str) -> Result<u64, IsoError> {
+pub fn parse_iso(text: &str) -> Result<u64, IsoError> {
     let rest = text.strip_prefix('P').ok_or(IsoError::Form)?;
     let (date, time) = match rest.split_once('T') {
         Some((date, time)) if !time.is_empty() => (date, Some(time)),
@@ -104,7 +104,7 @@ fn units(part: &str) -> Result<Vec<(f64, char)>, IsoError> {
 }
 
 /// A length of time in words, for issues: "30 days", "2 hours".
-pub(super) fn in_words(ms: u64) -> String {
+pub fn in_words(ms: u64) -> String {
     let plural = |n: u64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
     match ms {
         0 => "no time".to_owned(),

@@ -28,8 +28,10 @@ use auto_doc::Issue;
 
 use crate::definitions::{Checked, DefinitionChecker};
 
+pub(crate) use durations::YEARS_MONTHS;
 pub use durations::{
-    RUN_DURATION_MS_DEFAULT, RUN_DURATION_MS_MAX, RUN_DURATION_MS_MIN, iso_duration_ms,
+    IsoError, RUN_DURATION_MS_DEFAULT, RUN_DURATION_MS_MAX, RUN_DURATION_MS_MIN, in_words,
+    iso_duration_ms, parse_iso,
 };
 pub use overview::{overview, used_by_section};
 pub use read::check_workflow;

@@ -105,7 +105,9 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
          Needs type and name; input (a JSON object, checked against the definition's \
          input_schema; {} when left out) and run_id (1 to 128 of letters, digits and . _ : -; \
          a new id is made when left out). A reasoning function renders its prompt, calls its \
-         model and checks the answer; a computation function runs its program. Returns the \
+         model and checks the answer; a computation function runs its program; an interaction \
+         function leaves a request for a person in the inbox and returns the run with status \
+         started (see list_requests and answer_interaction; get_run shows its end). Returns the \
          run {run_id, status: succeeded, output, record}; record holds the model, settings, \
          usage, duration_ms and prompt of a reasoning run. Retrying with the same run_id and \
          input returns the recorded success or invalid_input without calling the model again; \
@@ -138,7 +140,31 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
          reasoning run going on in this server ends at once as cancelled, keeping the usage of \
          its model calls; one going on in another server stops before its next model call; \
          one whose server stopped ends now. Returns the run. Expect conflict when the run has \
-         ended, or when its type finishes within its call (computation).",
+         ended, or when its type finishes within its call (computation). An interaction run \
+         whose request waits ends cancelled, and its request too.",
+    ),
+    (
+        "list_requests",
+        "List the playbook's inbox: each request that a run of an interaction function left \
+         for a person to answer, newest first. Optionally status (open: waiting for an answer; \
+         answered, expired, undelivered or cancelled: closed), limit (1 to 1,000, 50 by \
+         default) and after (the next of the page before). Returns {requests: [{request_id, \
+         run_id, definition: {type, name, version}, to (who is asked), message (the request \
+         in Markdown), input, output_schema (the JSON Schema an answer must match, or null), \
+         status, created_at, expires_at, answered_by?, answer?}], next}. Answer an open one \
+         with answer_interaction.",
+    ),
+    (
+        "answer_interaction",
+        "Answer an open request of the inbox on behalf of the caller. Needs request_id (from \
+         list_requests) and answer: a JSON value that matches the request's output_schema, \
+         such as {\"verdict\": \"approve\"}. The request's run then ends succeeded with the \
+         answer as its output, and a workflow waiting for that run goes on with it. Returns the \
+         request with status answered, answered_by and answer. Expect invalid_input when the \
+         answer does not match (issues under /answer name each field; the request stays open, \
+         so answer again), conflict when the request was already answered, expired or was \
+         cancelled (detail says which), not_found for an unknown request_id, and forbidden \
+         unless the key may run (runner, editor or admin).",
     ),
     (
         "send_run_event",

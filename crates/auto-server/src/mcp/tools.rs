@@ -65,6 +65,7 @@ fn parameter_description(parameter: &str) -> &'static str {
         "name" => "The definition's name, unique among the playbook's definitions of its type.",
         "event_id" => "The event's id, as publish_event or list_playbook_events showed it.",
         "run_id" => "The run's id, as the run or list_runs showed it.",
+        "request_id" => "The request's id, as list_requests showed it.",
         _ => "A path parameter of the operation.",
     }
 }

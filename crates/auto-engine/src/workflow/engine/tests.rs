@@ -1123,15 +1123,6 @@ fn a_run_past_the_longest_a_run_may_last_is_cancelled_as_overrun() {
 }
 
 #[test]
-fn listen_and_emit_are_named_as_unsupported() {
-    let wf = workflow(
-        "do:\n  - a:\n      set: {}\n  - hear:\n      listen:\n        to:\n          one:\n            with: { type: com.example.x }\n",
-    );
-    assert_eq!(wf.unsupported(), Some("/do/1/hear"));
-    assert_eq!(workflow("do:\n  - a:\n      set: {}\n").unsupported(), None);
-}
-
-#[test]
 fn then_end_in_a_branch_ends_the_run_and_cancels_the_other_branches() {
     let body = "do:
   - race:

@@ -442,13 +442,14 @@ fn a_run_takes_1024_events_over_its_life_and_one_more_ends_it() {
 #[test]
 fn a_run_takes_4_mib_of_events_over_its_life_and_a_byte_more_ends_it() {
     let wf = workflow(LISTEN_LOOP);
-    let quarter = EVENTS_RECEIVED_BYTES_MAX / 4;
+    // Sixteen events of 256 KiB, the most one event may hold ("An event: 256 KiB as JSON").
+    let part = EVENTS_RECEIVED_BYTES_MAX / 16;
     let mut state = start(&wf, &info(), json!({}), 0).state;
-    for n in 0..3 {
+    for n in 0..15 {
         let step = send(
             &wf,
             state,
-            event_of_bytes(&format!("q{n}"), "com.example.tick", quarter),
+            event_of_bytes(&format!("q{n}"), "com.example.tick", part),
             1,
         );
         assert!(step.ending.is_none());
@@ -457,14 +458,14 @@ fn a_run_takes_4_mib_of_events_over_its_life_and_a_byte_more_ends_it() {
     let at = send(
         &wf,
         state.clone(),
-        event_of_bytes("q3", "com.example.tick", quarter),
+        event_of_bytes("q15", "com.example.tick", part),
         1,
     );
     assert!(at.ending.is_none());
     let past = send(
         &wf,
         state,
-        event_of_bytes("q3", "com.example.tick", quarter + 1),
+        event_of_bytes("q15", "com.example.tick", part + 1),
         1,
     );
     assert_eq!(
@@ -483,6 +484,7 @@ fn cancel_ends_a_listening_run() {
         state,
         Input::Cancel {
             detail: "no longer needed".into(),
+            kind: None,
         },
         1,
     );

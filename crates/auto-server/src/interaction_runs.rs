@@ -1,0 +1,720 @@
+//! Interaction runs that ask a person (supplement §7): a run checks its input, renders `to` and
+//! the body, and leaves a request in the playbook's inbox, all recorded in one transaction with
+//! the work item that expires it. The run stays `started` until one of three endings closes the
+//! request and ends the run together, in one store transaction through the store's own run
+//! ending:
+//!
+//! - `answer_interaction` with an answer that matches the output contract: `succeeded`, the
+//!   answer as output;
+//! - the expiry, a work item due at `expires_at` that any server's scheduler takes: rejected
+//!   `unanswered`, kind `expired`;
+//! - `cancel_run` (or a workflow that stops waiting): rejected `cancelled`.
+//!
+//! Nothing is held in memory while a request is open, so a request outlasts a restart, and
+//! several servers on one database share the inbox.
+
+use auto_engine::interaction::{
+    Asks, InteractionDocument, RenderClock, RenderedPart, check_interaction, render_request,
+};
+use auto_engine::workflow::RUN_DURATION_MS_MAX;
+use auto_schema::{CompiledSchema, check_shape};
+use auto_store::{
+    DefinitionKey, NewEvent, NewRequest, NewWork, PlaybookRef, Request, RequestClose,
+    RequestFilter, RequestStatus, Run, RunEnding, RunStatus, StoreError, Work,
+};
+use serde_json::{Value, json};
+
+use crate::api::{AnswerInteraction, RequestDefinition, RequestList, RequestOut};
+use crate::auth::{Caller, Permission};
+use crate::problem::{Problem, ProblemIssue, Reason};
+use crate::runs::{
+    Ask, OUTPUT_BYTES_MAX, RunAnswer, answer_of, ending_fact, fact, new_run, rejection, taken,
+};
+use crate::service::{Service, store_problem};
+
+/// The key of a request's expiry among its run's work.
+pub const EXPIRE_KEY: &str = "expire";
+/// The requests a listing returns unless `limit` says otherwise.
+pub const REQUESTS_PAGE_DEFAULT: u32 = 50;
+/// How often a close is tried again when another change of the run took its number first.
+const CLOSE_TRIES: usize = 4;
+
+/// A request as the API shows it.
+pub fn request_out(request: &Request) -> RequestOut {
+    RequestOut {
+        request_id: request.request_id.clone(),
+        run_id: request.run_id.clone(),
+        definition: RequestDefinition {
+            def_type: request.key.def_type.clone(),
+            name: request.key.name.clone(),
+            version: request.definition_version,
+        },
+        to: request.to.clone(),
+        message: request.message.clone(),
+        input: request.input.clone(),
+        output_schema: request.output_schema.clone(),
+        status: request.status.as_str().into(),
+        created_at: request.created_at,
+        expires_at: request.expires_at,
+        answered_by: request.answered_by.clone(),
+        answer: request.answer.clone(),
+    }
+}
+
+/// Reads a saved interaction document again. A save checked `expires` against the limit of
+/// its day; a run reads it under the widest limit a deployment may set, so a document saved
+/// under a longer `WORKFLOW_MAX_DURATION` still runs.
+pub fn saved_interaction(source: &str) -> Option<InteractionDocument> {
+    check_interaction(source, RUN_DURATION_MS_MAX).ok()
+}
+
+fn title(name: &str, what: &str) -> String {
+    format!("The interaction function {name} {what}")
+}
+
+/// The words of a refusal to act on a request that is no longer open.
+fn closed_words(request: &Request) -> String {
+    let id = &request.request_id;
+    match request.status {
+        RequestStatus::Answered => format!(
+            "The request {id} was already answered by {}; a request takes one answer.",
+            request.answered_by.as_deref().unwrap_or("someone")
+        ),
+        RequestStatus::Expired => format!(
+            "The request {id} expired unanswered at {}; it takes no answer now.",
+            request
+                .expires_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ),
+        RequestStatus::Cancelled => {
+            format!("The request {id} was cancelled with its run; it takes no answer now.")
+        }
+        RequestStatus::Undelivered => format!(
+            "The request {id} could not be delivered and its run ended; it takes no answer now."
+        ),
+        RequestStatus::Open => format!("The request {id} is open."),
+    }
+}
+
+fn not_open(request: &Request) -> Problem {
+    Problem::conflict("The request is not open", closed_words(request))
+}
+
+/// A run's event numbered after the run's last, with data.
+fn run_event(run: &Run, run_seq: i64, event_type: &str, data: Value) -> NewEvent {
+    let mut event = fact(
+        &run.run_id,
+        run_seq,
+        event_type,
+        &run.key,
+        &run.started_by,
+        run.definition_version,
+    );
+    event.data = Some(data);
+    event
+}
+
+/// How a request closes: its run's ending, the data of the request's event, and the answer
+/// with who gave it.
+struct Closing {
+    ending: RunEnding,
+    data: Value,
+    answer: Option<Value>,
+    answered_by: Option<String>,
+}
+
+impl Closing {
+    fn without_answer(ending: RunEnding, data: Value) -> Self {
+        Self {
+            ending,
+            data,
+            answer: None,
+            answered_by: None,
+        }
+    }
+}
+
+impl Service {
+    /// `run_definition` of an interaction: the run as it stands under its id, or a new run.
+    /// "A workflow runs once for each run id", and so does an interaction: its request was
+    /// asked once, and asking again is a new run.
+    pub(crate) async fn interaction_attempt(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        ask: Ask,
+        existing: Option<Run>,
+    ) -> Result<RunAnswer, Problem> {
+        let Ask {
+            run_id,
+            input,
+            lineage,
+        } = ask;
+        let run_id = run_id.as_str();
+        if let Some(run) = existing {
+            if run.key != *key || run.input != input {
+                return Err(Problem::conflict(
+                    "The run id is taken",
+                    format!(
+                        "The run {run_id} was started for {}/{} with another input; use a new run id.",
+                        run.key.def_type, run.key.name
+                    ),
+                ));
+            }
+            return Ok(answer_of(&run));
+        }
+        let definition = self
+            .store
+            .get_definition(pb, key)
+            .await
+            .map_err(store_problem)?
+            .ok_or_else(|| Problem::not_found("The definition is gone."))?;
+        let Some(document) = saved_interaction(&definition.source) else {
+            let ending = Problem::conflict(
+                title(&key.name, "no longer parses"),
+                "Its document no longer passes the checks of this runtime; save a new version.",
+            );
+            return self
+                .start_and_end(
+                    caller,
+                    pb,
+                    key,
+                    Ask {
+                        run_id: run_id.into(),
+                        input,
+                        lineage,
+                    },
+                    ending,
+                )
+                .await;
+        };
+        let prepared = match self.prepare_request(key, &document, &input).await {
+            Ok(prepared) => prepared,
+            Err(problem) => {
+                return self
+                    .start_and_end(
+                        caller,
+                        pb,
+                        key,
+                        Ask {
+                            run_id: run_id.into(),
+                            input,
+                            lineage,
+                        },
+                        problem,
+                    )
+                    .await;
+            }
+        };
+        let (to, message, expires_ms) = prepared;
+        let now = self.store.now().await.map_err(store_problem)?;
+        let expires_at =
+            now + chrono::Duration::milliseconds(i64::try_from(expires_ms).unwrap_or(i64::MAX / 2));
+        let request_id = uuid::Uuid::now_v7().to_string();
+        let new = new_run(
+            run_id,
+            key,
+            definition.version,
+            input.clone(),
+            caller,
+            lineage,
+        );
+        let started = fact(
+            run_id,
+            1,
+            "run_started",
+            key,
+            &caller.id,
+            definition.version,
+        );
+        let mut opened = fact(
+            run_id,
+            2,
+            "request_opened",
+            key,
+            &caller.id,
+            definition.version,
+        );
+        opened.data = Some(json!({
+            "request_id": request_id, "to": to,
+            "expires_at": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        }));
+        let request = NewRequest {
+            request_id: request_id.clone(),
+            to,
+            message,
+            input,
+            output_schema: document.output_schema.clone(),
+            expires_at,
+        };
+        let expiry = NewWork {
+            key: EXPIRE_KEY.into(),
+            due_at: Some(expires_at),
+            payload: json!({ "expire_request": { "request_id": request_id } }),
+        };
+        let (run, _) = self
+            .store
+            .start_interaction(pb, new, vec![started, opened], request, vec![expiry])
+            .await
+            .map_err(taken)?;
+        self.scheduler.wake();
+        Ok(answer_of(&run))
+    }
+
+    /// The input checked, and `to` and the body rendered: who is asked, the message, and how
+    /// long the request waits; or the problem the run ends with.
+    async fn prepare_request(
+        &self,
+        key: &DefinitionKey,
+        document: &InteractionDocument,
+        input: &Value,
+    ) -> Result<(String, String, u64), Problem> {
+        let expires_ms = match &document.asks {
+            Asks::Person {
+                notify: Some(webhook),
+                ..
+            } => {
+                return Err(Problem::new(
+                    Reason::Unavailable,
+                    title(&key.name, "cannot notify"),
+                    format!(
+                        "This runtime cannot post requests to webhooks yet, and the document names the webhook {webhook} in notify; leave notify out to leave the request in the inbox only."
+                    ),
+                )
+                .with_kind("not_runnable"));
+            }
+            Asks::Person { expires_ms, .. } => *expires_ms,
+            Asks::Tool { server, tool, .. } => {
+                return Err(Problem::new(
+                    Reason::Unavailable,
+                    title(&key.name, "cannot call its tool"),
+                    format!(
+                        "This runtime cannot call tool servers yet, so the tool {server}/{tool} was not called; an interaction function that asks a person (to and expires) runs."
+                    ),
+                )
+                .with_kind("not_runnable"));
+            }
+        };
+        let input = crate::runs::prepared_input(
+            input,
+            document.input_schema.as_ref(),
+            document.input_default.as_ref(),
+            &title(&key.name, "refused its input"),
+        )?;
+        let document = document.clone();
+        let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let rendered = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let limit = std::time::Duration::from_millis(auto_template::RENDER_TIME_MS_MAX);
+            let expired = move || started.elapsed() >= limit;
+            let clock = RenderClock {
+                today: &today,
+                now: &now,
+                expired: &expired,
+            };
+            render_request(&document, &input, clock)
+        })
+        .await
+        .map_err(|e| Problem::internal(&e))?;
+        match rendered {
+            Ok(rendered) => Ok((rendered.to, rendered.message, expires_ms)),
+            Err(error) => {
+                let line = error.line;
+                let message = format!("Line {line}: {}", error.text);
+                let issue = ProblemIssue {
+                    pointer: error.field_pointer.unwrap_or_else(|| "/input".into()),
+                    line: Some(line),
+                    column: None,
+                    path: (error.part == RenderedPart::To).then(|| "/to".into()),
+                    message: message.clone(),
+                };
+                Err(
+                    Problem::invalid_input(title(&key.name, "cannot render its request"), message)
+                        .with_issues(vec![issue]),
+                )
+            }
+        }
+    }
+
+    /// Records a run that ends before it asks anyone: refused input, a template that cannot
+    /// render, a way of asking this runtime cannot take.
+    async fn start_and_end(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        ask: Ask,
+        problem: Problem,
+    ) -> Result<RunAnswer, Problem> {
+        let run_id = ask.run_id.as_str();
+        let run = self
+            .start(caller, pb, key, run_id, ask.input, ask.lineage)
+            .await?;
+        let ending = rejection(problem, run_id);
+        let ended = self.end(pb, &run, run.last_run_seq + 1, ending).await?;
+        Ok(answer_of(&ended))
+    }
+
+    /// `list_requests`: the inbox, newest first.
+    pub async fn list_requests(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        query: RequestQuery,
+    ) -> Result<RequestList, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        let filter = query.into_filter()?;
+        let limit = filter.limit as usize;
+        let requests = self
+            .store
+            .list_requests(pb, &filter)
+            .await
+            .map_err(store_problem)?;
+        let next = (requests.len() == limit)
+            .then(|| requests.last().map(|r| r.request_id.clone()))
+            .flatten();
+        Ok(RequestList {
+            requests: requests.iter().map(request_out).collect(),
+            next,
+        })
+    }
+
+    /// `answer_interaction`: an answer that matches the output contract ends the run
+    /// `succeeded` with the answer as its output, together with the request.
+    pub async fn answer_interaction(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        request_id: &str,
+        body: AnswerInteraction,
+    ) -> Result<RequestOut, Problem> {
+        caller.require(&pb.org, Permission::Run)?;
+        self.require_playbook(pb).await?;
+        let request = self.open_request(pb, request_id).await?;
+        let issues = self.answer_issues(pb, &request, &body.answer).await?;
+        if !issues.is_empty() {
+            let detail = issues
+                .iter()
+                .map(|i| i.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(Problem::invalid_input(
+                "The answer does not match what the request asks for",
+                format!("The request {request_id} stays open; answer again: {detail}"),
+            )
+            .with_issues(issues));
+        }
+        let answered_by = caller.id.clone();
+        let closed = self
+            .close(pb, &request, RequestStatus::Answered, |_run| {
+                let ending = RunEnding {
+                    status: RunStatus::Succeeded,
+                    output: Some(body.answer.clone()),
+                    record: Some(json!({ "request_id": request_id, "answered_by": answered_by })),
+                    problem: None,
+                };
+                Closing {
+                    ending,
+                    data: json!({ "request_id": request_id, "answered_by": answered_by }),
+                    answer: Some(body.answer.clone()),
+                    answered_by: Some(answered_by.clone()),
+                }
+            })
+            .await?;
+        Ok(request_out(&closed))
+    }
+
+    /// The request, when it is open and its time has not passed; an open request past its
+    /// time expires now rather than take a late answer.
+    async fn open_request(&self, pb: &PlaybookRef, request_id: &str) -> Result<Request, Problem> {
+        let request = self
+            .store
+            .get_request(pb, request_id)
+            .await
+            .map_err(store_problem)?
+            .ok_or_else(|| {
+                Problem::not_found(format!(
+                    "The playbook {} has no request {request_id}.",
+                    pb.playbook
+                ))
+            })?;
+        if request.status != RequestStatus::Open {
+            return Err(not_open(&request));
+        }
+        let now = self.store.now().await.map_err(store_problem)?;
+        if now >= request.expires_at {
+            let expired = self.expire(pb, &request).await?;
+            return Err(not_open(&expired));
+        }
+        Ok(request)
+    }
+
+    /// How the answer misses the output contract: its size, its schema, its shape's rules.
+    async fn answer_issues(
+        &self,
+        pb: &PlaybookRef,
+        request: &Request,
+        answer: &Value,
+    ) -> Result<Vec<ProblemIssue>, Problem> {
+        let bytes = serde_json::to_vec(answer).map_or(usize::MAX, |b| b.len());
+        if bytes > OUTPUT_BYTES_MAX {
+            return Ok(vec![ProblemIssue::field(
+                "/answer",
+                format!(
+                    "answer: holds {bytes} bytes as JSON, more than the 1,048,574 a run's output keeps"
+                ),
+            )]);
+        }
+        let version = self
+            .store
+            .get_definition_version(pb, &request.key, request.definition_version)
+            .await
+            .map_err(store_problem)?;
+        let shape = version
+            .and_then(|v| saved_interaction(&v.source))
+            .and_then(|d| d.output_shape);
+        let mut found = Vec::new();
+        if let Some(schema) = &request.output_schema {
+            let compiled = CompiledSchema::compile(schema).map_err(|e| Problem::internal(&e))?;
+            found = compiled.validate(answer);
+        }
+        if found.is_empty()
+            && let Some(shape) = &shape
+        {
+            found = check_shape(shape, answer);
+        }
+        Ok(found
+            .iter()
+            .map(|issue| {
+                let message = if issue.pointer.is_empty() {
+                    format!("answer: {}", issue.answer_message())
+                } else {
+                    issue.input_message()
+                };
+                ProblemIssue::field(format!("/answer{}", issue.pointer), message)
+            })
+            .collect())
+    }
+
+    /// Closes an open request with `status` and ends its run with what `ending_of` makes of
+    /// the run (its ending, the data of the request's event, the answer), in one transaction.
+    /// A request closed meanwhile (an answer and the expiry at once) is refused in the words of
+    /// how it closed.
+    async fn close(
+        &self,
+        pb: &PlaybookRef,
+        request: &Request,
+        status: RequestStatus,
+        ending_of: impl Fn(&Run) -> Closing,
+    ) -> Result<Request, Problem> {
+        let event_type = match status {
+            RequestStatus::Answered => "request_answered",
+            RequestStatus::Expired => "request_expired",
+            RequestStatus::Cancelled => "request_cancelled",
+            RequestStatus::Undelivered | RequestStatus::Open => "request_undelivered",
+        };
+        for _ in 0..CLOSE_TRIES {
+            let run = self
+                .store
+                .get_run(pb, &request.run_id)
+                .await
+                .map_err(store_problem)?
+                .ok_or_else(|| Problem::internal(&"a request's run is missing"))?;
+            let Closing {
+                ending,
+                data,
+                answer,
+                answered_by,
+            } = ending_of(&run);
+            let close = RequestClose {
+                status,
+                answered_by,
+                answer,
+            };
+            let events = vec![
+                run_event(&run, run.last_run_seq + 1, event_type, data),
+                ending_fact(&run, run.last_run_seq + 2, &ending),
+            ];
+            match self
+                .store
+                .close_request(
+                    pb,
+                    &request.request_id,
+                    close,
+                    ending,
+                    events,
+                    vec![EXPIRE_KEY.into()],
+                )
+                .await
+            {
+                Ok((closed, _)) => return Ok(closed),
+                Err(StoreError::Conflict(_)) => {
+                    let now = self
+                        .store
+                        .get_request(pb, &request.request_id)
+                        .await
+                        .map_err(store_problem)?
+                        .ok_or_else(|| Problem::internal(&"a request vanished"))?;
+                    if now.status != RequestStatus::Open {
+                        return Err(not_open(&now));
+                    }
+                    // Still open: another change of the run took the number; try after it.
+                }
+                Err(other) => return Err(store_problem(other)),
+            }
+        }
+        Err(Problem::internal(&"a request's close kept conflicting"))
+    }
+
+    /// Ends an open request's run rejected `unanswered`, kind `expired`.
+    async fn expire(&self, pb: &PlaybookRef, request: &Request) -> Result<Request, Problem> {
+        let result = self
+            .close(pb, request, RequestStatus::Expired, |run| {
+                let problem = Problem::new(
+                    Reason::Unanswered,
+                    title(&run.key.name, "was not answered"),
+                    format!(
+                        "The request {} to {} expired at {} without an answer.",
+                        request.request_id,
+                        request.to,
+                        request
+                            .expires_at
+                            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    ),
+                )
+                .with_kind("expired");
+                Closing::without_answer(
+                    rejection(problem, &run.run_id),
+                    json!({ "request_id": request.request_id }),
+                )
+            })
+            .await;
+        match result {
+            Ok(closed) => Ok(closed),
+            Err(problem) if problem.reason == Reason::Conflict => {
+                // Closed meanwhile: it stands as it closed.
+                self.store
+                    .get_request(pb, &request.request_id)
+                    .await
+                    .map_err(store_problem)?
+                    .ok_or(problem)
+            }
+            Err(problem) => Err(problem),
+        }
+    }
+
+    /// The scheduler's expiry of a request: its work item fell due.
+    pub(crate) async fn expire_request(
+        &self,
+        item: &Work,
+        request_id: &str,
+    ) -> Result<(), Problem> {
+        let pb = &item.playbook;
+        let request = self
+            .store
+            .get_request(pb, request_id)
+            .await
+            .map_err(store_problem)?;
+        if let Some(request) = request.filter(|r| r.status == RequestStatus::Open) {
+            self.expire(pb, &request).await?;
+        }
+        self.store.finish_work(item.id).await.map_err(store_problem)
+    }
+
+    /// Cancels an interaction run whose request waits: the request is `cancelled` and the run
+    /// rejected `cancelled` with `kind` (requested by `cancel_run`, or deadline and
+    /// parent_ended from a workflow that stopped waiting), in `words`.
+    pub(crate) async fn cancel_interaction(
+        &self,
+        pb: &PlaybookRef,
+        run: &Run,
+        words: &str,
+        kind: &str,
+    ) -> Result<(), Problem> {
+        let cancelled = |run: &Run| {
+            let problem = Problem::new(
+                Reason::Cancelled,
+                title(&run.key.name, "was cancelled"),
+                words,
+            )
+            .with_kind(kind);
+            rejection(problem, &run.run_id)
+        };
+        let request = self
+            .store
+            .get_request_of_run(pb, &run.run_id)
+            .await
+            .map_err(store_problem)?;
+        match request {
+            Some(request) => {
+                self.close(pb, &request, RequestStatus::Cancelled, |run| {
+                    let data = json!({ "request_id": request.request_id, "detail": words });
+                    Closing::without_answer(cancelled(run), data)
+                })
+                .await?;
+            }
+            // Invariant: a started interaction run has its request (both are recorded in one
+            // transaction); a run without one ends as any other run does.
+            None => {
+                self.end(pb, run, run.last_run_seq + 1, cancelled(run))
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The query of `list_requests`.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+pub struct RequestQuery {
+    pub status: Option<String>,
+    pub after: Option<String>,
+    pub limit: Option<String>,
+}
+
+impl RequestQuery {
+    fn into_filter(self) -> Result<RequestFilter, Problem> {
+        let mut issues = Vec::new();
+        let status = self
+            .status
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .and_then(|text| {
+                let parsed = RequestStatus::parse(text);
+                if parsed.is_none() {
+                    issues.push(ProblemIssue::field(
+                        "/query/status",
+                        format!(
+                            "status {text:?} is not one of open, answered, expired, undelivered or cancelled."
+                        ),
+                    ));
+                }
+                parsed
+            });
+        let max = auto_store::REQUESTS_PAGE_MAX;
+        let limit = match self.limit.as_deref() {
+            None | Some("") => REQUESTS_PAGE_DEFAULT,
+            Some(text) => match text.parse::<u32>() {
+                Ok(n) if (1..=max).contains(&n) => n,
+                _ => {
+                    issues.push(ProblemIssue::field(
+                        "/query/limit",
+                        format!("limit {text:?} is not a whole number from 1 to {max}."),
+                    ));
+                    REQUESTS_PAGE_DEFAULT
+                }
+            },
+        };
+        if !issues.is_empty() {
+            return Err(Problem::invalid_request(issues));
+        }
+        Ok(RequestFilter {
+            status,
+            after_request_id: self.after.filter(|a| !a.is_empty()),
+            limit,
+        })
+    }
+}
