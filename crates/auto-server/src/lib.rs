@@ -33,6 +33,9 @@ use crate::http::AppState;
 use crate::metrics::Metrics;
 use crate::service::Service;
 
+/// How long a stopping server waits for its scheduler to finish the claim under way.
+const SCHEDULER_STOP: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What a server is started with.
 pub struct Options {
     pub listen: SocketAddr,
@@ -88,6 +91,7 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         metrics: Arc::new(Metrics::new()),
     };
     let scheduler = workflow_runs::spawn_scheduler(state.service.clone());
+    let stopping = state.service.scheduler.clone();
     let app = mcp::mount(http::router(state.clone()), &state, addr);
     let (shutdown, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
@@ -96,8 +100,15 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
                 let _ = stopped.await;
             })
             .await;
-        // A stopped server claims no more work; what it held is claimed again by the next.
-        scheduler.abort();
+        // A stopped server claims no more work; the items it is working on are finished, and
+        // what a server killed held is claimed again by the next once its lease ends.
+        stopping.stop();
+        if tokio::time::timeout(SCHEDULER_STOP, scheduler)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the scheduler did not stop in time");
+        }
         served
     });
     tracing::info!(%addr, "auto is listening");

@@ -56,6 +56,7 @@ type WorkflowCache = HashMap<(PlaybookRef, String, i64), Arc<Workflow>>;
 pub struct Scheduler {
     wake: Arc<Notify>,
     workflows: Arc<Mutex<WorkflowCache>>,
+    stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Scheduler {
@@ -63,12 +64,25 @@ impl Scheduler {
     pub fn wake(&self) {
         self.wake.notify_one();
     }
+
+    /// Asks the scheduler to claim no more work. It stops between claims, never inside one:
+    /// a claim cut off after the store leased its items would leave them to wait out the
+    /// lease with nobody working on them.
+    pub fn stop(&self) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.wake.notify_one();
+    }
+
+    fn is_stopping(&self) -> bool {
+        self.stopping.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 /// Runs the scheduler of this server until the process ends.
 pub fn spawn_scheduler(service: Service) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        loop {
+        while !service.scheduler.is_stopping() {
             let claimed = match service.store.claim_work(WORK_LEASE, WORK_BATCH).await {
                 Ok(claimed) => claimed,
                 Err(error) => {
