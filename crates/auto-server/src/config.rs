@@ -158,7 +158,7 @@ impl Config {
         &self,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<RunLimits, ConfigError> {
-        use auto_engine::workflow::{RUN_DURATION_MS_MAX, RUN_DURATION_MS_MIN, iso_duration_ms};
+        use auto_engine::workflow::{RUN_DURATION_MS_MAX, RUN_DURATION_MS_MIN, parse_iso};
         let mut limits = RunLimits::default();
         let text = |key: &str, var: &str| -> Option<(String, String)> {
             match env(var) {
@@ -173,7 +173,8 @@ impl Config {
             }
         };
         if let Some((source, value)) = text("workflow_max_duration", ENV_WORKFLOW_MAX_DURATION) {
-            limits.workflow_max_duration_ms = iso_duration_ms(value.trim())
+            limits.workflow_max_duration_ms = parse_iso(value.trim())
+                .ok()
                 .filter(|ms| (RUN_DURATION_MS_MIN..=RUN_DURATION_MS_MAX).contains(ms))
                 .ok_or_else(|| {
                     ConfigError::Invalid(format!(

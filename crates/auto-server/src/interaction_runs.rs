@@ -373,9 +373,7 @@ impl Service {
             .list_requests(pb, &filter)
             .await
             .map_err(store_problem)?;
-        let next = (requests.len() == limit)
-            .then(|| requests.last().map(|r| r.request_id.clone()))
-            .flatten();
+        let next = crate::service::next_cursor(&requests, limit, |r| r.request_id.clone());
         Ok(RequestList {
             requests: requests.iter().map(request_out).collect(),
             next,

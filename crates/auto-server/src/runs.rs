@@ -582,9 +582,7 @@ impl Service {
             .list_runs(pb, &filter)
             .await
             .map_err(store_problem)?;
-        let next = (runs.len() == limit)
-            .then(|| runs.last().map(|r| r.run_id.clone()))
-            .flatten();
+        let next = crate::service::next_cursor(&runs, limit, |r| r.run_id.clone());
         Ok(RunList {
             runs: runs.iter().map(|r| run_out(r, false)).collect(),
             next,

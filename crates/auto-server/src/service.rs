@@ -44,6 +44,18 @@ pub fn store_problem(error: StoreError) -> Problem {
     }
 }
 
+/// The cursor of the page after a full one: the last item's key; `None` when the page was
+/// not full, so no page follows.
+pub(crate) fn next_cursor<T>(
+    page: &[T],
+    limit: usize,
+    key: impl Fn(&T) -> String,
+) -> Option<String> {
+    (page.len() == limit)
+        .then(|| page.last().map(key))
+        .flatten()
+}
+
 pub fn check_id(what: &str, id: &str) -> Result<(), String> {
     let mut chars = id.chars();
     let first_ok = chars
@@ -584,9 +596,7 @@ impl Service {
             .list_events(pb, &filter)
             .await
             .map_err(store_problem)?;
-        let next = (found.len() == limit)
-            .then(|| found.last().map(|e| e.seq.to_string()))
-            .flatten();
+        let next = next_cursor(&found, limit, |e| e.seq.to_string());
         let events = found.iter().map(|e| events::event_out(e, false)).collect();
         Ok(EventList { events, next })
     }

@@ -415,12 +415,7 @@ impl Service {
         if let Some(ending) = &ending {
             events.push(ending_fact(run, seq + 1, ending));
         }
-        let (mut add_work, cancel_work) = work_of(&step.commands);
-        if ending.is_some() {
-            // An ended run waits for nothing: only the work for others (cancelling its
-            // children) outlives it.
-            add_work.retain(|work| !work.key.starts_with("timer:"));
-        }
+        let (add_work, cancel_work) = work_of(&step.commands);
         let state = serde_json::to_value(&step.state).map_err(|e| Problem::internal(&e))?;
         Ok(WorkflowStep {
             expected_version,

@@ -33,12 +33,6 @@ pub enum IsoError {
     YearsOrMonths,
 }
 
-/// Milliseconds of an ISO 8601 duration in weeks, days, hours, minutes and seconds, such as
-/// `P30D` or `PT2H`; `None` for any other text (years and months among them).
-pub fn iso_duration_ms(text: &str) -> Option<u64> {
-    parse_iso(text).ok()
-}
-
 /// Milliseconds of an ISO 8601 duration in weeks, days, hours, minutes and seconds.
 pub fn parse_iso(text: &str) -> Result<u64, IsoError> {
     let rest = text.strip_prefix('P').ok_or(IsoError::Form)?;

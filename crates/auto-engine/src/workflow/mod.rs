@@ -31,7 +31,7 @@ use crate::definitions::{Checked, DefinitionChecker};
 pub(crate) use durations::YEARS_MONTHS;
 pub use durations::{
     IsoError, RUN_DURATION_MS_DEFAULT, RUN_DURATION_MS_MAX, RUN_DURATION_MS_MIN, in_words,
-    iso_duration_ms, parse_iso,
+    parse_iso,
 };
 pub use overview::{overview, used_by_section};
 pub use read::check_workflow;

@@ -1558,7 +1558,7 @@ pub(super) fn apply(
                 &format!("The workflow {name} ran out of time"),
                 &format!(
                     "The run was still running at the longest a run may last, {}.",
-                    duration_words(info.run_duration_ms)
+                    crate::workflow::in_words(info.run_duration_ms)
                 ),
                 None,
             );
@@ -1591,20 +1591,6 @@ pub(super) fn apply(
             taken(wf, info, state, now_ms)
         }
         Input::EventReceived { event } => received(wf, info, state, event, now_ms),
-    }
-}
-
-/// A run's longest duration in words: whole days, else whole hours, else milliseconds.
-fn duration_words(ms: u64) -> String {
-    const HOUR_MS: u64 = 3_600_000;
-    const DAY_MS: u64 = 24 * HOUR_MS;
-    let plural = |n: u64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
-    if ms.is_multiple_of(DAY_MS) {
-        plural(ms / DAY_MS, "day")
-    } else if ms.is_multiple_of(HOUR_MS) {
-        plural(ms / HOUR_MS, "hour")
-    } else {
-        plural(ms, "millisecond")
     }
 }
 
@@ -1818,6 +1804,11 @@ fn run_output(engine: &mut Engine<'_>, state: &RunState, output: Value) -> Endin
 
 /// Ends the run: cancels what it still waits for with `kind`, and its own timer.
 fn end_run(mut engine: Engine<'_>, mut state: RunState, ending: Ending, kind: &str) -> Step {
+    // An ended run waits for nothing: no timer it set in this step outlives it (the overrun
+    // timer of a run that ends in its first step, among others).
+    engine
+        .commands
+        .retain(|c| !matches!(c, Command::SetTimer { .. }));
     let mut commands = Vec::new();
     cancel_frame(&state.root, kind, &mut commands);
     engine.commands.extend(commands);
