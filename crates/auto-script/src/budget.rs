@@ -105,12 +105,29 @@ impl ScriptError {
 pub struct InputBudget {
     pub(crate) checkpoints_used: u32,
     pub(crate) time_used: Duration,
+    /// The time the expressions have together, when not [`INPUT_TIME_MS_MAX`].
+    pub(crate) time_max: Option<Duration>,
 }
 
 impl InputBudget {
     /// A budget nothing has used yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A budget whose expressions have `time` together instead of [`INPUT_TIME_MS_MAX`], such
+    /// as an event filter's 200 milliseconds of the server's time.
+    pub fn with_time(time: Duration) -> Self {
+        Self {
+            time_max: Some(time),
+            ..Self::default()
+        }
+    }
+
+    /// The time the expressions have together.
+    pub fn time_max(&self) -> Duration {
+        self.time_max
+            .unwrap_or(Duration::from_millis(INPUT_TIME_MS_MAX))
     }
 
     /// Checkpoints of work used so far.

@@ -22,10 +22,9 @@ use serde_json::Value as JsonValue;
 
 use crate::budget::{
     Allowance, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX, CodeKind,
-    EXPRESSION_CHECKPOINTS_MAX, INPUT_CHECKPOINTS_MAX, INPUT_TIME_MS_MAX, InputBudget, Limit,
-    Meter, PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, SANDBOX_BYTES_MAX,
-    SANDBOX_STACK_BYTES_MAX, ScriptError, Trip, VALUE_TEXT_BYTES_MAX, memory_error,
-    too_large_error, trip_error,
+    EXPRESSION_CHECKPOINTS_MAX, INPUT_CHECKPOINTS_MAX, InputBudget, Limit, Meter,
+    PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX,
+    ScriptError, Trip, VALUE_TEXT_BYTES_MAX, memory_error, too_large_error, trip_error,
 };
 use crate::guard::CAUGHT_HOOK;
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
@@ -146,7 +145,7 @@ impl Sandbox {
         now_ms: i64,
         budget: &mut InputBudget,
     ) -> Result<JsonValue, ScriptError> {
-        let time_max = Duration::from_millis(INPUT_TIME_MS_MAX);
+        let time_max = budget.time_max();
         if budget.time_used >= time_max {
             return Err(trip_error(Trip::Time, CodeKind::Expression));
         }

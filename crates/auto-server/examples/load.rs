@@ -532,6 +532,98 @@ impl Store for TimedStore {
         self.time("list_requests", self.inner.list_requests(playbook, filter))
             .await
     }
+    async fn list_triggers(&self) -> StoreResult<Vec<auto_store::Trigger>> {
+        self.time("list_triggers", self.inner.list_triggers()).await
+    }
+    async fn queue_trigger_starts(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        since_seq: i64,
+        cursor_seq: i64,
+        starts: Vec<auto_store::TriggerStart>,
+        waiting_max: i64,
+    ) -> StoreResult<auto_store::Queued> {
+        self.time(
+            "queue_trigger_starts",
+            self.inner.queue_trigger_starts(
+                playbook,
+                workflow,
+                since_seq,
+                cursor_seq,
+                starts,
+                waiting_max,
+            ),
+        )
+        .await
+    }
+    async fn take_trigger_starts(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        per_minute: i64,
+    ) -> StoreResult<Vec<auto_store::TriggerStart>> {
+        self.time(
+            "take_trigger_starts",
+            self.inner
+                .take_trigger_starts(playbook, workflow, per_minute),
+        )
+        .await
+    }
+    async fn settle_trigger_start(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        outcome: auto_store::StartOutcome,
+    ) -> StoreResult<()> {
+        self.time(
+            "settle_trigger_start",
+            self.inner.settle_trigger_start(playbook, run_id, outcome),
+        )
+        .await
+    }
+    async fn move_schedule(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        kind: &str,
+        since_seq: i64,
+        expected_due_at: Option<DateTime<Utc>>,
+        due_at: DateTime<Utc>,
+        running_run_id: Option<&str>,
+    ) -> StoreResult<bool> {
+        self.time(
+            "move_schedule",
+            self.inner.move_schedule(
+                playbook,
+                workflow,
+                kind,
+                since_seq,
+                expected_due_at,
+                due_at,
+                running_run_id,
+            ),
+        )
+        .await
+    }
+    async fn list_listeners(&self) -> StoreResult<Vec<auto_store::Listener>> {
+        self.time("list_listeners", self.inner.list_listeners())
+            .await
+    }
+    async fn advance_listener(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        reference: &str,
+        cursor_seq: i64,
+    ) -> StoreResult<()> {
+        self.time(
+            "advance_listener",
+            self.inner
+                .advance_listener(playbook, run_id, reference, cursor_seq),
+        )
+        .await
+    }
 }
 
 /// Ten `set` tasks, each adding one to `n` and keeping the rest of the input.

@@ -33,7 +33,26 @@ pub struct Config {
     pub keys: Vec<KeyConfig>,
     #[serde(default)]
     pub limits: toml::Table,
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
 }
+
+/// `[scheduler]`: how often the server sweeps its triggers and listening tasks, and, for
+/// tests, a shift of the clock the schedules read.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerConfig {
+    /// Milliseconds between sweeps; 1,000 ("every second by default"), at least 10.
+    pub sweep_ms: Option<u64>,
+    /// Milliseconds added to the machine's clock when schedules read it, so a test can pass
+    /// due times without waiting for them. 0 in a real deployment.
+    pub clock_offset_ms: Option<i64>,
+}
+
+/// "The server's regular pass over waiting work, every second by default."
+pub const SWEEP_MS_DEFAULT: u64 = 1_000;
+/// The shortest sweep interval the configuration takes.
+pub const SWEEP_MS_MIN: u64 = 10;
 
 /// One `[[keys]]` entry: a caller, its org and role, and the SHA-256 of its key.
 #[derive(Clone, Debug, Deserialize)]
@@ -131,6 +150,10 @@ pub struct RunLimits {
     pub workflow_max_duration_ms: u64,
     /// `WORKFLOW_MAX_OPEN_CALLS`: the calls the runs under one top workflow wait for at once.
     pub workflow_max_open_calls: u32,
+    /// `[scheduler] sweep_ms`: the interval of the sweep over triggers and listening tasks.
+    pub sweep_ms: u64,
+    /// `[scheduler] clock_offset_ms`: the shift of the clock schedules read (tests only).
+    pub clock_offset_ms: i64,
 }
 
 /// "Calls waiting under one run: 1,000 under the top workflow".
@@ -147,6 +170,8 @@ impl Default for RunLimits {
         Self {
             workflow_max_duration_ms: auto_engine::workflow::RUN_DURATION_MS_DEFAULT,
             workflow_max_open_calls: WORKFLOW_MAX_OPEN_CALLS_DEFAULT,
+            sweep_ms: SWEEP_MS_DEFAULT,
+            clock_offset_ms: 0,
         }
     }
 }
@@ -195,6 +220,15 @@ impl Config {
                     ))
                 })?;
         }
+        if let Some(ms) = self.scheduler.sweep_ms {
+            if ms < SWEEP_MS_MIN {
+                return Err(ConfigError::Invalid(format!(
+                    "scheduler.sweep_ms: expected at least {SWEEP_MS_MIN} milliseconds; got {ms}"
+                )));
+            }
+            limits.sweep_ms = ms;
+        }
+        limits.clock_offset_ms = self.scheduler.clock_offset_ms.unwrap_or(0);
         Ok(limits)
     }
 }

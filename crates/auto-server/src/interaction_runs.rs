@@ -28,7 +28,8 @@ use crate::api::{AnswerInteraction, RequestDefinition, RequestList, RequestOut};
 use crate::auth::{Caller, Permission};
 use crate::problem::{Problem, ProblemIssue, Reason};
 use crate::runs::{
-    Ask, OUTPUT_BYTES_MAX, RunAnswer, answer_of, ending_fact, fact, new_run, rejection, taken,
+    Ask, OUTPUT_BYTES_MAX, RunAnswer, answer_of, ending_fact, fact, new_run, rejection,
+    started_fact, taken,
 };
 use crate::service::{Service, store_problem};
 
@@ -150,6 +151,7 @@ impl Service {
             run_id,
             input,
             lineage,
+            origin: _,
         } = ask;
         let run_id = run_id.as_str();
         if let Some(run) = existing {
@@ -184,6 +186,7 @@ impl Service {
                         run_id: run_id.into(),
                         input,
                         lineage,
+                        origin: None,
                     },
                     ending,
                 )
@@ -201,6 +204,7 @@ impl Service {
                             run_id: run_id.into(),
                             input,
                             lineage,
+                            origin: None,
                         },
                         problem,
                     )
@@ -219,15 +223,9 @@ impl Service {
             input.clone(),
             caller,
             lineage,
+            None,
         );
-        let started = fact(
-            run_id,
-            1,
-            "run_started",
-            key,
-            &caller.id,
-            definition.version,
-        );
+        let started = started_fact(&new, 1);
         let mut opened = fact(
             run_id,
             2,

@@ -17,6 +17,7 @@ pub mod reasoning_runs;
 pub mod run_events;
 pub mod runs;
 pub mod service;
+pub mod triggers;
 pub mod workflow_runs;
 
 use std::net::SocketAddr;
@@ -91,7 +92,9 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         metrics: Arc::new(Metrics::new()),
     };
     let scheduler = workflow_runs::spawn_scheduler(state.service.clone());
+    let sweep = triggers::spawn_sweep(state.service.clone());
     let stopping = state.service.scheduler.clone();
+    let stopping_sweep = state.service.triggers.clone();
     let app = mcp::mount(http::router(state.clone()), &state, addr);
     let (shutdown, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
@@ -103,6 +106,10 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         // A stopped server claims no more work; the items it is working on are finished, and
         // what a server killed held is claimed again by the next once its lease ends.
         stopping.stop();
+        stopping_sweep.stop();
+        if tokio::time::timeout(SCHEDULER_STOP, sweep).await.is_err() {
+            tracing::warn!("the sweep of triggers did not stop in time");
+        }
         if tokio::time::timeout(SCHEDULER_STOP, scheduler)
             .await
             .is_err()

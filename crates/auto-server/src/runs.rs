@@ -117,6 +117,7 @@ pub(crate) fn new_run(
     input: Value,
     caller: &Caller,
     lineage: Option<Lineage>,
+    origin: Option<Origin>,
 ) -> NewRun {
     let mut new = NewRun {
         run_id: run_id.into(),
@@ -140,8 +141,54 @@ pub(crate) fn new_run(
         new.call_depth = Some(lineage.call_depth);
         new.root_run_id = Some(lineage.root_run_id);
         new.open_calls_max = Some(lineage.open_calls_max);
+        new.depth = lineage.depth;
+    }
+    if let Some(origin) = origin {
+        new.depth = Some(origin.depth);
+        new.trigger = Some(origin.trigger);
     }
     new
+}
+
+/// The attributes a fact about a run carries, each where the run has it (workflow page,
+/// "Event filters"): `depth`, one more than the run's ("An event or fact about a run has one
+/// more than the run"), `calldepth`, and `triggerkind` and `triggerreference` of the trigger
+/// that started it.
+pub(crate) fn run_attributes(
+    event: &mut NewEvent,
+    depth: Option<i64>,
+    call_depth: Option<i64>,
+    trigger: Option<&Value>,
+) {
+    if let Some(depth) = depth {
+        event.extensions.insert("depth".into(), json!(depth + 1));
+    }
+    if let Some(call_depth) = call_depth {
+        event
+            .extensions
+            .insert("calldepth".into(), json!(call_depth));
+    }
+    if let Some(trigger) = trigger {
+        for (attribute, field) in [("triggerkind", "kind"), ("triggerreference", "reference")] {
+            if let Some(value) = trigger.get(field).filter(|v| v.is_string()) {
+                event.extensions.insert(attribute.into(), value.clone());
+            }
+        }
+    }
+}
+
+/// A run's `run_started` fact, with the attributes of [`run_attributes`].
+pub(crate) fn started_fact(new: &NewRun, run_seq: i64) -> NewEvent {
+    let mut event = fact(
+        &new.run_id,
+        run_seq,
+        "run_started",
+        &new.key,
+        &new.started_by,
+        new.definition_version,
+    );
+    run_attributes(&mut event, new.depth, new.call_depth, new.trigger.as_ref());
+    event
 }
 
 pub(crate) fn fact(
@@ -182,6 +229,7 @@ pub(crate) fn ending_fact(run: &Run, run_seq: i64, ending: &RunEnding) -> NewEve
         &run.started_by,
         run.definition_version,
     );
+    run_attributes(&mut event, run.depth, run.call_depth, run.trigger.as_ref());
     event.data = match (ending.status, &ending.output, &ending.problem) {
         (RunStatus::Succeeded, Some(output), _) => {
             let bytes = serde_json::to_vec(output).map(|b| b.len()).unwrap_or(0);
@@ -222,6 +270,15 @@ pub(crate) struct Ask {
     pub run_id: String,
     pub input: Value,
     pub lineage: Option<Lineage>,
+    pub origin: Option<Origin>,
+}
+
+/// What a run a trigger starts carries: the depth of what it matched, and the trigger.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Origin {
+    pub depth: i64,
+    /// `{kind, reference}` and what it matched (`event_id` or `due`).
+    pub trigger: Value,
 }
 
 /// Where a run a workflow's call starts sits: its parent, the call it answers, and its tree.
@@ -234,6 +291,8 @@ pub(crate) struct Lineage {
     pub call_depth: i64,
     /// The workflow at the top of the tree.
     pub root_run_id: String,
+    /// The caller's depth in a chain of triggers, which its calls share.
+    pub depth: Option<i64>,
     /// `WORKFLOW_MAX_OPEN_CALLS`: the store refuses the run past it.
     pub open_calls_max: i64,
 }
@@ -339,6 +398,7 @@ impl Service {
                                     run_id,
                                     input,
                                     lineage,
+                                    origin: None,
                                 },
                             )
                             .await;
@@ -407,7 +467,7 @@ impl Service {
                         return Ok(answer_of(&run));
                     }
                     RunStatus::Rejected | RunStatus::Failed => {
-                        let event = fact(
+                        let mut event = fact(
                             run_id,
                             run.last_run_seq + 1,
                             "run_started",
@@ -415,6 +475,7 @@ impl Service {
                             &run.started_by,
                             run.definition_version,
                         );
+                        run_attributes(&mut event, run.depth, run.call_depth, run.trigger.as_ref());
                         self.store
                             .restart_run(pb, run_id, run.attempt, vec![event])
                             .await
@@ -448,15 +509,16 @@ impl Service {
             .await
             .map_err(store_problem)?
             .ok_or_else(|| Problem::not_found("The definition is gone."))?;
-        let new = new_run(run_id, key, definition.version, input, caller, lineage);
-        let event = fact(
+        let new = new_run(
             run_id,
-            1,
-            "run_started",
             key,
-            &caller.id,
             definition.version,
+            input,
+            caller,
+            lineage,
+            None,
         );
+        let event = started_fact(&new, 1);
         let (run, _) = self
             .store
             .start_run(pb, new, vec![event])
@@ -526,7 +588,10 @@ impl Service {
                 .end_run(pb, &run.run_id, ending.clone(), vec![event])
                 .await
             {
-                Ok((ended, _)) => return Ok(ended),
+                Ok((ended, _)) => {
+                    self.triggers.wake_if_active();
+                    return Ok(ended);
+                }
                 Err(StoreError::Conflict(detail)) => {
                     let now = self
                         .store

@@ -8,7 +8,7 @@ use auto_engine::definitions::{
 };
 use auto_store::{
     DefinitionKey, DefinitionStatus, DefinitionVersion, Event, NewDefinitionVersion, NewEvent,
-    PlaybookRef, Store, StoreError,
+    NewTrigger, PlaybookRef, Store, StoreError,
 };
 use serde_json::{Value, json};
 
@@ -31,6 +31,7 @@ pub struct Service {
     pub models: Arc<crate::reasoning_runs::Models>,
     pub cancels: crate::reasoning_runs::Cancels,
     pub scheduler: crate::workflow_runs::Scheduler,
+    pub triggers: crate::triggers::Triggers,
     pub limits: crate::config::RunLimits,
 }
 
@@ -108,6 +109,7 @@ impl Service {
             models: Arc::new(crate::reasoning_runs::Models::none()),
             cancels: crate::reasoning_runs::Cancels::default(),
             scheduler: crate::workflow_runs::Scheduler::default(),
+            triggers: crate::triggers::Triggers::default(),
             limits: crate::config::RunLimits::default(),
         }
     }
@@ -331,8 +333,9 @@ impl Service {
                         "The definition exists",
                         format!("The {} {} exists already.", def_type.noun(), body.name),
                     ),
-                    other => store_problem(other),
+                    other => triggers_limit(other),
                 })?;
+        self.triggers.wake();
         self.definition_out(pb, saved, true).await
     }
 
@@ -396,8 +399,9 @@ impl Service {
                         def_type.noun()
                     ),
                 ),
-                other => store_problem(other),
+                other => triggers_limit(other),
             })?;
+        self.triggers.wake();
         self.definition_out(pb, saved, true).await
     }
 
@@ -578,6 +582,7 @@ impl Service {
         let event = appended
             .pop()
             .ok_or_else(|| Problem::internal(&"append returned no event"))?;
+        self.triggers.wake();
         Ok(events::event_out(&event, true))
     }
 
@@ -667,6 +672,14 @@ fn new_version(
         diagram,
         description: checked.description.clone(),
         derived: json!({ "checked": checked, "saved_event": event_id }),
+        triggers: checked
+            .triggers
+            .iter()
+            .map(|trigger| NewTrigger {
+                kind: trigger["kind"].as_str().unwrap_or_default().to_owned(),
+                spec: trigger.clone(),
+            })
+            .collect(),
     }
 }
 
@@ -687,7 +700,21 @@ fn definition_event(
     event
         .extensions
         .insert("definitionversion".into(), json!(version));
+    // A save comes from outside any chain of triggers: "An event published from outside has
+    // depth 1."
+    event.extensions.insert("depth".into(), json!(1));
     event
+}
+
+/// The problem of a save past "Workflows with triggers: 1,024 a playbook".
+fn triggers_limit(error: StoreError) -> Problem {
+    match error {
+        StoreError::LimitReached(detail) => {
+            Problem::conflict("The playbook has too many workflows with triggers", detail)
+                .with_kind("limit_reached")
+        }
+        other => store_problem(other),
+    }
 }
 
 fn checked_of(version: &DefinitionVersion) -> Checked {

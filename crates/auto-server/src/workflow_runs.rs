@@ -18,8 +18,8 @@ use auto_engine::workflow::engine::{
     self, CallOutcome, Command, Ending, Input, RunInfo, RunState, Step, Workflow,
 };
 use auto_store::{
-    DefinitionKey, DefinitionVersion, NewEvent, NewWork, PlaybookRef, Run, RunEnding, RunStatus,
-    StoreError, Work, WorkflowStep,
+    DefinitionKey, DefinitionVersion, NewEvent, NewListener, NewWork, PlaybookRef, Run, RunEnding,
+    RunStatus, StoreError, Work, WorkflowStep,
 };
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -27,7 +27,9 @@ use tokio::sync::Notify;
 use crate::api::RunDefinition;
 use crate::auth::{Caller, Role};
 use crate::problem::Problem;
-use crate::runs::{Ask, Lineage, OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, new_run, taken};
+use crate::runs::{
+    Ask, Lineage, OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, new_run, started_fact, taken,
+};
 use crate::service::{Service, store_problem};
 
 /// How long a server holds the work it claimed; past it, another server may take it. A call
@@ -382,10 +384,26 @@ impl Service {
     fn commit_of(
         &self,
         run: &Run,
+        (workflow, listening_before): (&Workflow, Vec<(String, Vec<Value>)>),
         step: Step,
         expected_version: Option<i64>,
         done_work: Option<i64>,
     ) -> Result<WorkflowStep, Problem> {
+        // The listen tasks that began or stopped hearing the playbook's events with the step.
+        let listening_after = engine::listening(workflow, &step.state);
+        let listen = listening_after
+            .iter()
+            .filter(|(pointer, _)| !listening_before.iter().any(|(p, _)| p == pointer))
+            .map(|(pointer, filters)| NewListener {
+                reference: pointer.clone(),
+                filters: Value::Array(filters.clone()),
+            })
+            .collect();
+        let unlisten = listening_before
+            .iter()
+            .filter(|(pointer, _)| !listening_after.iter().any(|(p, _)| p == pointer))
+            .map(|(pointer, _)| pointer.clone())
+            .collect();
         let mut seq = run.last_run_seq;
         let mut events: Vec<NewEvent> = step
             .events
@@ -424,6 +442,8 @@ impl Service {
             add_work,
             done_work,
             cancel_work,
+            listen,
+            unlisten,
             ending,
         })
     }
@@ -442,6 +462,7 @@ impl Service {
             run_id,
             input,
             lineage,
+            origin,
         } = ask;
         let run_id = run_id.as_str();
         let (version, source) = (definition.version, definition.source.as_str());
@@ -451,7 +472,7 @@ impl Service {
                 "Its document no longer passes the checks of this runtime; save a new version.",
             )
         })?;
-        let new = new_run(run_id, key, version, input.clone(), caller, lineage);
+        let new = new_run(run_id, key, version, input.clone(), caller, lineage, origin);
         // The start is also work of the run, due a little later and removed by the first
         // step: a server that stops between recording the run and committing that step
         // leaves it for the next server to take.
@@ -469,7 +490,7 @@ impl Service {
             )
             .await
             .map_err(store_problem)?;
-        let started = fact(run_id, 1, "run_started", key, &caller.id, version);
+        let started = started_fact(&new, 1);
         let (run, _) = self
             .store
             .start_run(pb, new, vec![started])
@@ -485,7 +506,7 @@ impl Service {
         let mut info = self.run_info(&run);
         info.functions_ms = self.functions_ms(pb, &workflow).await;
         let step = engine::start(&workflow, &info, input, now_ms);
-        let mut commit = self.commit_of(&run, step, None, None)?;
+        let mut commit = self.commit_of(&run, (&workflow, Vec::new()), step, None, None)?;
         commit.cancel_work.push(START_KEY.into());
         let adds_work = !commit.add_work.is_empty();
         self.store
@@ -495,6 +516,7 @@ impl Service {
         if adds_work {
             self.scheduler.wake();
         }
+        self.triggers.wake_if_active();
         let run = self
             .store
             .get_run(pb, run_id)
@@ -631,6 +653,7 @@ impl Service {
                 serde_json::from_value(state).map_err(|e| Problem::internal(&e))?;
             let workflow = self.workflow_of(pb, &run).await?;
             let now_ms = chrono::Utc::now().timestamp_millis();
+            let before = engine::listening(&workflow, &state);
             let step = engine::apply(
                 &workflow,
                 &self.run_info(&run),
@@ -638,7 +661,13 @@ impl Service {
                 input.clone(),
                 now_ms,
             );
-            let commit = self.commit_of(&run, step, Some(version), Some(item.id))?;
+            let commit = self.commit_of(
+                &run,
+                (&workflow, before),
+                step,
+                Some(version),
+                Some(item.id),
+            )?;
             let adds_work = !commit.add_work.is_empty();
             match self
                 .store
@@ -649,6 +678,7 @@ impl Service {
                     if adds_work {
                         self.scheduler.wake();
                     }
+                    self.triggers.wake_if_active();
                     return Ok(());
                 }
                 // Another step of the run committed first (a timer and a call's ending at
@@ -673,7 +703,7 @@ impl Service {
         info.functions_ms = self.functions_ms(pb, &workflow).await;
         let now_ms = chrono::Utc::now().timestamp_millis();
         let step = engine::start(&workflow, &info, input, now_ms);
-        let commit = self.commit_of(run, step, None, Some(work_id))?;
+        let commit = self.commit_of(run, (&workflow, Vec::new()), step, None, Some(work_id))?;
         match self
             .store
             .commit_workflow_step(pb, &run.run_id, commit)
@@ -714,6 +744,7 @@ impl Service {
                 .clone()
                 .unwrap_or_else(|| parent.run_id.clone()),
             open_calls_max: i64::from(self.limits.workflow_max_open_calls),
+            depth: parent.depth,
         };
         let known = self
             .store

@@ -321,7 +321,86 @@ pub trait Store: Send + Sync + 'static {
         playbook: &PlaybookRef,
         filter: &RequestFilter,
     ) -> Result<Vec<Request>>;
+
+    // Triggers and listening tasks (workflow page, "Triggers", "Waiting for events").
+
+    /// Every trigger of every playbook, by playbook, workflow and kind.
+    async fn list_triggers(&self) -> Result<Vec<Trigger>>;
+
+    /// Queues the starts an event trigger matched and moves its cursor to `cursor_seq`, in one
+    /// transaction. A start whose run exists or that waits already is left out; past
+    /// `waiting_max` starts waiting for the workflow, one is refused. Nothing changes when the
+    /// workflow's event trigger is no longer the one saved at `since_seq`.
+    #[allow(clippy::too_many_arguments)]
+    async fn queue_trigger_starts(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        since_seq: i64,
+        cursor_seq: i64,
+        starts: Vec<TriggerStart>,
+        waiting_max: i64,
+    ) -> Result<Queued>;
+
+    /// Takes, in event order, the waiting starts of a workflow's event trigger that fit in
+    /// its minute (at most `per_minute` taken in the last 60 seconds, by the database's
+    /// clock), with any taken over [`TRIGGER_START_LEASE_SECONDS`] ago whose run was never
+    /// recorded. Starts taken over two minutes ago whose run exists are forgotten.
+    async fn take_trigger_starts(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        per_minute: i64,
+    ) -> Result<Vec<TriggerStart>>;
+
+    /// What became of a start a server took.
+    async fn settle_trigger_start(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        outcome: StartOutcome,
+    ) -> Result<()>;
+
+    /// Moves a schedule trigger to its next due time and names the run it started, if any,
+    /// compare-and-set on the due time it had; `false` when another server moved it first or
+    /// the trigger is no longer the one saved at `since_seq`.
+    #[allow(clippy::too_many_arguments)]
+    async fn move_schedule(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        kind: &str,
+        since_seq: i64,
+        expected_due_at: Option<DateTime<Utc>>,
+        due_at: DateTime<Utc>,
+        running_run_id: Option<&str>,
+    ) -> Result<bool>;
+
+    /// Every listening task of every playbook.
+    async fn list_listeners(&self) -> Result<Vec<Listener>>;
+
+    /// Records that a listening task was offered the events up to `cursor_seq`.
+    async fn advance_listener(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        reference: &str,
+        cursor_seq: i64,
+    ) -> Result<()>;
 }
+
+/// "Workflows with triggers: 1,024 a playbook, whatever their triggers; one more is refused
+/// `conflict`" (workflow page, "Limits"): a save past it fails with
+/// [`StoreError::LimitReached`].
+pub const TRIGGERED_WORKFLOWS_MAX: i64 = 1_024;
+
+/// "Tasks listening to a playbook: 4,096 at once; one more hears only events sent to its
+/// run."
+pub const LISTENERS_MAX: i64 = 4_096;
+
+/// A start a server took and did not settle is taken again after this long, unless its run
+/// was recorded.
+pub const TRIGGER_START_LEASE_SECONDS: i64 = 30;
 
 /// The most events one `list_events` returns; a filter's `limit` of 0 asks for this many.
 pub const EVENTS_PAGE_MAX: u32 = 10_000;

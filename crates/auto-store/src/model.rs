@@ -79,6 +79,94 @@ pub struct NewDefinitionVersion {
     /// What the type's checker derived from the source (warnings, schemas, triggers, ...):
     /// opaque to the store.
     pub derived: Value,
+    /// A workflow's triggers, kept beside the version (one per kind): the save keeps those it
+    /// leaves as they were, starts again those it changes or adds, and stops the others.
+    #[serde(default)]
+    pub triggers: Vec<NewTrigger>,
+}
+
+/// A trigger a workflow's version names: its kind (`event`, `cron` or `every`) and what
+/// get_definition shows of it, compared as a whole to tell whether a save changed it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewTrigger {
+    pub kind: String,
+    pub spec: Value,
+}
+
+/// A trigger as kept: where it stands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trigger {
+    pub playbook: PlaybookRef,
+    pub workflow: String,
+    pub kind: String,
+    pub spec: Value,
+    /// The version of the workflow it starts now.
+    pub version: i64,
+    /// The seq of the record that saved it as it is; it matches nothing before.
+    pub since_seq: i64,
+    /// The database's time of that record.
+    pub saved_at: DateTime<Utc>,
+    /// An event trigger: the last seq it matched.
+    pub cursor_seq: i64,
+    /// A schedule: its next due time, once computed.
+    pub due_at: Option<DateTime<Utc>>,
+    /// A schedule: the run it started last.
+    pub running_run_id: Option<String>,
+}
+
+/// A run an event trigger matched, to start when its minute has room.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TriggerStart {
+    pub run_id: String,
+    pub workflow: String,
+    /// The seq of the event it matched; starts are taken in this order.
+    pub event_seq: i64,
+    /// What the run starts with: opaque to the store.
+    pub start: Value,
+    /// How many times a server took it and could not start it.
+    pub attempts: i64,
+}
+
+/// What became of a start a server took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartOutcome {
+    /// The run is recorded; the start stays a minute, counted in the rate.
+    Started,
+    /// It could not be taken at that moment: it waits again for the next sweep.
+    Again,
+    /// It is given up (refused, or tried too often).
+    Dropped,
+}
+
+/// How a queue of matched starts went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Queued {
+    /// Starts now waiting.
+    pub queued: u32,
+    /// Starts refused because the workflow had as many waiting as it may.
+    pub refused: u32,
+}
+
+/// A listen task that hears the playbook's events while it listens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewListener {
+    /// The task's reference in its run's document.
+    pub reference: String,
+    /// Its filters whose type is written out, as the document writes them.
+    pub filters: Value,
+}
+
+/// A listening task as kept.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Listener {
+    pub playbook: PlaybookRef,
+    pub run_id: String,
+    pub reference: String,
+    pub workflow: String,
+    pub version: i64,
+    pub filters: Value,
+    /// The last seq it was offered; it began after the step that started it.
+    pub cursor_seq: i64,
 }
 
 /// A saved version of a definition, with the definition's status.
@@ -290,6 +378,11 @@ pub struct WorkflowStep {
     pub done_work: Option<i64>,
     /// Keys of the run's work items to remove (timers no longer wanted).
     pub cancel_work: Vec<String>,
+    /// Listen tasks that begin to hear the playbook's events with this step, from the seq
+    /// after its last event; past [`crate::LISTENERS_MAX`] a playbook, one is not kept.
+    pub listen: Vec<NewListener>,
+    /// References of the run's listen tasks that stop with this step.
+    pub unlisten: Vec<String>,
     pub ending: Option<RunEnding>,
 }
 

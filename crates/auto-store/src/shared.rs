@@ -304,6 +304,13 @@ pub(crate) fn open_calls_reached(root: &str, open: i64, max: i64) -> StoreError 
     ))
 }
 
+/// The error of a save that would give one workflow more with triggers than a playbook holds.
+pub(crate) fn triggered_workflows_reached(workflows: i64) -> StoreError {
+    StoreError::LimitReached(format!(
+        "The playbook has {workflows} workflows with triggers, the most it may have; remove the schedule of one, or retire one, first."
+    ))
+}
+
 /// The columns of `requests` a request is read from, by name in both stores'
 /// `request_from_row`.
 macro_rules! request_columns {

@@ -24,12 +24,14 @@ use crate::shared::{
     event_insert_error, list_requests_sql, list_runs_sql, open_calls_reached, page_limit,
     parse_request_status, parse_run_status, parse_status, playbook_not_found, recorded_event,
     request_change_refused, request_columns, requests_page_limit, run_change_refused, run_columns,
-    run_events, run_not_found, runs_page_limit, saved_version, single,
+    run_events, run_not_found, runs_page_limit, saved_version, single, triggered_workflows_reached,
 };
 use crate::{
-    DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent,
-    NewRequest, NewRun, NewWork, Org, Playbook, PlaybookRef, Request, RequestClose, RequestFilter,
-    Result, Run, RunEnding, RunFilter, RunInboxEvent, Store, StoreError, Work, WorkflowStep,
+    DefinitionKey, DefinitionVersion, Event, EventFilter, LISTENERS_MAX, Listener,
+    NewDefinitionVersion, NewEvent, NewListener, NewRequest, NewRun, NewTrigger, NewWork, Org,
+    Playbook, PlaybookRef, Queued, Request, RequestClose, RequestFilter, Result, Run, RunEnding,
+    RunFilter, RunInboxEvent, StartOutcome, Store, StoreError, TRIGGER_START_LEASE_SECONDS,
+    TRIGGERED_WORKFLOWS_MAX, Trigger, TriggerStart, Work, WorkflowStep,
 };
 
 /// How many connections read beside the one that writes.
@@ -53,6 +55,7 @@ const MIGRATION_WORKFLOWS: &str = include_str!("../migrations/sqlite/0003_workfl
 const MIGRATION_REQUESTS: &str = include_str!("../migrations/sqlite/0004_requests.sql");
 const MIGRATION_CALLS: &str = include_str!("../migrations/sqlite/0005_calls.sql");
 const MIGRATION_RUN_INBOX: &str = include_str!("../migrations/sqlite/0006_run_inbox.sql");
+const MIGRATION_TRIGGERS: &str = include_str!("../migrations/sqlite/0007_triggers.sql");
 
 /// The columns `event_from_row` reads, in the order a `SELECT` lists them.
 macro_rules! event_columns {
@@ -262,6 +265,13 @@ fn migrator() -> Migrator {
             Cow::Borrowed("run inbox"),
             MigrationType::Simple,
             MIGRATION_RUN_INBOX.into_sql_str(),
+            false,
+        ),
+        Migration::new(
+            7,
+            Cow::Borrowed("triggers"),
+            MigrationType::Simple,
+            MIGRATION_TRIGGERS.into_sql_str(),
             false,
         ),
     ])
@@ -806,6 +816,20 @@ impl Store for SqliteStore {
             &reserved.now_text,
         )
         .await?;
+        if new.key.def_type == "workflow" {
+            let pk = reserved.playbook_pk;
+            let name = &new.key.name;
+            sync_triggers(
+                &mut tx,
+                pk,
+                name,
+                1,
+                &new.triggers,
+                event.seq,
+                &reserved.now_text,
+            )
+            .await?;
+        }
         tx.commit().await?;
         Ok((
             saved_version(new, 1, overview, reserved.now, reserved.now, event.seq),
@@ -856,6 +880,20 @@ impl Store for SqliteStore {
             &reserved.now_text,
         )
         .await?;
+        if new.key.def_type == "workflow" {
+            let pk = reserved.playbook_pk;
+            let name = &new.key.name;
+            sync_triggers(
+                &mut tx,
+                pk,
+                name,
+                version,
+                &new.triggers,
+                event.seq,
+                &reserved.now_text,
+            )
+            .await?;
+        }
         tx.commit().await?;
         Ok((
             saved_version(new, version, overview, created_at, reserved.now, event.seq),
@@ -887,6 +925,14 @@ impl Store for SqliteStore {
             let stored = stored_status(&mut tx, reserved.playbook_pk, key).await?;
             return Err(definition_change_refused(playbook, key, stored, None));
         };
+        // "Retiring the workflow stops every trigger."
+        if key.def_type == "workflow" {
+            sqlx::query("DELETE FROM triggers WHERE playbook_pk = ?1 AND workflow = ?2")
+                .bind(reserved.playbook_pk)
+                .bind(&key.name)
+                .execute(&mut *tx)
+                .await?;
+        }
         let event = single(insert_events(&mut tx, playbook, &reserved, vec![event]).await?)?;
         let row = sqlx::query(concat!(
             definition_columns!(),
@@ -1184,12 +1230,13 @@ impl Store for SqliteStore {
         &self,
         playbook: &PlaybookRef,
         run_id: &str,
-        step: WorkflowStep,
+        mut step: WorkflowStep,
     ) -> Result<i64> {
         if let Some(ending) = &step.ending {
             check_ending_status(ending.status, run_id)?;
         }
-        let (events, last_run_seq) = run_events(run_id, step.events)?;
+        let (events, last_run_seq) = run_events(run_id, std::mem::take(&mut step.events))?;
+        let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
         let mut tx = self.begin().await?;
         let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
         let state = to_json_text(&step.state)?;
@@ -1292,6 +1339,8 @@ impl Store for SqliteStore {
                 .execute(&mut *tx)
                 .await?;
         }
+        let last_seq = reserved.first_seq - 1 + event_count;
+        listen_in(&mut tx, reserved.playbook_pk, run_id, &step, last_seq).await?;
         tx.commit().await?;
         Ok(version)
     }
@@ -1649,6 +1698,409 @@ impl Store for SqliteStore {
             .map(request_from_row)
             .collect()
     }
+
+    async fn list_triggers(&self) -> Result<Vec<Trigger>> {
+        sqlx::query(
+            "SELECT p.org, p.id, t.workflow, t.kind, t.spec, t.version, t.since_seq, t.saved_at, \
+             t.cursor_seq, t.due_at, t.running_run_id FROM triggers t \
+             JOIN playbooks p ON p.pk = t.playbook_pk ORDER BY t.playbook_pk, t.workflow, t.kind",
+        )
+        .fetch_all(&self.reader)
+        .await?
+        .iter()
+        .map(|row| {
+            let spec: String = row.try_get(4)?;
+            let saved_at: String = row.try_get(7)?;
+            let due_at: Option<String> = row.try_get(9)?;
+            Ok(Trigger {
+                playbook: PlaybookRef::new(
+                    row.try_get::<String, _>(0)?,
+                    row.try_get::<String, _>(1)?,
+                ),
+                workflow: row.try_get(2)?,
+                kind: row.try_get(3)?,
+                spec: parse_json(&spec, "a trigger")?,
+                version: row.try_get(5)?,
+                since_seq: row.try_get(6)?,
+                saved_at: parse_time(&saved_at)?,
+                cursor_seq: row.try_get(8)?,
+                due_at: due_at.as_deref().map(parse_time).transpose()?,
+                running_run_id: row.try_get(10)?,
+            })
+        })
+        .collect()
+    }
+
+    async fn queue_trigger_starts(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        since_seq: i64,
+        cursor_seq: i64,
+        starts: Vec<TriggerStart>,
+        waiting_max: i64,
+    ) -> Result<Queued> {
+        let mut tx = self.begin().await?;
+        let playbook_pk = playbook_pk_in(&mut tx, playbook).await?;
+        let moved = sqlx::query(
+            "UPDATE triggers SET cursor_seq = max(cursor_seq, ?4) WHERE playbook_pk = ?1 \
+             AND workflow = ?2 AND kind = 'event' AND since_seq = ?3",
+        )
+        .bind(playbook_pk)
+        .bind(workflow)
+        .bind(since_seq)
+        .bind(cursor_seq)
+        .execute(&mut *tx)
+        .await?;
+        let mut queued = Queued::default();
+        if moved.rows_affected() == 0 {
+            return Ok(queued);
+        }
+        let mut waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM trigger_starts WHERE playbook_pk = ?1 AND workflow = ?2 \
+             AND taken_at IS NULL",
+        )
+        .bind(playbook_pk)
+        .bind(workflow)
+        .fetch_one(&mut *tx)
+        .await?;
+        for start in starts {
+            let known: bool = sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM runs WHERE playbook_pk = ?1 AND run_id = ?2) \
+                 OR EXISTS (SELECT 1 FROM trigger_starts WHERE playbook_pk = ?1 AND run_id = ?2)",
+            )
+            .bind(playbook_pk)
+            .bind(&start.run_id)
+            .fetch_one(&mut *tx)
+            .await?;
+            if known {
+                continue;
+            }
+            if waiting >= waiting_max {
+                queued.refused += 1;
+                continue;
+            }
+            sqlx::query(concat!(
+                "INSERT INTO trigger_starts (playbook_pk, run_id, workflow, event_seq, start, \
+                 queued_at) VALUES (?1, ?2, ?3, ?4, ?5, ",
+                now_sql!(),
+                ")"
+            ))
+            .bind(playbook_pk)
+            .bind(&start.run_id)
+            .bind(workflow)
+            .bind(start.event_seq)
+            .bind(to_json_text(&start.start)?)
+            .execute(&mut *tx)
+            .await?;
+            waiting += 1;
+            queued.queued += 1;
+        }
+        tx.commit().await?;
+        Ok(queued)
+    }
+
+    async fn take_trigger_starts(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        per_minute: i64,
+    ) -> Result<Vec<TriggerStart>> {
+        let mut tx = self.begin().await?;
+        let playbook_pk = playbook_pk_in(&mut tx, playbook).await?;
+        sqlx::query(
+            "DELETE FROM trigger_starts WHERE playbook_pk = ?1 AND workflow = ?2 \
+             AND taken_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-120 seconds') \
+             AND EXISTS (SELECT 1 FROM runs r WHERE r.playbook_pk = ?1 \
+             AND r.run_id = trigger_starts.run_id)",
+        )
+        .bind(playbook_pk)
+        .bind(workflow)
+        .execute(&mut *tx)
+        .await?;
+        let recent: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM trigger_starts WHERE playbook_pk = ?1 AND workflow = ?2 \
+             AND taken_at >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-60 seconds')",
+        )
+        .bind(playbook_pk)
+        .bind(workflow)
+        .fetch_one(&mut *tx)
+        .await?;
+        let room = (per_minute - recent).max(0);
+        let rows = sqlx::query(concat!(
+            "UPDATE trigger_starts SET taken_at = ",
+            now_sql!(),
+            " WHERE playbook_pk = ?1 AND run_id IN (\
+             SELECT run_id FROM (SELECT run_id, event_seq FROM trigger_starts \
+             WHERE playbook_pk = ?1 AND workflow = ?2 AND taken_at IS NULL \
+             ORDER BY event_seq LIMIT ?3) \
+             UNION SELECT s.run_id FROM trigger_starts s WHERE s.playbook_pk = ?1 \
+             AND s.workflow = ?2 AND s.taken_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?4) \
+             AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.playbook_pk = ?1 \
+             AND r.run_id = s.run_id)) \
+             RETURNING run_id, workflow, event_seq, start, attempts"
+        ))
+        .bind(playbook_pk)
+        .bind(workflow)
+        .bind(room)
+        .bind(format!("-{TRIGGER_START_LEASE_SECONDS} seconds"))
+        .fetch_all(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        let mut taken = rows
+            .iter()
+            .map(|row| {
+                let start: String = row.try_get(3)?;
+                Ok(TriggerStart {
+                    run_id: row.try_get(0)?,
+                    workflow: row.try_get(1)?,
+                    event_seq: row.try_get(2)?,
+                    start: parse_json(&start, "a trigger's start")?,
+                    attempts: row.try_get(4)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        taken.sort_by_key(|start| start.event_seq);
+        Ok(taken)
+    }
+
+    async fn settle_trigger_start(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        outcome: StartOutcome,
+    ) -> Result<()> {
+        let mut tx = self.begin().await?;
+        let playbook_pk = playbook_pk_in(&mut tx, playbook).await?;
+        let sql = match outcome {
+            StartOutcome::Started => return Ok(()),
+            StartOutcome::Again => {
+                "UPDATE trigger_starts SET taken_at = NULL, attempts = attempts + 1 \
+                 WHERE playbook_pk = ?1 AND run_id = ?2"
+            }
+            StartOutcome::Dropped => {
+                "DELETE FROM trigger_starts WHERE playbook_pk = ?1 AND run_id = ?2"
+            }
+        };
+        sqlx::query(sql)
+            .bind(playbook_pk)
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn move_schedule(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        kind: &str,
+        since_seq: i64,
+        expected_due_at: Option<DateTime<Utc>>,
+        due_at: DateTime<Utc>,
+        running_run_id: Option<&str>,
+    ) -> Result<bool> {
+        let mut tx = self.begin().await?;
+        let playbook_pk = playbook_pk_in(&mut tx, playbook).await?;
+        let moved = sqlx::query(
+            "UPDATE triggers SET due_at = ?6, running_run_id = coalesce(?7, running_run_id) \
+             WHERE playbook_pk = ?1 AND workflow = ?2 AND kind = ?3 AND since_seq = ?4 \
+             AND due_at IS ?5",
+        )
+        .bind(playbook_pk)
+        .bind(workflow)
+        .bind(kind)
+        .bind(since_seq)
+        .bind(expected_due_at.map(due_text))
+        .bind(due_text(due_at))
+        .bind(running_run_id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(moved.rows_affected() == 1)
+    }
+
+    async fn list_listeners(&self) -> Result<Vec<Listener>> {
+        sqlx::query(
+            "SELECT p.org, p.id, l.run_id, l.reference, l.workflow, l.version, l.filters, \
+             l.cursor_seq FROM listeners l JOIN playbooks p ON p.pk = l.playbook_pk \
+             ORDER BY l.playbook_pk, l.run_id, l.reference",
+        )
+        .fetch_all(&self.reader)
+        .await?
+        .iter()
+        .map(|row| {
+            let filters: String = row.try_get(6)?;
+            Ok(Listener {
+                playbook: PlaybookRef::new(
+                    row.try_get::<String, _>(0)?,
+                    row.try_get::<String, _>(1)?,
+                ),
+                run_id: row.try_get(2)?,
+                reference: row.try_get(3)?,
+                workflow: row.try_get(4)?,
+                version: row.try_get(5)?,
+                filters: parse_json(&filters, "a listener's filters")?,
+                cursor_seq: row.try_get(7)?,
+            })
+        })
+        .collect()
+    }
+
+    async fn advance_listener(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        reference: &str,
+        cursor_seq: i64,
+    ) -> Result<()> {
+        let mut tx = self.begin().await?;
+        let playbook_pk = playbook_pk_in(&mut tx, playbook).await?;
+        sqlx::query(
+            "UPDATE listeners SET cursor_seq = max(cursor_seq, ?4) WHERE playbook_pk = ?1 \
+             AND run_id = ?2 AND reference = ?3",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .bind(reference)
+        .bind(cursor_seq)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+/// A step's listening tasks: those it ends or its run's ending stop; those it begins hear
+/// the playbook's events recorded after `last_seq`, the step's last, unless the playbook has
+/// [`LISTENERS_MAX`] listening already.
+async fn listen_in(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook_pk: i64,
+    run_id: &str,
+    step: &WorkflowStep,
+    last_seq: i64,
+) -> Result<()> {
+    if step.ending.is_some() {
+        sqlx::query("DELETE FROM listeners WHERE playbook_pk = ?1 AND run_id = ?2")
+            .bind(playbook_pk)
+            .bind(run_id)
+            .execute(&mut **tx)
+            .await?;
+        return Ok(());
+    }
+    for reference in &step.unlisten {
+        sqlx::query(
+            "DELETE FROM listeners WHERE playbook_pk = ?1 AND run_id = ?2 AND reference = ?3",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .bind(reference)
+        .execute(&mut **tx)
+        .await?;
+    }
+    for NewListener { reference, filters } in &step.listen {
+        sqlx::query(
+            "INSERT INTO listeners (playbook_pk, run_id, reference, workflow, version, filters, \
+             cursor_seq) SELECT playbook_pk, run_id, ?3, name, definition_version, ?4, ?5 \
+             FROM runs WHERE playbook_pk = ?1 AND run_id = ?2 \
+             AND (SELECT count(*) FROM listeners WHERE playbook_pk = ?1) < ?6 \
+             ON CONFLICT (playbook_pk, run_id, reference) DO NOTHING",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .bind(reference)
+        .bind(to_json_text(filters)?)
+        .bind(last_seq)
+        .bind(LISTENERS_MAX)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// The playbook's key, inside a change.
+async fn playbook_pk_in(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook: &PlaybookRef,
+) -> Result<i64> {
+    sqlx::query_scalar("SELECT pk FROM playbooks WHERE org = ?1 AND id = ?2")
+        .bind(&playbook.org)
+        .bind(&playbook.playbook)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or_else(|| playbook_not_found(playbook))
+}
+
+/// A workflow's triggers after a save of version `version` recorded at `seq`: one left as it
+/// was keeps its row (cursor, due time, running run) and starts the new version; one changed
+/// or added starts from the save; one removed stops. A workflow that had none and has some
+/// counts against [`TRIGGERED_WORKFLOWS_MAX`].
+async fn sync_triggers(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook_pk: i64,
+    workflow: &str,
+    version: i64,
+    triggers: &[NewTrigger],
+    seq: i64,
+    now_text: &str,
+) -> Result<()> {
+    let kept: Vec<(String, String)> =
+        sqlx::query_as("SELECT kind, spec FROM triggers WHERE playbook_pk = ?1 AND workflow = ?2")
+            .bind(playbook_pk)
+            .bind(workflow)
+            .fetch_all(&mut **tx)
+            .await?;
+    if kept.is_empty() && !triggers.is_empty() {
+        let workflows: i64 = sqlx::query_scalar(
+            "SELECT count(DISTINCT workflow) FROM triggers WHERE playbook_pk = ?1",
+        )
+        .bind(playbook_pk)
+        .fetch_one(&mut **tx)
+        .await?;
+        if workflows >= TRIGGERED_WORKFLOWS_MAX {
+            return Err(triggered_workflows_reached(workflows));
+        }
+    }
+    for (kind, _) in &kept {
+        if !triggers.iter().any(|t| &t.kind == kind) {
+            sqlx::query(
+                "DELETE FROM triggers WHERE playbook_pk = ?1 AND workflow = ?2 AND kind = ?3",
+            )
+            .bind(playbook_pk)
+            .bind(workflow)
+            .bind(kind)
+            .execute(&mut **tx)
+            .await?;
+        }
+    }
+    for trigger in triggers {
+        let same = kept.iter().any(|(kind, spec)| {
+            kind == &trigger.kind
+                && serde_json::from_str::<Value>(spec).is_ok_and(|spec| spec == trigger.spec)
+        });
+        let sql = if same {
+            "UPDATE triggers SET version = ?4 WHERE playbook_pk = ?1 AND workflow = ?2 AND kind = ?3"
+        } else {
+            "INSERT INTO triggers (playbook_pk, workflow, kind, spec, version, since_seq, \
+             saved_at, cursor_seq) VALUES (?1, ?2, ?3, ?5, ?4, ?6, ?7, ?6 - 1) \
+             ON CONFLICT (playbook_pk, workflow, kind) DO UPDATE SET spec = excluded.spec, \
+             version = excluded.version, since_seq = excluded.since_seq, \
+             saved_at = excluded.saved_at, cursor_seq = excluded.cursor_seq, due_at = NULL"
+        };
+        sqlx::query(sql)
+            .bind(playbook_pk)
+            .bind(workflow)
+            .bind(&trigger.kind)
+            .bind(version)
+            .bind(to_json_text(&trigger.spec)?)
+            .bind(seq)
+            .bind(now_text)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
 }
 
 /// A due time as stored: RFC 3339 in UTC with exactly three fractional digits, like the

@@ -112,6 +112,7 @@ fn definition(def_type: &str, name: &str, source: &str) -> NewDefinitionVersion 
         diagram: "none".into(),
         description: Some(format!("{name} does things")),
         derived: json!({"warnings": [], "input_schema": {"type": "object", "b": 1, "a": 0.1}}),
+        triggers: Vec::new(),
     }
 }
 
@@ -1667,6 +1668,8 @@ fn step(expected_version: Option<i64>, state: serde_json::Value) -> WorkflowStep
         add_work: Vec::new(),
         done_work: None,
         cancel_work: Vec::new(),
+        listen: Vec::new(),
+        unlisten: Vec::new(),
         ending: None,
     }
 }

@@ -62,7 +62,7 @@ impl Scope {
 }
 
 /// The text between `${` and `}` of a `${ }` string, and its byte offset in the string.
-pub(super) fn enclosed(text: &str) -> Option<(&str, usize)> {
+pub(crate) fn enclosed(text: &str) -> Option<(&str, usize)> {
     let start = text.len() - text.trim_start().len();
     let trimmed = text.trim();
     let inner = trimmed.strip_prefix("${")?.strip_suffix('}')?;

@@ -16,6 +16,7 @@
 mod durations;
 pub mod engine;
 mod expressions;
+pub mod filters;
 pub mod model;
 mod overview;
 mod read;
@@ -35,7 +36,7 @@ pub use durations::{
 };
 pub use overview::{overview, used_by_section};
 pub use read::check_workflow;
-pub use schedule::{EVERY_MS_MIN, FILTERS_MAX, cron_in_words};
+pub use schedule::{EVERY_MS_MIN, FILTERS_MAX, cron_in_words, cron_latest_ms, cron_next_ms};
 
 /// "Nested task lists: 64 levels" (workflow page, "Limits").
 pub const TASK_LIST_NESTING_MAX: usize = 64;

@@ -76,6 +76,23 @@ pub(super) fn parse_cron(text: &str) -> Result<Cron, String> {
     Ok(cron)
 }
 
+/// The first time after `after_ms` (milliseconds since the epoch, UTC) that a saved cron
+/// names, or `None` when none comes (a cron that passed the save names one every year).
+pub fn cron_next_ms(text: &str, after_ms: i64) -> Option<i64> {
+    let cron = parse_cron(text).ok()?;
+    let after = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(after_ms)?;
+    let next = cron.find_next_occurrence(&after, false).ok()?;
+    Some(next.timestamp_millis())
+}
+
+/// The latest time at or before `at_ms` that a saved cron names.
+pub fn cron_latest_ms(text: &str, at_ms: i64) -> Option<i64> {
+    let cron = parse_cron(text).ok()?;
+    let at = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(at_ms)?;
+    let latest = cron.find_previous_occurrence(&at, true).ok()?;
+    Some(latest.timestamp_millis())
+}
+
 /// A cron in words, read in UTC where it reads plainly, as written otherwise.
 pub fn cron_in_words(text: &str) -> String {
     let fields: Vec<&str> = text.split_whitespace().collect();
@@ -313,6 +330,41 @@ mod tests {
         assert!(parse_cron("0 0 L * *").is_err());
         assert!(parse_cron("@daily").is_err());
         assert!(parse_cron("61 0 * * *").is_err());
+    }
+
+    #[test]
+    fn cron_times_are_read_in_utc_with_either_day_field() {
+        let at = |text: &str| {
+            chrono::DateTime::parse_from_rfc3339(text)
+                .unwrap()
+                .timestamp_millis()
+        };
+        // Friday 2026-11-27 10:00 UTC: the next working-day 09:00 is Monday's.
+        let friday = at("2026-11-27T10:00:00Z");
+        assert_eq!(
+            cron_next_ms("0 9 * * 1-5", friday),
+            Some(at("2026-11-30T09:00:00Z"))
+        );
+        assert_eq!(
+            cron_latest_ms("0 9 * * 1-5", friday),
+            Some(at("2026-11-27T09:00:00Z"))
+        );
+        // A time the cron names is its own latest, and not its own next.
+        let nine = at("2026-11-27T09:00:00Z");
+        assert_eq!(cron_latest_ms("0 9 * * 1-5", nine), Some(nine));
+        assert_eq!(
+            cron_next_ms("0 9 * * 1-5", nine),
+            Some(at("2026-11-30T09:00:00Z"))
+        );
+        // Both day fields restricted: a day that matches either is due (the 1st, or a Monday).
+        assert_eq!(
+            cron_next_ms("0 0 1 * 1", at("2026-11-27T10:00:00Z")),
+            Some(at("2026-11-30T00:00:00Z"))
+        );
+        assert_eq!(
+            cron_next_ms("0 0 1 * 1", at("2026-11-30T10:00:00Z")),
+            Some(at("2026-12-01T00:00:00Z"))
+        );
     }
 
     #[test]

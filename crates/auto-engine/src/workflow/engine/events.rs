@@ -462,7 +462,7 @@ fn text(
 }
 
 /// Equality "compared as JSON": numbers by their value, so 1 equals 1.0.
-fn json_equal(a: &Value, b: &Value) -> bool {
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {

@@ -37,8 +37,8 @@
 
 mod errors;
 mod eval;
-mod events;
-mod ids;
+pub(crate) mod events;
+pub(crate) mod ids;
 mod run;
 #[cfg(test)]
 mod tests;
@@ -424,6 +424,38 @@ pub struct Step {
 }
 
 /// Starts a run with its input at `now_ms`.
+/// The listen tasks under way in a run's snapshot whose filters hear the playbook's events
+/// ("A filter whose type is written out ... also hears the events of the whole playbook"):
+/// each task's reference with those filters, in document order. A shell compares the lists
+/// before and after a step to know which tasks began and stopped listening.
+pub fn listening(workflow: &Workflow, state: &RunState) -> Vec<(String, Vec<Value>)> {
+    let mut pointers = Vec::new();
+    if !state.ended {
+        run::listening_pointers(&state.root, &mut pointers);
+    }
+    pointers
+        .into_iter()
+        .filter_map(|pointer| {
+            let to = workflow.raw(&format!("{pointer}/listen/to"))?;
+            let mut filters = Vec::new();
+            for list in ["one", "any", "all"] {
+                let found: Vec<&Value> = match to.get(list) {
+                    Some(Value::Array(items)) => items.iter().collect(),
+                    Some(one @ Value::Object(_)) => vec![one],
+                    _ => Vec::new(),
+                };
+                for filter in found {
+                    let with = filter.get("with").and_then(Value::as_object);
+                    if with.is_some_and(|with| super::filters::written_type(with).is_some()) {
+                        filters.push(Value::Object(with.cloned().unwrap_or_default()));
+                    }
+                }
+            }
+            (!filters.is_empty()).then_some((pointer, filters))
+        })
+        .collect()
+}
+
 pub fn start(workflow: &Workflow, info: &RunInfo, input: Value, now_ms: i64) -> Step {
     run::start(workflow, info, input, now_ms)
 }

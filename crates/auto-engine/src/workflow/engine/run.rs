@@ -45,6 +45,32 @@ const RUN_TIMER: &str = "timeout:/";
 /// The timer of the longest a run may last (`WORKFLOW_MAX_DURATION`), set at its start.
 pub const OVERRUN_TIMER_ID: &str = "overrun:/";
 
+/// The pointers of the listen tasks under way beneath a frame.
+pub(super) fn listening_pointers(frame: &Frame, out: &mut Vec<String>) {
+    let Some(task) = &frame.task else { return };
+    match &task.body {
+        Body::Listen { .. } => out.push(task.pointer.clone()),
+        Body::Do { frame } => listening_pointers(frame, out),
+        Body::For {
+            frame: Some(frame), ..
+        } => listening_pointers(frame, out),
+        Body::Try { phase, .. } => match phase {
+            TryPhase::Trying { frame } | TryPhase::Recovering { frame } => {
+                listening_pointers(frame, out);
+            }
+            TryPhase::Delay { .. } => {}
+        },
+        Body::Fork { branches } => {
+            for branch in branches {
+                if let Branch::Running { frame } = branch {
+                    listening_pointers(frame, out);
+                }
+            }
+        }
+        Body::For { frame: None, .. } | Body::Call { .. } | Body::Wait { .. } => {}
+    }
+}
+
 /// A task list under way: where it is, the data handed to its current task, the loop and
 /// catch names its tasks see, and the task under way.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,667 @@
+//! Triggers through HTTP: workflows that start on the playbook's events and at their times,
+//! with the page's rules ("Triggers", "Event filters", "Schedules", "When a trigger applies",
+//! "Trigger limits"), and listen tasks that hear the playbook's events ("Waiting for events").
+//!
+//! The servers here sweep every 50 ms; the schedule tests move the clock the schedules read
+//! (`[scheduler] clock_offset_ms`) instead of waiting, except one that waits for the real
+//! clock's next minute.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use auto_server::config::RunLimits;
+use auto_server::reasoning_runs::Models;
+use common::{TestServer, test_store};
+use serde_json::{Value, json};
+
+const HEADER: &str =
+    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
+
+/// Starts on each high-priority brief submitted; its output is the brief it started on.
+const ON_BRIEF: &str = r#"schedule:
+  on:
+    one:
+      with: { type: com.example.brief.submitted, data: '${ $data.priority === "high" }' }
+do:
+  - take:
+      set:
+        brief: ${ $data[0].data.brief }
+        events: ${ $data.length }
+"#;
+
+fn limits(offset_ms: i64) -> RunLimits {
+    RunLimits {
+        sweep_ms: 50,
+        clock_offset_ms: offset_ms,
+        ..RunLimits::default()
+    }
+}
+
+async fn server() -> TestServer {
+    TestServer::start_with_config("[scheduler]\nsweep_ms = 50\n").await
+}
+
+async fn server_on(store: Arc<dyn auto_store::Store>, offset_ms: i64) -> TestServer {
+    let dir = tempfile::tempdir().expect("a directory");
+    TestServer::start_limited(store, Vec::new(), Models::none(), limits(offset_ms), dir).await
+}
+
+async fn save(server: &TestServer, pb: &str, name: &str, body: &str) -> common::Reply {
+    let source = format!("{HEADER}{body}");
+    server
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": "workflow", "name": name, "source": source, "diagram": "none"}),
+        )
+        .await
+}
+
+async fn saved(server: &TestServer, pb: &str, name: &str, body: &str) -> Value {
+    let reply = save(server, pb, name, body).await;
+    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    reply.body
+}
+
+async fn update(server: &TestServer, pb: &str, name: &str, body: &str) -> Value {
+    let source = format!("{HEADER}{body}");
+    let reply = server
+        .put(
+            &format!("{pb}/definitions/workflow/{name}"),
+            json!({"source": source, "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    reply.body
+}
+
+async fn publish(server: &TestServer, pb: &str, event: Value) -> Value {
+    let reply = server.post(&format!("{pb}/events"), event).await;
+    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    reply.body
+}
+
+/// The runs of a workflow as listed (without input and output), oldest first.
+async fn runs_of(server: &TestServer, pb: &str, name: &str) -> Vec<Value> {
+    let reply = server
+        .get(&format!("{pb}/runs?type=workflow&name={name}&limit=1000"))
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    let mut runs = reply.body["runs"].as_array().expect("runs").clone();
+    runs.reverse();
+    runs
+}
+
+/// Each run in full, with its input and output.
+async fn in_full(server: &TestServer, pb: &str, runs: &[Value]) -> Vec<Value> {
+    let mut full = Vec::new();
+    for listed in runs {
+        full.push(run(server, pb, listed["run_id"].as_str().expect("a run id")).await);
+    }
+    full
+}
+
+/// Waits until the workflow has `count` runs, all ended, within `within`.
+async fn ended_runs(
+    server: &TestServer,
+    pb: &str,
+    name: &str,
+    count: usize,
+    within: Duration,
+) -> Vec<Value> {
+    let deadline = Instant::now() + within;
+    loop {
+        let runs = runs_of(server, pb, name).await;
+        if runs.len() >= count && runs.iter().all(|r| r["status"] != "started") {
+            return runs;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} has {} runs, not {count} ended: {runs:#?}",
+            runs.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn run(server: &TestServer, pb: &str, run_id: &str) -> Value {
+    let reply = server.get(&format!("{pb}/runs/{run_id}")).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    reply.body
+}
+
+/// Events of a type, in order.
+async fn events_of(server: &TestServer, pb: &str, event_type: &str) -> Vec<Value> {
+    let reply = server
+        .get(&format!("{pb}/events?type={event_type}&limit=1000"))
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    reply.body["events"].as_array().expect("events").clone()
+}
+
+/// A few sweeps.
+async fn settle() {
+    tokio::time::sleep(Duration::from_millis(400)).await;
+}
+
+#[tokio::test]
+async fn an_event_trigger_starts_a_run_for_each_matching_event_acting_for_the_playbook() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    // Recorded before the trigger was saved: never matched.
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.brief.submitted", "data": {"priority": "high", "brief": "early"}}),
+    )
+    .await;
+    let definition = saved(&server, &pb, "intake", ON_BRIEF).await;
+    assert_eq!(
+        definition["triggers"],
+        json!([{"kind": "event", "reference": "/schedule/on", "filters": [
+            {"type": "com.example.brief.submitted", "data": "${ $data.priority === \"high\" }"}
+        ]}])
+    );
+    assert!(definition["triggers_since"].is_string(), "{definition:#}");
+    let high = publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.brief.submitted", "id": "b-1", "data": {"priority": "high", "brief": "spring"}}),
+    )
+    .await;
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.brief.submitted", "id": "b-2", "data": {"priority": "low", "brief": "summer"}}),
+    )
+    .await;
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.other", "id": "o-1", "data": {"priority": "high"}}),
+    )
+    .await;
+    let runs = ended_runs(&server, &pb, "intake", 1, Duration::from_secs(10)).await;
+    settle().await;
+    let runs_now = runs_of(&server, &pb, "intake").await;
+    assert_eq!(runs_now.len(), 1, "{runs_now:#?}");
+    let run_id = runs[0]["run_id"].as_str().unwrap();
+    assert!(run_id.starts_with("intake.on."), "{run_id}");
+    let started = run(&server, &pb, run_id).await;
+    assert_eq!(started["status"], "succeeded", "{started:#}");
+    assert_eq!(started["started_by"], "playbook:main");
+    assert_eq!(started["output"], json!({"brief": "spring", "events": 1}));
+    // Its input is a list holding the event.
+    assert_eq!(started["input"][0]["id"], "b-1");
+    assert_eq!(started["input"][0]["data"], high["data"]);
+    // The run's facts name the trigger and carry the depth of what it matched.
+    let facts = server
+        .get(&format!("{pb}/events?run_id={run_id}&type=run_started"))
+        .await;
+    let fact = &facts.body["events"][0];
+    assert_eq!(fact["triggerkind"], "event", "{fact:#}");
+    assert_eq!(fact["triggerreference"], "/schedule/on");
+    assert_eq!(fact["depth"], 2, "{fact:#}");
+    assert_eq!(fact["caller"], "playbook:main");
+    assert!(
+        fact.get("data").is_none(),
+        "a filter never sees a run's input"
+    );
+}
+
+#[tokio::test]
+async fn a_trigger_hears_its_own_saving_and_a_filter_by_source_leaves_it_out() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    let any_definition = r#"schedule:
+  on:
+    one:
+      with: { type: definition_created }
+do:
+  - take:
+      set:
+        subject: ${ $data[0].subject }
+"#;
+    saved(&server, &pb, "on-created", any_definition).await;
+    let by_source = r#"schedule:
+  on:
+    one:
+      with: { type: definition_created, source: /definitions/workflow/target }
+do:
+  - take:
+      set:
+        subject: ${ $data[0].subject }
+"#;
+    saved(&server, &pb, "on-target", by_source).await;
+    // "The saving itself is the first thing it can match."
+    let runs = ended_runs(&server, &pb, "on-created", 2, Duration::from_secs(10)).await;
+    let runs = in_full(&server, &pb, &runs).await;
+    let subjects: Vec<&Value> = runs.iter().map(|r| &r["output"]["subject"]).collect();
+    assert!(
+        subjects.contains(&&json!("workflow/on-created"))
+            && subjects.contains(&&json!("workflow/on-target")),
+        "{runs:#?}"
+    );
+    saved(&server, &pb, "target", "do:\n  - a:\n      set: { a: 1 }\n").await;
+    let targeted = ended_runs(&server, &pb, "on-target", 1, Duration::from_secs(10)).await;
+    let targeted = in_full(&server, &pb, &targeted).await;
+    settle().await;
+    assert_eq!(runs_of(&server, &pb, "on-target").await.len(), 1);
+    assert_eq!(targeted[0]["output"]["subject"], "workflow/target");
+}
+
+#[tokio::test]
+async fn a_workflow_does_not_start_for_what_its_own_runs_caused() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    // Starts on any workflow run that succeeded, and emits an event it also listens for.
+    let echo = r#"schedule:
+  on:
+    any:
+      - with: { type: run_succeeded }
+      - with: { type: com.example.echo }
+do:
+  - say:
+      emit:
+        event:
+          with:
+            type: com.example.echo
+            source: https://example.com/echo
+            data: { of: '${ $data[0].subject }' }
+"#;
+    saved(&server, &pb, "echo", echo).await;
+    saved(&server, &pb, "other", "do:\n  - a:\n      set: { a: 1 }\n").await;
+    let reply = server
+        .post(
+            &format!("{pb}/definitions/workflow/other/runs"),
+            json!({"input": {}}),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    // other's run_succeeded starts echo once; echo's own fact and echo's own emitted event
+    // start nothing.
+    ended_runs(&server, &pb, "echo", 1, Duration::from_secs(10)).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let runs = runs_of(&server, &pb, "echo").await;
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    assert_eq!(events_of(&server, &pb, "com.example.echo").await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_chain_of_triggers_stops_at_depth_eight_and_the_refusal_is_recorded() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    let relay = |hears: &str, says: &str| {
+        format!(
+            r#"schedule:
+  on:
+    one:
+      with: {{ type: com.example.{hears} }}
+do:
+  - say:
+      emit:
+        event:
+          with:
+            type: com.example.{says}
+            source: https://example.com/relay
+"#
+        )
+    };
+    saved(&server, &pb, "ping", &relay("ping", "pong")).await;
+    saved(&server, &pb, "pong", &relay("pong", "ping")).await;
+    publish(&server, &pb, json!({"type": "com.example.ping"})).await;
+    // ping at depths 1, 3, 5, 7; pong at 2, 4, 6, 8; the ping pong's run at 8 emits is at 9.
+    ended_runs(&server, &pb, "pong", 4, Duration::from_secs(20)).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(runs_of(&server, &pb, "ping").await.len(), 4);
+    assert_eq!(runs_of(&server, &pb, "pong").await.len(), 4);
+    let pings = events_of(&server, &pb, "com.example.ping").await;
+    let depths: Vec<i64> = pings.iter().map(|e| e["depth"].as_i64().unwrap()).collect();
+    assert_eq!(depths, vec![1, 3, 5, 7, 9]);
+    let refused = events_of(&server, &pb, "reaction_refused").await;
+    assert_eq!(refused.len(), 1, "{refused:#?}");
+    assert_eq!(refused[0]["subject"], "workflow/ping");
+    assert_eq!(refused[0]["data"]["count"], 1);
+    assert_eq!(
+        refused[0]["data"]["reason"],
+        format!(
+            "The event trigger did not start a run: the event {} is at depth 9, deeper than a chain of triggers may go (8).",
+            pings[4]["id"].as_str().unwrap()
+        )
+    );
+}
+
+#[tokio::test]
+async fn an_unchanged_trigger_goes_on_a_changed_one_starts_from_its_saving_and_retiring_stops() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    let first = saved(&server, &pb, "intake", ON_BRIEF).await;
+    let brief = |id: &str| json!({"type": "com.example.brief.submitted", "id": id, "data": {"priority": "high", "brief": id}});
+    publish(&server, &pb, brief("b-1")).await;
+    ended_runs(&server, &pb, "intake", 1, Duration::from_secs(10)).await;
+    // A new version that leaves the trigger as it was: it goes on, and starts version 2.
+    let second = update(
+        &server,
+        &pb,
+        "intake",
+        &ON_BRIEF.replace("events:", "count:"),
+    )
+    .await;
+    assert_eq!(second["version"], 2);
+    assert_ne!(second["triggers_since"], first["triggers_since"]);
+    publish(&server, &pb, brief("b-2")).await;
+    let runs = ended_runs(&server, &pb, "intake", 2, Duration::from_secs(10)).await;
+    assert_eq!(runs[1]["definition_version"], 2, "{runs:#?}");
+    // A version without a schedule stops it.
+    update(&server, &pb, "intake", "do:\n  - a:\n      set: { a: 1 }\n").await;
+    publish(&server, &pb, brief("b-3")).await;
+    settle().await;
+    assert_eq!(runs_of(&server, &pb, "intake").await.len(), 2);
+    // Adding it again applies from that saving: b-3 was before it.
+    update(&server, &pb, "intake", ON_BRIEF).await;
+    publish(&server, &pb, brief("b-4")).await;
+    let runs = ended_runs(&server, &pb, "intake", 3, Duration::from_secs(10)).await;
+    settle().await;
+    let runs_now = runs_of(&server, &pb, "intake").await;
+    assert_eq!(runs_now.len(), 3, "{runs_now:#?}");
+    assert_eq!(runs[2]["definition_version"], 4);
+    // Retiring stops every trigger.
+    let reply = server
+        .delete(&format!("{pb}/definitions/workflow/intake"))
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    publish(&server, &pb, brief("b-5")).await;
+    settle().await;
+    assert_eq!(runs_of(&server, &pb, "intake").await.len(), 3);
+}
+
+#[tokio::test]
+async fn a_filter_that_raises_matches_nothing_and_is_recorded_once_for_its_version() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    let fragile = r#"schedule:
+  on:
+    one:
+      with: { type: com.example.order, data: '${ $data.lines.length > 0 }' }
+do:
+  - take:
+      set: { n: '${ $data[0].data.lines.length }' }
+"#;
+    saved(&server, &pb, "orders", fragile).await;
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.order", "data": {}}),
+    )
+    .await;
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.order", "data": {}}),
+    )
+    .await;
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.order", "data": {"lines": [1, 2]}}),
+    )
+    .await;
+    let runs = ended_runs(&server, &pb, "orders", 1, Duration::from_secs(10)).await;
+    let runs = in_full(&server, &pb, &runs).await;
+    settle().await;
+    assert_eq!(runs_of(&server, &pb, "orders").await.len(), 1);
+    assert_eq!(runs[0]["output"], json!({"n": 2}));
+    let failed = events_of(&server, &pb, "filter_failed").await;
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0]["subject"], "workflow/orders");
+    assert_eq!(failed[0]["data"]["reference"], "/schedule/on");
+    assert_eq!(failed[0]["data"]["version"], 1);
+}
+
+#[tokio::test]
+async fn an_event_trigger_starts_sixty_runs_a_minute_keeps_a_thousand_waiting_and_refuses_more() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    saved(
+        &server,
+        &pb,
+        "burst",
+        "schedule:\n  on:\n    one:\n      with: { type: com.example.tick }\ndo:\n  - a:\n      set: { a: 1 }\n",
+    )
+    .await;
+    for n in 0..1_061 {
+        publish(
+            &server,
+            &pb,
+            json!({"type": "com.example.tick", "id": format!("t-{n}")}),
+        )
+        .await;
+    }
+    ended_runs(&server, &pb, "burst", 60, Duration::from_secs(30)).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        let refused = events_of(&server, &pb, "reaction_refused").await;
+        if !refused.is_empty() || Instant::now() > deadline {
+            break refused;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The first minute: 60 runs, 1,000 waiting, one refused.
+    assert_eq!(runs_of(&server, &pb, "burst").await.len(), 60);
+    assert_eq!(refused.len(), 1, "{refused:#?}");
+    assert_eq!(refused[0]["data"]["count"], 1);
+    assert_eq!(
+        refused[0]["data"]["reason"],
+        "The event trigger did not start a run: 1000 runs already wait for a later minute."
+    );
+}
+
+#[tokio::test]
+async fn a_playbook_holds_1024_workflows_with_triggers_and_refuses_one_more() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    let triggered = "schedule:\n  on:\n    one:\n      with: { type: com.example.never }\ndo:\n  - a:\n      set: { a: 1 }\n";
+    for n in 0..1_024 {
+        saved(&server, &pb, &format!("w{n}"), triggered).await;
+    }
+    let refused = save(&server, &pb, "w1024", triggered).await;
+    let problem = refused.assert_problem(409, "conflict");
+    assert_eq!(
+        problem["title"],
+        "The playbook has too many workflows with triggers"
+    );
+    // Without triggers it saves; and a workflow that keeps its triggers updates.
+    saved(&server, &pb, "plain", "do:\n  - a:\n      set: { a: 1 }\n").await;
+    update(&server, &pb, "w0", &triggered.replace("a: 1", "a: 2")).await;
+    // One stops: the place is free again.
+    update(&server, &pb, "w1", "do:\n  - a:\n      set: { a: 1 }\n").await;
+    saved(&server, &pb, "w1024", triggered).await;
+}
+
+#[tokio::test]
+async fn a_listen_task_with_a_written_type_hears_the_playbooks_events_while_it_listens() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    let listen = r#"do:
+  - hear:
+      listen:
+        to:
+          one:
+            with: { type: com.example.approved, data: '${ $data.brief === "b-7" }' }
+  - done:
+      set:
+        approval: ${ $data[0] }
+"#;
+    saved(&server, &pb, "approval", listen).await;
+    // Recorded before the task listened: not offered to it.
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.approved", "id": "early", "data": {"brief": "b-7", "by": "early"}}),
+    )
+    .await;
+    let reply = server
+        .post(
+            &format!("{pb}/definitions/workflow/approval/runs"),
+            json!({"input": {}, "run_id": "a-1"}),
+        )
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    settle().await;
+    assert_eq!(run(&server, &pb, "a-1").await["status"], "started");
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.approved", "id": "other", "data": {"brief": "b-8"}}),
+    )
+    .await;
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.approved", "id": "yes", "data": {"brief": "b-7", "by": "ana"}}),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ended = loop {
+        let ended = run(&server, &pb, "a-1").await;
+        if ended["status"] != "started" {
+            break ended;
+        }
+        assert!(Instant::now() < deadline, "{ended:#}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(ended["status"], "succeeded", "{ended:#}");
+    assert_eq!(
+        ended["output"],
+        json!({"approval": {"brief": "b-7", "by": "ana"}})
+    );
+}
+
+#[tokio::test]
+async fn only_the_latest_missed_time_runs_after_the_runtime_was_stopped() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let store = test_store(dir.path()).await;
+    let mut first = server_on(store.clone(), 0).await;
+    let pb = first.playbook().await;
+    let every =
+        "schedule:\n  every: PT1M\ndo:\n  - a:\n      set:\n        due: ${ $data.schedule.due }\n";
+    let definition = saved(&first, &pb, "tick", every).await;
+    assert_eq!(
+        definition["triggers"],
+        json!([{"kind": "every", "reference": "/schedule/every", "milliseconds": 60000}])
+    );
+    settle().await;
+    assert!(runs_of(&first, &pb, "tick").await.is_empty());
+    first.handle.take().expect("a server").stop().await.unwrap();
+    // Five and a half minutes pass while no server runs: five times came due.
+    let second = server_on(store.clone(), 330_000).await;
+    let runs = ended_runs(&second, &pb, "tick", 1, Duration::from_secs(10)).await;
+    let runs = in_full(&second, &pb, &runs).await;
+    settle().await;
+    let runs_now = runs_of(&second, &pb, "tick").await;
+    assert_eq!(runs_now.len(), 1, "{runs_now:#?}");
+    let saved_at =
+        chrono::DateTime::parse_from_rfc3339(definition["updated_at"].as_str().unwrap()).unwrap();
+    let due =
+        chrono::DateTime::parse_from_rfc3339(runs[0]["output"]["due"].as_str().unwrap()).unwrap();
+    let after = (due - saved_at).num_milliseconds();
+    assert!(
+        (299_000..=301_000).contains(&after),
+        "the due time {due} is {after} ms after the save"
+    );
+    let started = run(&second, &pb, runs[0]["run_id"].as_str().unwrap()).await;
+    assert_eq!(
+        started["input"],
+        json!({"schedule": {"due": runs[0]["output"]["due"]}})
+    );
+    assert_eq!(started["started_by"], "playbook:main");
+}
+
+#[tokio::test]
+async fn a_schedule_has_one_run_at_a_time_and_skips_a_time_due_while_it_runs() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let store = test_store(dir.path()).await;
+    let mut first = server_on(store.clone(), 0).await;
+    let pb = first.playbook().await;
+    // Each run waits for an event that never comes.
+    let slow = "schedule:\n  every: PT1M\ndo:\n  - hold:\n      listen:\n        to:\n          one:\n            with: { type: com.example.never }\n";
+    saved(&first, &pb, "slow", slow).await;
+    settle().await;
+    first.handle.take().expect("a server").stop().await.unwrap();
+    let mut second = server_on(store.clone(), 70_000).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while runs_of(&second, &pb, "slow").await.is_empty() {
+        assert!(Instant::now() < deadline, "no run started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    second
+        .handle
+        .take()
+        .expect("a server")
+        .stop()
+        .await
+        .unwrap();
+    // The next time comes while the first run still waits: skipped, and recorded.
+    let third = server_on(store.clone(), 130_000).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        let refused = events_of(&third, &pb, "reaction_refused").await;
+        if !refused.is_empty() {
+            break refused;
+        }
+        assert!(Instant::now() < deadline, "no refusal recorded");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let runs = runs_of(&third, &pb, "slow").await;
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    let reason = refused[0]["data"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("The every trigger did not start a run: the time ")
+            && reason.ends_with(&format!(
+                "came while its run {} still ran.",
+                runs[0]["run_id"].as_str().unwrap()
+            )),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn a_cron_and_an_every_start_runs_on_the_real_clock() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    let both = "schedule:\n  cron: '* * * * *'\n  every: PT1M\ndo:\n  - a:\n      set:\n        due: ${ $data.schedule.due }\n";
+    saved(&server, &pb, "clock", both).await;
+    let runs = ended_runs(&server, &pb, "clock", 2, Duration::from_secs(75)).await;
+    let runs = in_full(&server, &pb, &runs).await;
+    let mut kinds: Vec<String> = Vec::new();
+    for listed in &runs[..2] {
+        let run_id = listed["run_id"].as_str().unwrap();
+        let facts = server
+            .get(&format!("{pb}/events?run_id={run_id}&type=run_started"))
+            .await;
+        kinds.push(
+            facts.body["events"][0]["triggerkind"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+        let due = listed["output"]["due"].as_str().unwrap();
+        assert!(due.ends_with("Z"), "{due}");
+    }
+    kinds.sort();
+    assert_eq!(kinds, vec!["cron", "every"]);
+    // A cron's time is a whole minute.
+    let cron_run = runs
+        .iter()
+        .find(|r| r["run_id"].as_str().unwrap().contains(".cron."))
+        .expect("a cron run");
+    assert!(
+        cron_run["output"]["due"]
+            .as_str()
+            .unwrap()
+            .ends_with(":00.000Z"),
+        "{cron_run:#}"
+    );
+}
