@@ -1,7 +1,7 @@
 //! `auto.toml`: the server's configuration (supplement §4). Every key is optional.
 //!
-//! The sections later features read (providers, gateways, models, tool servers) are kept as
-//! TOML tables until those features parse them; unknown top-level keys are refused, so a typo
+//! The sections other crates read (providers, gateways and models for `auto-models`, tool
+//! servers for `auto-tools`) are kept as TOML tables here and parsed by those crates; unknown top-level keys are refused, so a typo
 //! is reported at start rather than silently ignored.
 
 use std::net::SocketAddr;
@@ -88,8 +88,8 @@ impl Config {
 }
 
 impl Config {
-    /// The providers, gateways and models, with the secrets read from the environment or
-    /// files, and `[limits] model_call_bound_ms`, which shortens the page's bound of a model
+    /// The providers, gateways, models and tool servers, with the secrets read from the
+    /// environment or files, and `[limits] model_call_bound_ms`, which shortens the page's bound of a model
     /// call (it never lengthens it).
     pub fn models(&self) -> Result<crate::reasoning_runs::Models, ConfigError> {
         let providers =
@@ -98,6 +98,8 @@ impl Config {
         let mut models = crate::reasoning_runs::Models::none();
         models.providers = providers;
         models.catalog = auto_models::Catalog::from_config(&self.models)
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        models.tools = auto_tools::ToolServers::from_config(&self.tool_servers)
             .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         if let Some(value) = self.limits.get(LIMIT_MODEL_CALL_BOUND_MS) {
             let ms = value

@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod problem;
 pub mod reasoning_runs;
+pub mod reasoning_tools;
 pub mod run_events;
 pub mod runs;
 pub mod service;
