@@ -13,9 +13,11 @@
 //! it too.
 
 mod aimock;
+mod everything;
 mod mcp;
 mod provider;
 
 pub use aimock::{AIMOCK_VARIABLE, Aimock};
+pub use everything::{EVERYTHING_VARIABLE, Everything};
 pub use mcp::{HttpFailure, McpDouble, RecordedCall};
 pub use provider::{ProviderDouble, ProviderKind, RecordedRequest, Reply, ScriptedToolCall};
