@@ -435,6 +435,63 @@ fn called_words(ledger: &Ledger) -> String {
     words(&seen)
 }
 
+/// "run_definition with the run_id of a tool-calling run that ended without succeeding returns
+/// conflict with the kind tools_called. When every tool it called only reads, the rejection
+/// also has because: \"only_read\", and its words say nothing was changed." `None` for a run
+/// that called no tool, which may be run again.
+pub(crate) async fn tools_called(
+    store: &dyn auto_store::Store,
+    pb: &auto_store::PlaybookRef,
+    run: &Run,
+) -> Result<Option<Problem>, Problem> {
+    let filter = auto_store::EventFilter {
+        run_id: Some(run.run_id.clone()),
+        event_type: Some("tool_call_started".to_owned()),
+        ..auto_store::EventFilter::default()
+    };
+    let events = store
+        .list_events(pb, &filter)
+        .await
+        .map_err(crate::service::store_problem)?;
+    if events.is_empty() {
+        return Ok(None);
+    }
+    let mut ledger = Ledger::default();
+    for event in &events {
+        let data = event.data.clone().unwrap_or(Value::Null);
+        ledger.called.push(Called {
+            call_id: String::new(),
+            server: data["server"].as_str().unwrap_or_default().to_owned(),
+            tool: data["tool"].as_str().unwrap_or_default().to_owned(),
+            read_only: data["read_only"] == json!(true),
+            arguments: String::new(),
+            seen: String::new(),
+            is_error: false,
+        });
+    }
+    let only_read = ledger.only_read();
+    let detail = if only_read {
+        format!(
+            "The run {} called {}, which only read, so nothing was changed, and it ended without succeeding; the same run id never runs that work again: start a new run with a new run id.",
+            run.run_id,
+            called_words(&ledger)
+        )
+    } else {
+        format!(
+            "The run {} called {} and ended without succeeding; the same run id never runs that work again, since a tool its server does not mark read-only may already have changed something outside the playbook. Inspect its history and any external effects before starting a new run with a new run id.",
+            run.run_id,
+            called_words(&ledger)
+        )
+    };
+    let mut problem = Problem::conflict(title(run, "called tools under this run id"), detail)
+        .with_kind("tools_called");
+    if only_read {
+        problem.because = Some("only_read".into());
+    }
+    problem.run_id = Some(run.run_id.clone());
+    Ok(Some(problem))
+}
+
 /// Whether the run's history shows tool calls asked for or made.
 pub(crate) fn called_tools(tool_calls: &[CallRecord], calls: &[CallRecord]) -> bool {
     !tool_calls.is_empty()

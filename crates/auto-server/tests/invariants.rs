@@ -80,6 +80,9 @@ fn nothing_but_auto_tools_is_an_mcp_client() {
             .and_then(|r| r.get("features"))
             .and_then(|f| f.as_array())
             .is_some_and(|features| features.iter().any(|f| f.as_str() == Some("client")));
-        assert!(!client, "{name} takes rmcp's client: only auto-tools speaks to tool servers");
+        assert!(
+            !client,
+            "{name} takes rmcp's client: only auto-tools speaks to tool servers"
+        );
     }
 }

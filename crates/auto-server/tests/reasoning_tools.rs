@@ -641,3 +641,53 @@ async fn a_run_whose_model_is_not_offered_contacts_no_tool_server() {
     assert_eq!(mcp.requests_seen(), 0);
     assert!(provider.requests().is_empty());
 }
+
+// --- Retrying under the run id -----------------------------------------------------------------
+
+#[tokio::test]
+async fn a_tool_calling_run_that_did_not_succeed_is_never_run_again_under_its_id() {
+    let s = setup("graph/write, graph/broken", "").await;
+    s.provider.script([
+        Reply::ToolCalls(vec![call("w", "graph__write", json!({"q": "x"}))]),
+        Reply::ToolCalls(
+            (0..5)
+                .map(|i| call(&format!("b{i}"), "graph__broken", json!({"q": i})))
+                .collect(),
+        ),
+    ]);
+    s.run("r1").await.assert_problem(409, "conflict");
+    let (requests, calls) = (s.provider.requests().len(), s.mcp.calls().len());
+    let again = s.run("r1").await;
+    let problem = again.assert_problem(409, "conflict");
+    assert_eq!(problem["kind"], "tools_called");
+    assert_eq!(problem["because"], Value::Null);
+    assert_eq!(problem["run_id"], "r1");
+    assert_eq!(
+        problem["detail"],
+        "The run r1 called graph/write and graph/broken and ended without succeeding; the same run id never runs that work again, since a tool its server does not mark read-only may already have changed something outside the playbook. Inspect its history and any external effects before starting a new run with a new run id."
+    );
+    // Nothing was called again.
+    assert_eq!(s.provider.requests().len(), requests);
+    assert_eq!(s.mcp.calls().len(), calls);
+}
+
+#[tokio::test]
+async fn a_retried_run_that_only_read_says_nothing_was_changed() {
+    let s = setup("graph/lookup", "").await;
+    s.provider.script([
+        Reply::ToolCalls(vec![call("a", "graph__lookup", json!({"q": "x"}))]),
+        Reply::error(500, "api_error", "overloaded"),
+        Reply::error(500, "api_error", "overloaded"),
+        Reply::error(500, "api_error", "overloaded"),
+    ]);
+    s.run("r2").await.assert_problem(503, "unavailable");
+    let again = s.run("r2").await;
+    let problem = again.assert_problem(409, "conflict");
+    assert_eq!(problem["kind"], "tools_called");
+    assert_eq!(problem["because"], "only_read");
+    assert_eq!(
+        problem["detail"],
+        "The run r2 called graph/lookup (read-only), which only read, so nothing was changed, and it ended without succeeding; the same run id never runs that work again: start a new run with a new run id."
+    );
+    assert_eq!(s.mcp.calls().len(), 1);
+}
