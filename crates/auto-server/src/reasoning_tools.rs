@@ -284,6 +284,8 @@ pub(crate) struct Ledger {
     identical: HashMap<(String, String), (u32, String)>,
     server_failures: u32,
     called: Vec<Called>,
+    /// The bytes of every result the tools returned.
+    result_bytes: u64,
 }
 
 /// Why a call is refused before it is sent. A refused call is not sent and not recorded, and
@@ -690,7 +692,10 @@ async fn steps(
                 if failure.because == FailureBecause::Cancelled {
                     return Ok(cancelled(run, &cancel_words(start), spending.record(true)));
                 }
-                let ending = model_rejection(run, &failure, spending.record(ended));
+                let mut ending = model_rejection(run, &failure, spending.record(ended));
+                if failure.because == FailureBecause::RequestTooLong && !ledger.called.is_empty() {
+                    too_long_detail(&mut ending, &ledger, &calls);
+                }
                 return Ok(after_tools(
                     run,
                     &ledger,
@@ -839,6 +844,36 @@ fn cancel_words(start: &Start<'_>) -> String {
         .unwrap_or_else(|p| p.into_inner())
         .clone()
         .unwrap_or_else(|| "The run was cancelled.".to_owned())
+}
+
+/// "Its detail names the signal, how many bytes the tools returned, and the input tokens the
+/// provider counted for the last step."
+fn too_long_detail(ending: &mut RunEnding, ledger: &Ledger, calls: &[CallRecord]) {
+    let Some(problem) = ending.problem.as_mut() else {
+        return;
+    };
+    let tokens = calls
+        .iter()
+        .rev()
+        .find_map(|c| match &c.ended {
+            Some((kind, data)) if kind == "model_call_answered" => Some(&data["usage"]),
+            _ => None,
+        })
+        .map(|usage| {
+            ["input_uncached", "cache_read", "cache_write"]
+                .iter()
+                .filter_map(|field| usage[*field].as_u64())
+                .sum::<u64>()
+        });
+    let detail = problem["detail"].as_str().unwrap_or_default().to_owned();
+    let counted = match tokens {
+        Some(tokens) => format!("the provider counted {tokens} input tokens for the last step"),
+        None => "the provider counted no input tokens for the last step".to_owned(),
+    };
+    problem["detail"] = json!(format!(
+        "{detail} The tools returned {} bytes; {counted}; ask a tool for fewer rows, fields or depth.",
+        ledger.result_bytes
+    ));
 }
 
 /// The `because` a model failure keeps once tools were called: the page's `model_unavailable`
@@ -1056,6 +1091,7 @@ async fn record_outcome(
             duration_ms,
         } => {
             let result_bytes = serde_json::to_vec(result).map_or(0, |b| b.len());
+            ledger.result_bytes += result_bytes as u64;
             let kept = content::scrub_value(result, secrets);
             let is_error = content::is_error(result);
             let seen = content::scrub(&content::model_text(result), secrets);

@@ -691,3 +691,38 @@ async fn a_retried_run_that_only_read_says_nothing_was_changed() {
     );
     assert_eq!(s.mcp.calls().len(), 1);
 }
+
+#[tokio::test]
+async fn a_request_too_long_after_tools_is_unworkable_naming_the_bytes_and_the_tokens() {
+    let s = setup("graph/huge", "").await;
+    s.provider.script([
+        Reply::ToolCalls(vec![call("h", "graph__huge", json!({"bytes": 5000}))]),
+        Reply::error(413, "request_too_large", "Request exceeds the maximum size"),
+    ]);
+    let reply = s.run("big").await;
+    let problem = reply.assert_problem(409, "conflict");
+    assert_eq!(problem["kind"], "unworkable");
+    assert_eq!(problem["because"], "request_too_long");
+    // The event is larger than the 2 KiB a listing shows: it is read in full by its id.
+    let answered = s.events("tool_call_answered").await;
+    assert!(answered[0].get("data").is_none(), "{:#}", answered[0]);
+    let id = answered[0]["id"].as_str().expect("an id");
+    let full = s.server.get(&format!("{}/events/{id}", s.pb)).await;
+    let bytes = full.body["data"]["result_bytes"]
+        .as_u64()
+        .expect("result_bytes");
+    assert!(bytes > 5000, "{bytes}");
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains(&format!(
+            "The tools returned {bytes} bytes; the provider counted "
+        )),
+        "{detail}"
+    );
+    assert!(
+        detail.ends_with(
+            " input tokens for the last step; ask a tool for fewer rows, fields or depth."
+        ),
+        "{detail}"
+    );
+}
