@@ -18,6 +18,7 @@ pub mod reasoning_tools;
 pub mod run_events;
 pub mod runs;
 pub mod service;
+pub mod tool_operations;
 pub mod workflow_runs;
 
 use std::net::SocketAddr;
