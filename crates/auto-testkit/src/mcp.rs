@@ -4,7 +4,8 @@
 //! with `Retry-After`, 401, 403 with a scope, 500) and add tools of its own, and every call is
 //! recorded with its arguments, its `_meta` and its headers.
 //!
-//! Tools (each answers with `_meta.requestId` = `req-N`, N counting calls from 1):
+//! Tools (each answers with `_meta.requestId` = `req-N`, N counting calls from 1, and first
+//! waits `ms` milliseconds when its arguments carry `ms`):
 //!
 //! | tool | read-only | answers |
 //! |---|---|---|
@@ -239,17 +240,17 @@ impl ServerHandler for Handler {
             });
             script.calls.len()
         };
+        // Any tool waits `ms` milliseconds first when asked: a call under way, to cut off.
+        if let Some(ms) = arguments["ms"].as_u64() {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
         let meta = json!({"requestId": format!("req-{number}")});
         let auth = authorization.unwrap_or_default();
         let result = match request.name.as_ref() {
             "write" => {
                 json!({"content": [{"type": "text", "text": format!("written: {arguments}")}]})
             }
-            "slow" => {
-                let ms = arguments["ms"].as_u64().unwrap_or(0);
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                json!({"content": [{"type": "text", "text": "slept"}]})
-            }
+            "slow" => json!({"content": [{"type": "text", "text": "slept"}]}),
             "deny" => {
                 json!({"content": [{"type": "text", "text": format!("denied by policy for {auth}")}], "isError": true})
             }
