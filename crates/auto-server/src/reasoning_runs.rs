@@ -538,22 +538,27 @@ async fn go_on(
 
     // A run that called tools goes on from its tool calls (reasoning page, "A run performed
     // again").
-    if !document.tools.is_empty()
-        && crate::reasoning_tools::called_tools(&history.tool_calls, &calls)
-    {
-        return crate::reasoning_tools::resume_after_tools(
+    let mut tool_history = history.tool_calls;
+    let tool_steps =
+        !document.tools.is_empty() && crate::reasoning_tools::called_tools(&tool_history, &calls);
+    if tool_steps
+        && let Some(ending) = crate::reasoning_tools::resume_after_tools(
             recorder,
             run,
-            &history.tool_calls,
+            &mut tool_history,
             &calls,
             &spending,
         )
-        .await;
+        .await?
+    {
+        return Ok(ending);
     }
 
-    // The last call that answered or failed decides, and nothing is called again.
+    // The last call that answered or failed decides, and nothing is called again; a last
+    // call that asked for tools goes on with them.
     if let Some(last) = calls.last()
         && let Some((kind, data)) = &last.ended
+        && !(tool_steps && crate::reasoning_tools::asked_for_tools(data))
         && data["because"] != json!(FailureBecause::Interrupted.as_str())
     {
         let prompt = calls
@@ -630,6 +635,7 @@ async fn go_on(
             settings: &settings,
             token,
             cancel_words,
+            tool_history: &tool_history,
         };
         return crate::reasoning_tools::run_with_tools(recorder, step, calls, spending).await;
     }

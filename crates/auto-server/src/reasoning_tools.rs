@@ -46,6 +46,8 @@ pub(crate) struct Start<'a> {
     pub settings: &'a Settings,
     pub token: &'a CancellationToken,
     pub cancel_words: &'a Arc<Mutex<Option<String>>>,
+    /// The tool calls the run recorded before, for a run that goes on after a restart.
+    pub tool_history: &'a [CallRecord],
 }
 
 /// One tool the run offers the model.
@@ -504,22 +506,29 @@ pub(crate) fn called_tools(tool_calls: &[CallRecord], calls: &[CallRecord]) -> b
         })
 }
 
-/// A run that called tools and then stopped with its server.
-///
-// FIXME(#8): the page has such a run go on, giving the model the answers it kept and making
-// an unanswered read-only call again. Until that lands, it ends: an unanswered call of a tool
-// that is not read-only as `effect_unknown` with `call_outcome_unknown`, as the page says,
-// and otherwise as `tools_unfinished` with `interrupted`.
+/// Whether a model call's ending asked for tools.
+pub(crate) fn asked_for_tools(ended: &Value) -> bool {
+    ended["tool_calls"]
+        .as_array()
+        .is_some_and(|calls| !calls.is_empty())
+}
+
+/// A run that called tools and then stopped with its server (reasoning page, "A run performed
+/// again"). Each call without an answer ends as interrupted. When one of them is of a tool its
+/// server does not mark read-only, the run ends `effect_unknown`, `call_outcome_unknown`; when
+/// the run kept no content to go on from, it ends `restarted_without_content`. Otherwise
+/// `None`: the run goes on ([`steps`] rebuilds the conversation), making the interrupted
+/// read-only calls again.
 pub(crate) async fn resume_after_tools(
     recorder: &mut Recorder<'_>,
     run: &Run,
-    tool_calls: &[CallRecord],
+    tool_calls: &mut [CallRecord],
     calls: &[CallRecord],
     spending: &Spending,
-) -> Result<RunEnding, Stopped> {
+) -> Result<Option<RunEnding>, Stopped> {
     let mut ledger = Ledger::default();
     let mut unanswered_effect = false;
-    for call in tool_calls {
+    for call in tool_calls.iter_mut() {
         let read_only = call.started["read_only"] == json!(true);
         ledger.called.push(Called {
             call_id: call.started["call_id"]
@@ -545,8 +554,9 @@ pub(crate) async fn resume_after_tools(
                 "duration_ms": 0,
             });
             recorder
-                .record_following("tool_call_failed", data, None)
+                .record_following("tool_call_failed", data.clone(), None)
                 .await?;
+            call.ended = Some(("tool_call_failed".to_owned(), data));
         }
     }
     let record = spending.record(calls.iter().any(|c| c.ended.is_some()));
@@ -562,15 +572,155 @@ pub(crate) async fn resume_after_tools(
         problem.because = Some("call_outcome_unknown".into());
         let mut ending = rejection(problem, &run.run_id);
         ending.record = record;
-        return Ok(ending);
+        return Ok(Some(ending));
     }
-    Ok(cannot_finish(
-        run,
-        &ledger,
-        "interrupted",
-        "The server restarted while the run was calling tools.",
-        record,
-    ))
+    let kept = calls.iter().all(|c| match &c.ended {
+        Some((_, data)) if asked_for_tools(data) => data["response"]["tool_calls"].is_array(),
+        _ => true,
+    }) && tool_calls.iter().all(|c| match &c.ended {
+        Some((kind, data)) if kind == "tool_call_answered" => data.get("result").is_some(),
+        _ => true,
+    }) && calls
+        .first()
+        .is_some_and(|c| c.started["messages"].is_array());
+    if !kept {
+        return Ok(Some(cannot_finish(
+            run,
+            &ledger,
+            "restarted_without_content",
+            "The server restarted before the run finished, and the run kept no content to go on from, since a tool server of the run has record_content: false.",
+            record,
+        )));
+    }
+    Ok(None)
+}
+
+/// The state of a run that goes on after its server stopped, rebuilt from what it kept: the
+/// conversation, the calls counted, and the calls of the last step still to make.
+struct Rebuilt {
+    conversation: Vec<Message>,
+    ledger: Ledger,
+    /// The last step's results so far, in order; `None` for a call to make now.
+    last_results: Vec<Option<Message>>,
+    /// The last step's calls.
+    last_calls: Vec<ToolCall>,
+}
+
+fn rebuild(start: &Start<'_>, calls: &[CallRecord], toolbox: &Toolbox) -> Rebuilt {
+    let mut rebuilt = Rebuilt {
+        conversation: vec![Message::User(start.prompt.message.clone())],
+        ledger: Ledger::default(),
+        last_results: Vec::new(),
+        last_calls: Vec::new(),
+    };
+    let steps: Vec<&Value> = calls
+        .iter()
+        .filter_map(|c| c.ended.as_ref().map(|(_, data)| data))
+        .filter(|data| asked_for_tools(data))
+        .collect();
+    for (index, data) in steps.iter().enumerate() {
+        let response = &data["response"];
+        let asked: Vec<ToolCall> = response["tool_calls"]
+            .as_array()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| ToolCall {
+                        call_id: c["call_id"].as_str().unwrap_or_default().to_owned(),
+                        name: c["name"].as_str().unwrap_or_default().to_owned(),
+                        arguments: c["arguments"].clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut results = Vec::new();
+        for call in &asked {
+            results.push(replayed(start, toolbox, &mut rebuilt.ledger, call));
+        }
+        rebuilt.conversation.push(Message::AssistantToolCalls {
+            text: response["text"].as_str().unwrap_or_default().to_owned(),
+            calls: asked.clone(),
+        });
+        if index + 1 == steps.len() {
+            rebuilt.last_results = results;
+            rebuilt.last_calls = asked;
+        } else {
+            // An earlier step answered all its calls before the next model call was made.
+            rebuilt.conversation.extend(results.into_iter().flatten());
+        }
+    }
+    rebuilt
+}
+
+/// One call of a step as the run kept it: its answer or failure given back, a refusal made
+/// again, or `None` for a call without an answer, to make now.
+fn replayed(
+    start: &Start<'_>,
+    toolbox: &Toolbox,
+    ledger: &mut Ledger,
+    call: &ToolCall,
+) -> Option<Message> {
+    let arguments_json = serde_json::to_vec(&call.arguments).unwrap_or_default();
+    let digest = sha256_hex(&arguments_json);
+    let kept = start
+        .tool_history
+        .iter()
+        .rev()
+        .find(|c| c.started["call_id"] == json!(call.call_id));
+    let message = |content: String, is_error: bool| Message::ToolResult {
+        call_id: call.call_id.clone(),
+        name: call.name.clone(),
+        content,
+        is_error,
+    };
+    let Some(kept) = kept else {
+        // Never sent: refused then, or not reached before the server stopped.
+        return match ledger.check(&call.name, arguments_json.len(), &digest) {
+            Err(refusal) => Some(message(refusal.words(), true)),
+            Ok(()) if toolbox.find(&call.name).is_none() => Some(message(
+                Refusal::UnknownTool(call.name.clone()).words(),
+                true,
+            )),
+            Ok(()) => None,
+        };
+    };
+    ledger.count(&call.name, &digest, &call.call_id);
+    let (kind, data) = kept.ended.clone().unwrap_or_default();
+    let (seen, is_error) = match kind.as_str() {
+        "tool_call_answered" => (
+            content::model_text(&data["result"]),
+            content::is_error(&data["result"]),
+        ),
+        _ if data["because"] == "interrupted" => return None,
+        _ => {
+            if matches!(
+                data["because"].as_str(),
+                Some("server_failure" | "timed_out")
+            ) {
+                ledger.server_failures += 1;
+            }
+            (
+                format!(
+                    "The call failed: {}",
+                    data["message"].as_str().unwrap_or_default()
+                ),
+                true,
+            )
+        }
+    };
+    ledger.called.push(Called {
+        call_id: call.call_id.clone(),
+        server: kept.started["server"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        tool: kept.started["tool"].as_str().unwrap_or_default().to_owned(),
+        read_only: kept.started["read_only"] == json!(true),
+        arguments: String::from_utf8_lossy(&arguments_json).into_owned(),
+        seen: seen.clone(),
+        is_error,
+    });
+    Some(message(seen, is_error))
 }
 
 /// Opens the run's tools, then performs its steps until the model answers or the run stops.
@@ -621,6 +771,48 @@ async fn steps(
     let mut conversation = vec![Message::User(start.prompt.message.clone())];
     let mut added = start.prompt.kept();
     let mut last_step = false;
+    if calls
+        .iter()
+        .any(|c| c.ended.as_ref().is_some_and(|(_, d)| asked_for_tools(d)))
+    {
+        // The run goes on after a restart: the conversation rebuilt from what it kept, and
+        // the last step's calls without an answer made now, in order.
+        let rebuilt = rebuild(start, &calls, toolbox);
+        conversation = rebuilt.conversation;
+        ledger = rebuilt.ledger;
+        let mut results = Vec::new();
+        for (slot, call) in rebuilt.last_results.into_iter().zip(&rebuilt.last_calls) {
+            match slot {
+                Some(message) => results.push(message),
+                None => match call_tools(
+                    recorder,
+                    start,
+                    toolbox,
+                    &mut ledger,
+                    std::slice::from_ref(call),
+                    &secrets,
+                )
+                .await?
+                {
+                    Ok(mut made) => results.append(&mut made),
+                    Err(Stop::Cancelled) => {
+                        return Ok(cancelled(run, &cancel_words(start), spending.record(true)));
+                    }
+                    Err(Stop::Bound(because, detail)) => {
+                        return Ok(cannot_finish(
+                            run,
+                            &ledger,
+                            because,
+                            &detail,
+                            spending.record(true),
+                        ));
+                    }
+                },
+            }
+        }
+        added = Value::Array(results.iter().map(message_kept).collect());
+        conversation.extend(results);
+    }
     let bound = run_bound(start);
     loop {
         let ended = calls.iter().any(|c| c.ended.is_some());

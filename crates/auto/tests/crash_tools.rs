@@ -175,3 +175,144 @@ async fn a_tool_call_that_writes_cut_off_by_sigkill_is_never_made_again() {
     second.kill().expect("stop");
     let _ = second.wait();
 }
+
+const READER: &str =
+    "---\nmodel: anthropic/claude-sonnet-4-5\ntools: [notes/lookup]\n---\nFind {{ input.q }}.\n";
+
+/// Killed in the middle of a read-only call, the run goes on after a restart: the answered call
+/// of the step is given back to the model, the read-only call without an answer is made again
+/// under the next number, and the run answers.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_only_call_cut_off_by_sigkill_is_made_again_and_the_run_answers() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    double.script([Reply::ToolCalls(vec![
+        ScriptedToolCall {
+            call_id: "quick".into(),
+            name: "notes__lookup".into(),
+            arguments: json!({"q": "first"}),
+        },
+        ScriptedToolCall {
+            call_id: "long".into(),
+            name: "notes__lookup".into(),
+            arguments: json!({"q": "second", "ms": 60_000}),
+        },
+    ])]);
+    let mcp = McpDouble::start().await;
+    let dir = tempfile::tempdir().expect("a directory");
+    std::fs::write(
+        dir.path().join("auto.toml"),
+        format!(
+            "database = \"sqlite://auto.db\"\n[providers.anthropic]\nbase_url = \"{}\"\napi_key = {{ file = \"key\" }}\n[limits]\nmodel_call_bound_ms = 3000\n\n[[tool_servers]]\nname = \"notes\"\nurl = \"{}\"\norgs = [\"acme\"]\ntimeout = \"2s\"\n",
+            double.base_url(),
+            mcp.url()
+        ),
+    )
+    .expect("the configuration");
+    std::fs::write(dir.path().join("key"), "sk-ant-crash-tools").expect("the key");
+    let http = reqwest::Client::new();
+    let port = free_port();
+    let mut first = serve(dir.path(), port);
+    let base = format!("http://127.0.0.1:{port}");
+    wait_healthy(&http, &base).await;
+    post(&http, format!("{base}/v1/orgs"), json!({"id": "acme"})).await;
+    post(
+        &http,
+        format!("{base}/v1/orgs/acme/playbooks"),
+        json!({"id": "main"}),
+    )
+    .await;
+    let pb_path = "/v1/orgs/acme/playbooks/main";
+    let (status, body) = post(
+        &http,
+        format!("{base}{pb_path}/definitions"),
+        json!({"type": "reasoning", "name": "reader", "source": READER, "diagram": "none"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body:#}");
+    let request = json!({"input": {"q": "x"}, "run_id": "crash-tools-2"});
+    let cut_off = {
+        let (http, url, request) = (
+            http.clone(),
+            format!("{base}{pb_path}/definitions/reasoning/reader/runs"),
+            request.clone(),
+        );
+        tokio::spawn(async move { http.post(url).json(&request).send().await })
+    };
+    assert_eq!(
+        mcp.wait_for_calls(2, Duration::from_secs(30)).await.len(),
+        2
+    );
+    first.kill().expect("SIGKILL");
+    first.wait().expect("the killed server's status");
+    assert!(cut_off.await.expect("the client task").is_err());
+
+    double.script([Reply::Text("Found both.".into())]);
+    let port = free_port();
+    let mut second = serve(dir.path(), port);
+    let base = format!("http://127.0.0.1:{port}");
+    wait_healthy(&http, &base).await;
+    let runs = format!("{base}{pb_path}/definitions/reasoning/reader/runs");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let body = loop {
+        let (status, body) = post(&http, runs.clone(), request.clone()).await;
+        if body["kind"] != "taken" {
+            assert_eq!(status, 200, "{body:#}");
+            break body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run was never taken up again"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_eq!(body["output"], "Found both.");
+    // The answered call was not made again; the cut-off read-only call was, once.
+    let made: Vec<Value> = mcp
+        .calls()
+        .iter()
+        .map(|c| c.arguments["q"].clone())
+        .collect();
+    assert_eq!(made, [json!("first"), json!("second"), json!("second")]);
+    // The model read the kept answer of the first call and the second call's new outcome.
+    let requests = double.requests();
+    assert_eq!(requests.len(), 2);
+    let sent = requests[1].body["messages"].to_string();
+    assert!(sent.contains(r#"lookup: {\"q\":\"first\"}"#), "{sent}");
+    let events: Value = http
+        .get(format!("{base}{pb_path}/events?run_id=crash-tools-2"))
+        .send()
+        .await
+        .expect("events")
+        .json()
+        .await
+        .expect("JSON");
+    let tool_events: Vec<(String, u64)> = events["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| {
+            e["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("tool_call_"))
+        })
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap_or_default().to_owned(),
+                e["data"]["number"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tool_events,
+        [
+            ("tool_call_started".to_owned(), 1),
+            ("tool_call_answered".to_owned(), 1),
+            ("tool_call_started".to_owned(), 2),
+            ("tool_call_failed".to_owned(), 2),
+            ("tool_call_started".to_owned(), 3),
+            ("tool_call_failed".to_owned(), 3),
+        ]
+    );
+    second.kill().expect("stop");
+    let _ = second.wait();
+}
