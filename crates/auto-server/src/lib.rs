@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod problem;
+pub mod reasoning_room;
 pub mod reasoning_runs;
 pub mod reasoning_tools;
 pub mod run_events;

@@ -55,6 +55,8 @@ pub struct Models {
     pub retry_backoff: Duration,
     /// The operator's tool servers (`[[tool_servers]]`).
     pub tools: auto_tools::ToolServers,
+    /// `REASONING_MAX_INPUT_TOKENS`: the input tokens a run's model calls may use.
+    pub max_input_tokens: u64,
 }
 
 impl Models {
@@ -68,6 +70,7 @@ impl Models {
             call_bound: None,
             retry_backoff: CallOptions::default().retry_backoff,
             tools: auto_tools::ToolServers::default(),
+            max_input_tokens: crate::reasoning_room::REASONING_MAX_INPUT_TOKENS_DEFAULT,
         }
     }
 

@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::problem::{Problem, Reason};
+use crate::reasoning_room::{StepCount, result_room_bytes};
 use crate::reasoning_runs::{
     CallRecord, Models, Prompt, Recorder, Spending, Stopped, answer_output, answered_data,
     cancelled, failed_data, finish, model_rejection, output_contract, output_invalid, sha256_hex,
@@ -771,6 +772,7 @@ async fn steps(
     let mut conversation = vec![Message::User(start.prompt.message.clone())];
     let mut added = start.prompt.kept();
     let mut last_step = false;
+    let mut last_count: Option<StepCount> = None;
     if calls
         .iter()
         .any(|c| c.ended.as_ref().is_some_and(|(_, d)| asked_for_tools(d)))
@@ -791,6 +793,7 @@ async fn steps(
                     &mut ledger,
                     std::slice::from_ref(call),
                     &secrets,
+                    None,
                 )
                 .await?
                 {
@@ -825,7 +828,14 @@ async fn steps(
                 spending.record(ended),
             ));
         }
-        if !last_step && ledger.calls_made >= RUN_CALLS_MAX {
+        // "Before each step, the runtime estimates that step's input from the step before.
+        // When the remaining budget would not cover another step after it, that step is the
+        // last, and it is made without tools."
+        let budget_short = last_count.is_some_and(|step| {
+            let estimate = estimated_input(step, &added);
+            budget_left(start, &spending) < estimate.saturating_mul(2)
+        });
+        if !last_step && (ledger.calls_made >= RUN_CALLS_MAX || budget_short) {
             // "Once the run has used all its calls ... the model answers from what it has,
             // without tools", the calls so far told as text.
             last_step = true;
@@ -928,6 +938,22 @@ async fn steps(
                 spending.record(true),
             ));
         }
+        let step = StepCount {
+            input_tokens: input_tokens(&answer.usage),
+            output_tokens: output_tokens(&answer.usage),
+            request_bytes: answer.request_bytes,
+        };
+        let room = result_room_bytes(
+            start
+                .models
+                .catalog
+                .facts(start.model)
+                .and_then(|f| f.context_window),
+            budget_left(start, &spending),
+            step,
+            answer.tool_calls.len(),
+        );
+        last_count = Some(step);
         let results = match call_tools(
             recorder,
             start,
@@ -935,6 +961,7 @@ async fn steps(
             &mut ledger,
             &answer.tool_calls,
             &secrets,
+            room,
         )
         .await?
         {
@@ -959,6 +986,44 @@ async fn steps(
         });
         conversation.extend(results);
     }
+}
+
+fn input_tokens(usage: &auto_models::Usage) -> Option<u64> {
+    let parts = [usage.input_uncached, usage.cache_read, usage.cache_write];
+    parts
+        .iter()
+        .any(Option::is_some)
+        .then(|| parts.iter().flatten().sum())
+}
+
+fn output_tokens(usage: &auto_models::Usage) -> Option<u64> {
+    let parts = [usage.output_text, usage.output_reasoning];
+    parts
+        .iter()
+        .any(Option::is_some)
+        .then(|| parts.iter().flatten().sum())
+}
+
+/// What is left of the run's input tokens (`REASONING_MAX_INPUT_TOKENS`).
+fn budget_left(start: &Start<'_>, spending: &Spending) -> u64 {
+    let used: u64 = spending.usage.as_ref().map_or(0, |usage| {
+        ["input_uncached", "cache_read", "cache_write"]
+            .iter()
+            .filter_map(|f| usage.get(*f).and_then(Value::as_u64))
+            .sum()
+    });
+    start.models.max_input_tokens.saturating_sub(used)
+}
+
+/// The next step's input, from the step before: its input and what this step adds, converted
+/// at its ratio of bytes to tokens.
+fn estimated_input(step: StepCount, added: &Value) -> u64 {
+    let Some(input) = step.input_tokens.filter(|t| *t > 0) else {
+        return 0;
+    };
+    let added_bytes = serde_json::to_vec(added).map_or(0, |b| b.len()) as f64;
+    let bytes_per_token = (step.request_bytes as f64 / input as f64).max(1.0);
+    input + (added_bytes / bytes_per_token) as u64
 }
 
 /// The model answered without asking for tools: the answer checked, and the run's output.
@@ -1177,6 +1242,7 @@ async fn call_tools(
     ledger: &mut Ledger,
     requested: &[ToolCall],
     secrets: &[&str],
+    room: Option<usize>,
 ) -> Result<Result<Vec<Message>, Stop>, Stopped> {
     let mut results = Vec::new();
     let bound = run_bound(start);
@@ -1237,8 +1303,19 @@ async fn call_tools(
                 start.token,
             )
             .await;
-        let (seen, is_error, stop) =
-            record_outcome(recorder, tool, number, &outcome, secrets, record, ledger).await?;
+        let (seen, is_error, stop) = record_outcome(
+            recorder,
+            tool,
+            number,
+            &outcome,
+            Reading {
+                secrets,
+                record,
+                room,
+            },
+            ledger,
+        )
+        .await?;
         ledger.called.push(Called {
             call_id: call.call_id.clone(),
             server: tool.server.name.clone(),
@@ -1263,15 +1340,27 @@ async fn call_tools(
 
 /// Records how a call ended; what the model reads of it, whether it is an error, and whether
 /// the run stops.
+/// How a call's result is read: the secrets scrubbed out, whether it is kept, and the room
+/// the model has for it.
+struct Reading<'a> {
+    secrets: &'a [&'a str],
+    record: bool,
+    room: Option<usize>,
+}
+
 async fn record_outcome(
     recorder: &mut Recorder<'_>,
     tool: &OfferedTool,
     number: u32,
     outcome: &CallOutcome,
-    secrets: &[&str],
-    record: bool,
+    reading: Reading<'_>,
     ledger: &mut Ledger,
 ) -> Result<(String, bool, Option<Stop>), Stopped> {
+    let Reading {
+        secrets,
+        record,
+        room,
+    } = reading;
     let request_id = |result: Option<&Value>| -> Option<Value> {
         let path = tool.server.request_id.as_deref()?;
         content::at_path(result?, path).cloned()
@@ -1287,6 +1376,10 @@ async fn record_outcome(
             let kept = content::scrub_value(result, secrets);
             let is_error = content::is_error(result);
             let seen = content::scrub(&content::model_text(result), secrets);
+            let (seen, shown_bytes) = match room {
+                Some(room) => crate::reasoning_room::cut_to_room(&seen, room),
+                None => (seen, None),
+            };
             let mut data = json!({
                 "number": number,
                 "is_error": is_error,
@@ -1296,6 +1389,9 @@ async fn record_outcome(
             });
             if let Some(id) = request_id(Some(result)) {
                 data["request_id"] = id;
+            }
+            if let Some(shown) = shown_bytes {
+                data["shown_bytes"] = json!(shown);
             }
             if record {
                 data["result_sha256"] =

@@ -726,3 +726,79 @@ async fn a_request_too_long_after_tools_is_unworkable_naming_the_bytes_and_the_t
         "{detail}"
     );
 }
+
+/// "A result is cut, with a note of how much was left out, only when it would not fit in the
+/// room left for the step that called it": the room from the catalog's 200,000-token window of
+/// the model less the step's tokens, at the step's bytes per token.
+#[tokio::test]
+async fn a_result_past_the_room_of_its_step_is_cut_to_valid_json_with_a_note() {
+    let s = setup("graph/huge", "").await;
+    s.provider.script([
+        Reply::body(json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "tool_use", "id": "h", "name": "graph__huge", "input": {"bytes": 1_000_000}}],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 400, "output_tokens": 20}
+        })),
+        Reply::Text("Read what fitted.".into()),
+    ]);
+    let reply = s.run("cut").await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    let results = s.tool_results(1);
+    let seen = result_text(&results[0]);
+    let value: Value = serde_json::from_str(&seen).expect("the cut result is JSON");
+    let note = value["note"].as_str().expect("a note");
+    assert!(
+        note.ends_with("Ask the tool for fewer rows, fields or depth."),
+        "{note}"
+    );
+    let shown = value["cut_result"].as_str().map_or(0, str::len);
+    assert!(shown > 0 && shown < 1_000_000, "{shown}");
+    // The room: (200,000 - 420 tokens) at the first request's bytes per input token.
+    let request_bytes = serde_json::to_vec(&s.provider.requests()[0].body)
+        .expect("JSON")
+        .len() as f64;
+    let room = ((200_000 - 420) as f64 * request_bytes / 400.0) as usize;
+    assert!(seen.len() <= room + 64, "{} > {room}", seen.len());
+    let answered = s.events("tool_call_answered").await;
+    let id = answered[0]["id"].as_str().expect("an id");
+    let full = s.server.get(&format!("{}/events/{id}", s.pb)).await;
+    assert_eq!(full.body["data"]["shown_bytes"], shown);
+}
+
+/// "When the remaining budget would not cover another step after it, that step is the last,
+/// and it is made without tools."
+#[tokio::test]
+async fn a_step_the_budget_would_not_cover_twice_is_the_last_made_without_tools() {
+    let s = setup(
+        "graph/lookup",
+        "\n[limits]\nreasoning_max_input_tokens = 1000\n",
+    )
+    .await;
+    s.provider.script([
+        Reply::body(json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "tool_use", "id": "a", "name": "graph__lookup", "input": {"q": "x"}}],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 400, "output_tokens": 20}
+        })),
+        Reply::Text("From what I have.".into()),
+    ]);
+    let reply = s.run("budget").await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    let requests = s.provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1]
+            .body
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty)),
+        "{:#}",
+        requests[1].body
+    );
+    assert!(
+        requests[1].body["messages"]
+            .to_string()
+            .contains("TOOL-RESULTS-")
+    );
+}
