@@ -1122,7 +1122,14 @@ fn too_long_detail(ending: &mut RunEnding, ledger: &Ledger, calls: &[CallRecord]
                 .filter_map(|field| usage[*field].as_u64())
                 .sum::<u64>()
         });
-    let detail = problem["detail"].as_str().unwrap_or_default().to_owned();
+    let mut detail = problem["detail"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_end()
+        .to_owned();
+    if !detail.ends_with('.') {
+        detail.push('.');
+    }
     let counted = match tokens {
         Some(tokens) => format!("the provider counted {tokens} input tokens for the last step"),
         None => "the provider counted no input tokens for the last step".to_owned(),

@@ -715,7 +715,7 @@ async fn a_request_too_long_after_tools_is_unworkable_naming_the_bytes_and_the_t
     let detail = problem["detail"].as_str().unwrap_or_default();
     assert!(
         detail.contains(&format!(
-            "The tools returned {bytes} bytes; the provider counted "
+            ". The tools returned {bytes} bytes; the provider counted "
         )),
         "{detail}"
     );
