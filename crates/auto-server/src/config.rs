@@ -1,7 +1,7 @@
 //! `auto.toml`: the server's configuration (supplement §4). Every key is optional.
 //!
-//! The sections later features read (providers, gateways, models, tool servers) are kept as
-//! TOML tables until those features parse them; unknown top-level keys are refused, so a typo
+//! The sections other crates read (providers, gateways and models for `auto-models`, tool
+//! servers for `auto-tools`) are kept as TOML tables here and parsed by those crates; unknown top-level keys are refused, so a typo
 //! is reported at start rather than silently ignored.
 
 use std::net::SocketAddr;
@@ -107,8 +107,8 @@ impl Config {
 }
 
 impl Config {
-    /// The providers, gateways and models, with the secrets read from the environment or
-    /// files, and `[limits] model_call_bound_ms`, which shortens the page's bound of a model
+    /// The providers, gateways, models and tool servers, with the secrets read from the
+    /// environment or files, and `[limits] model_call_bound_ms`, which shortens the page's bound of a model
     /// call (it never lengthens it).
     pub fn models(&self) -> Result<crate::reasoning_runs::Models, ConfigError> {
         let providers =
@@ -118,6 +118,9 @@ impl Config {
         models.providers = providers;
         models.catalog = auto_models::Catalog::from_config(&self.models)
             .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        models.tools = auto_tools::ToolServers::from_config(&self.tool_servers)
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        models.max_input_tokens = self.max_input_tokens(|var| std::env::var(var).ok())?;
         if let Some(value) = self.limits.get(LIMIT_MODEL_CALL_BOUND_MS) {
             let ms = value
                 .as_integer()
@@ -233,6 +236,40 @@ impl Config {
     }
 }
 
+/// The environment variable of the input tokens a reasoning run may use.
+pub const ENV_REASONING_MAX_INPUT_TOKENS: &str = "REASONING_MAX_INPUT_TOKENS";
+
+impl Config {
+    /// `REASONING_MAX_INPUT_TOKENS` over `[limits] reasoning_max_input_tokens`, 2,000,000
+    /// when neither is set; a whole number above 0.
+    pub fn max_input_tokens(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<u64, ConfigError> {
+        let (source, text) = match env(ENV_REASONING_MAX_INPUT_TOKENS) {
+            Some(value) => (ENV_REASONING_MAX_INPUT_TOKENS.to_owned(), value),
+            None => match self.limits.get("reasoning_max_input_tokens") {
+                Some(value) => (
+                    "limits.reasoning_max_input_tokens".to_owned(),
+                    value.to_string(),
+                ),
+                None => {
+                    return Ok(crate::reasoning_room::REASONING_MAX_INPUT_TOKENS_DEFAULT);
+                }
+            },
+        };
+        text.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "{source}: expected a whole number of tokens above 0; got {text:?}"
+                ))
+            })
+    }
+}
+
 /// `[limits]` key that shortens the bound of every model call.
 pub const LIMIT_MODEL_CALL_BOUND_MS: &str = "model_call_bound_ms";
 /// The `[limits]` keys the server reads.
@@ -309,6 +346,25 @@ mod tests {
         assert_eq!(
             limits("[limits]\nworkflow_max_open_calls = 0", &[]).unwrap_err(),
             "limits.workflow_max_open_calls: expected a whole number from 1 to 9,999; got \"0\""
+        );
+    }
+
+    /// `REASONING_MAX_INPUT_TOKENS`, 2,000,000 by default; the environment over the file; a
+    /// whole number above 0 (1 accepted, 0 refused).
+    #[test]
+    fn the_input_token_budget_takes_the_file_then_the_environment() {
+        let config = Config::parse("").unwrap();
+        assert_eq!(config.max_input_tokens(|_| None).unwrap(), 2_000_000);
+        let config = Config::parse("[limits]\nreasoning_max_input_tokens = 1").unwrap();
+        assert_eq!(config.max_input_tokens(|_| None).unwrap(), 1);
+        assert_eq!(
+            config.max_input_tokens(|_| Some("500000".into())).unwrap(),
+            500_000
+        );
+        let config = Config::parse("[limits]\nreasoning_max_input_tokens = 0").unwrap();
+        assert_eq!(
+            config.max_input_tokens(|_| None).unwrap_err().to_string(),
+            "limits.reasoning_max_input_tokens: expected a whole number of tokens above 0; got \"0\""
         );
     }
 

@@ -81,6 +81,18 @@ pub fn router(state: AppState) -> Router {
             &format!("{pb}/runs/{{run_id}}/events"),
             post(send_run_event),
         )
+        .route(
+            &format!("{pb}/tool-servers/search"),
+            get(crate::tool_operations::http::search),
+        )
+        .route(
+            &format!("{pb}/tool-servers/{{server}}/tools/{{tool}}"),
+            get(crate::tool_operations::http::introspect),
+        )
+        .route(
+            &format!("{pb}/tool-servers/{{server}}/tools/{{tool}}/execute"),
+            post(crate::tool_operations::http::execute),
+        )
         .route(&format!("{pb}/requests"), get(list_requests))
         .route(
             &format!("{pb}/requests/{{request_id}}/answer"),
@@ -162,7 +174,7 @@ async fn method_not_allowed(request: Request) -> Problem {
 }
 
 /// The caller of a request, from its bearer key.
-struct Authed(Caller);
+pub(crate) struct Authed(pub(crate) Caller);
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Authed
 where
@@ -338,7 +350,7 @@ fn describe_serde_error(text: &str) -> String {
     format!("{text}.")
 }
 
-fn pb_ref(org: String, pb: String) -> PlaybookRef {
+pub(crate) fn pb_ref(org: String, pb: String) -> PlaybookRef {
     PlaybookRef::new(org, pb)
 }
 
@@ -479,7 +491,7 @@ async fn list_definitions(
     ))
 }
 
-fn query_problem(rejection: axum::extract::rejection::QueryRejection) -> Problem {
+pub(crate) fn query_problem(rejection: axum::extract::rejection::QueryRejection) -> Problem {
     Problem::invalid_request(vec![ProblemIssue::field(
         "/query",
         format!("The query is not valid: {}.", rejection.body_text()),

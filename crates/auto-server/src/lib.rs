@@ -13,10 +13,13 @@ pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod problem;
+pub mod reasoning_room;
 pub mod reasoning_runs;
+pub mod reasoning_tools;
 pub mod run_events;
 pub mod runs;
 pub mod service;
+pub mod tool_operations;
 pub mod triggers;
 pub mod workflow_runs;
 

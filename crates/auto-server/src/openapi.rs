@@ -311,6 +311,42 @@ pub const OPERATIONS: &[Operation] = &[
         success: 200,
         query: &[],
     },
+    Operation {
+        name: "search",
+        method: "get",
+        path: pb_path!("/tool-servers/search"),
+        summary: "List the tool servers set up for the playbook with the tools the operator allows on each, ranked by terms.",
+        read_only: true,
+        request: None,
+        response: schema::<crate::tool_operations::ToolServerList>,
+        success: 200,
+        query: &[(
+            "terms",
+            "A few words describing what the function should do; the tools that match them come first.",
+        )],
+    },
+    Operation {
+        name: "introspect",
+        method: "get",
+        path: pb_path!("/tool-servers/{server}/tools/{tool}"),
+        summary: "Read one tool of a tool server in full, with the schema of its arguments.",
+        read_only: true,
+        request: None,
+        response: schema::<crate::tool_operations::ToolDetail>,
+        success: 200,
+        query: &[],
+    },
+    Operation {
+        name: "execute",
+        method: "post",
+        path: pb_path!("/tool-servers/{server}/tools/{tool}/execute"),
+        summary: "Call one tool once, as a run would, and return what the run's model would see; with dry_run, report what the call would check and call nothing.",
+        read_only: false,
+        request: Some(schema::<crate::tool_operations::ExecuteTool>),
+        response: schema::<crate::tool_operations::ExecuteOut>,
+        success: 200,
+        query: &[],
+    },
 ];
 
 fn path_parameters(path: &str) -> Vec<Value> {

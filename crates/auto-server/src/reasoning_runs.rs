@@ -1,6 +1,7 @@
 //! The run of a reasoning function, from its recorded events: the reasoning page's "How a run
 //! works", "The template", "Answers that are JSON", "How a run ends", "What a run records",
-//! "The run's model calls" and "A run performed again", for functions without tools.
+//! "The run's model calls" and "A run performed again". The tools of a function, and its
+//! steps that call them, are `reasoning_tools`.
 //!
 //! A run is performed from what it recorded. [`perform`] reads the run's events of this attempt
 //! first: with no model call yet it checks the input and renders the template; with a call that
@@ -52,6 +53,10 @@ pub struct Models {
     pub call_bound: Option<Duration>,
     /// The first wait before a retry when the provider gives no hint.
     pub retry_backoff: Duration,
+    /// The operator's tool servers (`[[tool_servers]]`).
+    pub tools: auto_tools::ToolServers,
+    /// `REASONING_MAX_INPUT_TOKENS`: the input tokens a run's model calls may use.
+    pub max_input_tokens: u64,
 }
 
 impl Models {
@@ -64,6 +69,8 @@ impl Models {
             catalog: Catalog::built_in(),
             call_bound: None,
             retry_backoff: CallOptions::default().retry_backoff,
+            tools: auto_tools::ToolServers::default(),
+            max_input_tokens: crate::reasoning_room::REASONING_MAX_INPUT_TOKENS_DEFAULT,
         }
     }
 
@@ -76,7 +83,15 @@ impl Models {
     /// How old a run's last event must be before a request may go on with it: no attempt that
     /// is still going leaves a longer gap between two events.
     pub fn quiet_after(&self, document: &ReasoningDocument) -> Duration {
-        self.bound(max_output_tokens(document)) + Duration::from_millis(COMMIT_MARGIN_MS)
+        // A run with tools may also be inside a tool call, bounded by its server's timeout.
+        let tool_bound = if document.tools.is_empty() {
+            Duration::ZERO
+        } else {
+            self.tools.longest_timeout()
+        };
+        self.bound(max_output_tokens(document))
+            + tool_bound
+            + Duration::from_millis(COMMIT_MARGIN_MS)
     }
 }
 
@@ -124,15 +139,15 @@ impl Cancels {
 pub type Stopped = Problem;
 
 /// Appends a run's events under its next numbers.
-struct Recorder<'a> {
-    store: &'a dyn Store,
-    pb: &'a PlaybookRef,
-    run: &'a Run,
-    next_seq: i64,
+pub(crate) struct Recorder<'a> {
+    pub(crate) store: &'a dyn Store,
+    pub(crate) pb: &'a PlaybookRef,
+    pub(crate) run: &'a Run,
+    pub(crate) next_seq: i64,
 }
 
 impl Recorder<'_> {
-    async fn record(&mut self, event_type: &str, data: Value) -> Result<(), Stopped> {
+    pub(crate) async fn record(&mut self, event_type: &str, data: Value) -> Result<(), Stopped> {
         let mut event = fact(
             &self.run.run_id,
             self.next_seq,
@@ -154,7 +169,7 @@ impl Recorder<'_> {
     /// (`ends_call`), or a cancel asked of the run. Another writer may have taken the next
     /// number meanwhile (a cancel asked through another server); the event then goes after
     /// it, unless the run has ended or the call has an ending already.
-    async fn record_following(
+    pub(crate) async fn record_following(
         &mut self,
         event_type: &str,
         data: Value,
@@ -224,18 +239,20 @@ const FOLLOWING_TRIES: usize = 8;
 
 /// One model call as the run's events tell it.
 #[derive(Debug, Clone)]
-struct CallRecord {
-    number: u64,
-    started: Value,
+pub(crate) struct CallRecord {
+    pub(crate) number: u64,
+    pub(crate) started: Value,
     /// `model_call_answered` or `model_call_failed`, with its data.
-    ended: Option<(String, Value)>,
+    pub(crate) ended: Option<(String, Value)>,
 }
 
 /// What this attempt of the run recorded before.
 #[derive(Debug, Default)]
-struct History {
-    calls: Vec<CallRecord>,
-    cancel_requested: Option<String>,
+pub(crate) struct History {
+    pub(crate) calls: Vec<CallRecord>,
+    pub(crate) cancel_requested: Option<String>,
+    /// The tool calls this attempt recorded: `tool_call_started` and its ending, if any.
+    pub(crate) tool_calls: Vec<CallRecord>,
 }
 
 async fn read_history(store: &dyn Store, pb: &PlaybookRef, run: &Run) -> Result<History, Stopped> {
@@ -272,6 +289,22 @@ async fn read_history(store: &dyn Store, pb: &PlaybookRef, run: &Run) -> Result<
                     call.ended = Some((event.event_type.clone(), data));
                 }
             }
+            "tool_call_started" => history.tool_calls.push(CallRecord {
+                number: data["number"].as_u64().unwrap_or(0),
+                started: data,
+                ended: None,
+            }),
+            "tool_call_answered" | "tool_call_failed" => {
+                let number = data["number"].as_u64();
+                if let Some(call) = history
+                    .tool_calls
+                    .iter_mut()
+                    .rev()
+                    .find(|c| Some(c.number) == number)
+                {
+                    call.ended = Some((event.event_type.clone(), data));
+                }
+            }
             "run_cancel_requested" => {
                 history.cancel_requested = Some(
                     data["detail"]
@@ -288,14 +321,14 @@ async fn read_history(store: &dyn Store, pb: &PlaybookRef, run: &Run) -> Result<
 
 /// The rendered prompt: the system instructions and the one user message.
 #[derive(Debug, Clone, PartialEq)]
-struct Prompt {
-    system: Option<String>,
-    message: String,
+pub(crate) struct Prompt {
+    pub(crate) system: Option<String>,
+    pub(crate) message: String,
 }
 
 impl Prompt {
     /// The messages the first call adds, as the run keeps them.
-    fn kept(&self) -> Value {
+    pub(crate) fn kept(&self) -> Value {
         let mut messages = Vec::new();
         if let Some(system) = &self.system {
             messages.push(json!({ "role": "system", "content": system }));
@@ -327,10 +360,10 @@ impl Prompt {
 
 /// Spending over the model calls that ended: usage, time and cost.
 #[derive(Debug, Default, Clone)]
-struct Spending {
-    usage: Option<Map<String, Value>>,
-    duration_ms: u64,
-    cost_usd: Option<f64>,
+pub(crate) struct Spending {
+    pub(crate) usage: Option<Map<String, Value>>,
+    pub(crate) duration_ms: u64,
+    pub(crate) cost_usd: Option<f64>,
 }
 
 const USAGE_FIELDS: [&str; 6] = [
@@ -343,7 +376,7 @@ const USAGE_FIELDS: [&str; 6] = [
 ];
 
 impl Spending {
-    fn add(&mut self, ended: &Value) {
+    pub(crate) fn add(&mut self, ended: &Value) {
         self.duration_ms += ended["duration_ms"].as_u64().unwrap_or(0);
         if let Some(cost) = ended["cost_usd"].as_f64() {
             *self.cost_usd.get_or_insert(0.0) += cost;
@@ -378,7 +411,7 @@ impl Spending {
 
     /// The record a rejected run keeps: only usage, duration_ms and cost_usd; none before any
     /// model call ended.
-    fn record(&self, calls_ended: bool) -> Option<Value> {
+    pub(crate) fn record(&self, calls_ended: bool) -> Option<Value> {
         if !calls_ended {
             return None;
         }
@@ -393,11 +426,11 @@ impl Spending {
     }
 }
 
-fn max_output_tokens(document: &ReasoningDocument) -> u32 {
+pub(crate) fn max_output_tokens(document: &ReasoningDocument) -> u32 {
     u32::try_from(document.config.max_output_tokens).unwrap_or(u32::MAX)
 }
 
-fn settings_of(document: &ReasoningDocument) -> Settings {
+pub(crate) fn settings_of(document: &ReasoningDocument) -> Settings {
     let config = &document.config;
     Settings {
         max_output_tokens: max_output_tokens(document),
@@ -433,7 +466,7 @@ fn settings_record(settings: &Settings) -> Value {
     record
 }
 
-fn output_contract(document: &ReasoningDocument) -> OutputContract {
+pub(crate) fn output_contract(document: &ReasoningDocument) -> OutputContract {
     match (&document.output_shape, &document.output_schema) {
         (Some(shape), _) => OutputContract::Json {
             schema: auto_schema::shape_schema(shape).unwrap_or(Value::Null),
@@ -445,11 +478,11 @@ fn output_contract(document: &ReasoningDocument) -> OutputContract {
     }
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-fn title(run: &Run, what: &str) -> String {
+pub(crate) fn title(run: &Run, what: &str) -> String {
     format!("The reasoning function {} {what}", run.key.name)
 }
 
@@ -506,9 +539,29 @@ async fn go_on(
         return Ok(cancelled(run, words, spending.record(ended)));
     }
 
-    // The last call that answered or failed decides, and nothing is called again.
+    // A run that called tools goes on from its tool calls (reasoning page, "A run performed
+    // again").
+    let mut tool_history = history.tool_calls;
+    let tool_steps =
+        !document.tools.is_empty() && crate::reasoning_tools::called_tools(&tool_history, &calls);
+    if tool_steps
+        && let Some(ending) = crate::reasoning_tools::resume_after_tools(
+            recorder,
+            run,
+            &mut tool_history,
+            &calls,
+            &spending,
+        )
+        .await?
+    {
+        return Ok(ending);
+    }
+
+    // The last call that answered or failed decides, and nothing is called again; a last
+    // call that asked for tools goes on with them.
     if let Some(last) = calls.last()
         && let Some((kind, data)) = &last.ended
+        && !(tool_steps && crate::reasoning_tools::asked_for_tools(data))
         && data["because"] != json!(FailureBecause::Interrupted.as_str())
     {
         let prompt = calls
@@ -567,17 +620,27 @@ async fn go_on(
         provider_options: document.provider_options.clone(),
     };
     // "A run checks its tools after it confirms that its model is offered, and before it
-    // calls the model." No tool server is configured for any playbook yet (tool servers land
-    // with the tool loop), so a function that names tools cannot run.
-    if calls.is_empty()
-        && !document.tools.is_empty()
+    // calls the model. A run whose model is not offered contacts no tool server": that run
+    // goes on to the call below, which is refused before anything is sent.
+    if !document.tools.is_empty()
         && models.providers.is_allowed(&model)
         && models
             .providers
             .configured()
             .contains(&models.providers.resolve(&model).provider.as_str())
     {
-        return Ok(tools_not_offered(run, document));
+        let step = crate::reasoning_tools::Start {
+            models,
+            run,
+            document,
+            prompt: &prompt,
+            model: &model,
+            settings: &settings,
+            token,
+            cancel_words,
+            tool_history: &tool_history,
+        };
+        return crate::reasoning_tools::run_with_tools(recorder, step, calls, spending).await;
     }
     let number = calls.iter().map(|c| c.number).max().unwrap_or(0) + 1;
     let messages = prompt.kept();
@@ -651,7 +714,7 @@ async fn go_on(
 /// Whether a failed call reached the provider: a model outside the allowed ones, a provider
 /// not configured and an option the gateway does not allow are refused before anything is
 /// sent, and spend nothing.
-fn was_sent(failure: &ModelFailure) -> bool {
+pub(crate) fn was_sent(failure: &ModelFailure) -> bool {
     match failure.because {
         FailureBecause::ModelNotAllowed | FailureBecause::ProviderNotConfigured => false,
         FailureBecause::DefinitionInvalid => failure.status.is_some(),
@@ -731,7 +794,7 @@ async fn prepare_and_render(run: &Run, document: &ReasoningDocument) -> Result<P
     }
 }
 
-fn answered_data(number: u64, answer: &ModelAnswer) -> Value {
+pub(crate) fn answered_data(number: u64, answer: &ModelAnswer) -> Value {
     let response = json!({ "text": answer.text });
     let response_bytes = serde_json::to_vec(&response).unwrap_or_default();
     let mut data = json!({
@@ -756,7 +819,7 @@ fn answered_data(number: u64, answer: &ModelAnswer) -> Value {
     data
 }
 
-fn failed_data(number: u64, failure: &ModelFailure) -> Value {
+pub(crate) fn failed_data(number: u64, failure: &ModelFailure) -> Value {
     let mut data = json!({
         "number": number,
         "because": failure.because.as_str(),
@@ -841,7 +904,11 @@ fn answer_from_kept(data: &Value) -> ModelAnswer {
 }
 
 /// The run's rejection for a model call that failed.
-fn model_rejection(run: &Run, failure: &ModelFailure, record: Option<Value>) -> RunEnding {
+pub(crate) fn model_rejection(
+    run: &Run,
+    failure: &ModelFailure,
+    record: Option<Value>,
+) -> RunEnding {
     let decided = rejection_for(failure);
     let reason = match decided.reason {
         RejectionReason::InvalidInput => Reason::InvalidInput,
@@ -874,7 +941,7 @@ fn model_rejection(run: &Run, failure: &ModelFailure, record: Option<Value>) -> 
     ending
 }
 
-fn cancelled(run: &Run, words: &str, record: Option<Value>) -> RunEnding {
+pub(crate) fn cancelled(run: &Run, words: &str, record: Option<Value>) -> RunEnding {
     let mut problem = Problem::new(Reason::Cancelled, title(run, "was cancelled"), words);
     problem.because = Some("cancelled".into());
     let mut ending = rejection(problem, &run.run_id);
@@ -882,22 +949,7 @@ fn cancelled(run: &Run, words: &str, record: Option<Value>) -> RunEnding {
     ending
 }
 
-fn tools_not_offered(run: &Run, document: &ReasoningDocument) -> RunEnding {
-    let servers: Vec<&str> = document.tools.iter().map(|t| t.server.as_str()).collect();
-    let mut problem = Problem::new(
-        Reason::Unavailable,
-        title(run, "cannot use its tools"),
-        format!(
-            "The tool server {} is not configured for this playbook, so the model was not called; ask the operator to configure it under tool_servers.",
-            servers.first().copied().unwrap_or_default()
-        ),
-    )
-    .with_kind("tool_not_offered");
-    problem.because = Some("tool_server_not_configured".into());
-    rejection(problem, &run.run_id)
-}
-
-fn without_content(run: &Run, spending: &Spending) -> RunEnding {
+pub(crate) fn without_content(run: &Run, spending: &Spending) -> RunEnding {
     let mut problem = Problem::new(
         Reason::Unavailable,
         title(run, "cannot go on"),
@@ -931,7 +983,7 @@ fn parse_json_answer(text: &str) -> Result<Value, String> {
 
 /// "A JSON answer does not match the schema: unavailable, with the first issues: try again",
 /// keeping the spending of the calls that ended.
-fn output_invalid(
+pub(crate) fn output_invalid(
     run: &Run,
     detail: &str,
     issues: Vec<ProblemIssue>,
@@ -951,7 +1003,7 @@ fn output_invalid(
 
 /// `model_call_failed` for an answer the run cannot use because it does not match its
 /// schema: the call's spending, the answer as kept, and the issues.
-fn unusable_answer_data(
+pub(crate) fn unusable_answer_data(
     number: u64,
     answer: &ModelAnswer,
     provider: &str,
@@ -982,7 +1034,7 @@ fn unusable_answer_data(
 }
 
 /// Steps 4 and 5: the answer checked, the output and the record.
-fn finish(
+pub(crate) fn finish(
     run: &Run,
     document: &ReasoningDocument,
     settings: &Settings,
@@ -1079,7 +1131,7 @@ fn truncated_prompt(prompt: &Prompt, room: usize) -> Value {
     })
 }
 
-fn answer_output(
+pub(crate) fn answer_output(
     document: &ReasoningDocument,
     answer: &ModelAnswer,
 ) -> Result<Value, (String, Vec<ProblemIssue>)> {

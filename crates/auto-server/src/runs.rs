@@ -456,6 +456,15 @@ impl Service {
                         ),
                     ));
                 }
+                // A tool-calling run that ended without succeeding is never run again under its
+                // id (reasoning page, "When a tool-calling run cannot finish").
+                if def_type == DefinitionType::Reasoning
+                    && matches!(run.status, RunStatus::Rejected | RunStatus::Failed)
+                    && let Some(problem) =
+                        crate::reasoning_tools::tools_called(self.store.as_ref(), pb, &run).await?
+                {
+                    return Err(problem);
+                }
                 match run.status {
                     RunStatus::Succeeded => return Ok(answer_of(&run)),
                     RunStatus::Rejected

@@ -59,3 +59,30 @@ fn the_store_knows_no_definition_format() {
         .collect();
     assert!(found.is_empty(), "auto-store depends on {found:?}");
 }
+
+/// "nothing but `auto-tools` [speaks] to a tool server": no other crate takes rmcp's client as
+/// a dependency (tests may, as MCP clients of the runtime's own server).
+#[test]
+fn nothing_but_auto_tools_is_an_mcp_client() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for entry in std::fs::read_dir(&crates).expect("the crates folder") {
+        let dir = entry.expect("an entry").path();
+        let manifest = dir.join("Cargo.toml");
+        let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if !manifest.exists() || name == "auto-tools" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&manifest).expect("a manifest");
+        let value: toml::Table = toml::from_str(&text).expect("valid TOML");
+        let client = value
+            .get("dependencies")
+            .and_then(|d| d.get("rmcp"))
+            .and_then(|r| r.get("features"))
+            .and_then(|f| f.as_array())
+            .is_some_and(|features| features.iter().any(|f| f.as_str() == Some("client")));
+        assert!(
+            !client,
+            "{name} takes rmcp's client: only auto-tools speaks to tool servers"
+        );
+    }
+}

@@ -7,11 +7,17 @@
 //! A double is a real HTTP server: the code under test goes through its HTTP client, its
 //! timeouts and its retries exactly as it would against the provider.
 //!
+//! [`McpDouble`] is a scripted MCP tool server (rmcp's own server) for the tool loop's failures.
+//!
 //! [`Aimock`] starts the third-party emulator of the same APIs, for the suites that run against
 //! it too.
 
 mod aimock;
+mod everything;
+mod mcp;
 mod provider;
 
 pub use aimock::{AIMOCK_VARIABLE, Aimock};
+pub use everything::{EVERYTHING_VARIABLE, Everything};
+pub use mcp::{HttpFailure, McpDouble, RecordedCall};
 pub use provider::{ProviderDouble, ProviderKind, RecordedRequest, Reply, ScriptedToolCall};

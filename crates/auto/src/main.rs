@@ -13,6 +13,7 @@ mod mcp;
 mod requests;
 mod runs;
 mod serve;
+mod tools;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +54,9 @@ enum Command {
     /// Publish, list and read the playbook's events.
     #[command(subcommand)]
     Events(client::EventsCommand),
+    /// Search, show and call the tools of the tool servers set up for the playbook.
+    #[command(subcommand)]
+    Tools(tools::ToolsCommand),
     /// Serve the MCP tools over stdio, for a local agent.
     Mcp(mcp::McpArgs),
     /// Keys for callers.
@@ -159,6 +163,7 @@ fn main() -> ExitCode {
             Command::Requests(args) => requests::requests(args).await,
             Command::Answer(args) => requests::answer(args).await,
             Command::Events(command) => client::events(command).await,
+            Command::Tools(command) => tools::tools(command).await,
             Command::Mcp(args) => mcp::run(args).await,
             Command::Key(KeyCommand::New) => {
                 let (key, hash) = auto_server::auth::new_key();

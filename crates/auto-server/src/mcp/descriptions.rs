@@ -15,6 +15,29 @@ not_found or conflict; detail says what to do.";
 /// `(operation name, description)`.
 const DESCRIPTIONS: &[(&str, &str)] = &[
     (
+        "search",
+        "List the tool servers the operator set up for the playbook, each with the tools it \
+         allows (name, model_name, description, read_only); a server that cannot list its tools \
+         now carries failure. Pass a few words describing what the function should do as terms \
+         to rank the tools. Do not guess tool names for a reasoning function's tools: search, \
+         then write each as server/tool.",
+    ),
+    (
+        "introspect",
+        "Read one tool in full: its description, whether it is read-only, the schema of its \
+         arguments and the parts of that schema some providers ignore. Needs server and tool \
+         as search showed them. Expect not_found for a server not set up for the playbook or a \
+         tool it does not allow or list.",
+    ),
+    (
+        "execute",
+        "Call one tool once, as a run would, and return what the run's model would see \
+         (content, is_error); the call is recorded in the playbook's history. With dry_run: \
+         true, report the checks the call would pass (configured, allowed, listed, at most 16 \
+         KiB of arguments) and call nothing. Needs server, tool and arguments (a JSON object). \
+         A tool that is not read-only may change something outside the playbook.",
+    ),
+    (
         "create_org",
         "Create an org: the top-level tenant that holds playbooks and whose keys reach only it. \
          Needs id (lowercase letters, digits and hyphens, starting with a letter or digit, at \

@@ -66,6 +66,8 @@ fn parameter_description(parameter: &str) -> &'static str {
         "event_id" => "The event's id, as publish_event or list_playbook_events showed it.",
         "run_id" => "The run's id, as the run or list_runs showed it.",
         "request_id" => "The request's id, as list_requests showed it.",
+        "server" => "The tool server's name, as search showed it, such as graph.",
+        "tool" => "The tool's name on its server, as search showed it, such as search.",
         _ => "A path parameter of the operation.",
     }
 }
