@@ -665,3 +665,35 @@ async fn a_cron_and_an_every_start_runs_on_the_real_clock() {
         "{cron_run:#}"
     );
 }
+
+#[tokio::test]
+async fn two_servers_on_one_store_start_each_matched_event_and_due_time_once() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let store = test_store(dir.path()).await;
+    // Both read a clock 65 s on: the every's first time is due as soon as it is saved.
+    let a = server_on(store.clone(), 65_000).await;
+    let b = server_on(store.clone(), 65_000).await;
+    let pb = a.playbook().await;
+    let both = "schedule:\n  on:\n    one:\n      with: { type: com.example.tick }\n  every: PT1M\ndo:\n  - a:\n      set: { a: 1 }\n";
+    saved(&a, &pb, "both", both).await;
+    for n in 0..30 {
+        let server = if n % 2 == 0 { &a } else { &b };
+        publish(
+            server,
+            &pb,
+            json!({"type": "com.example.tick", "id": format!("t-{n}")}),
+        )
+        .await;
+    }
+    ended_runs(&a, &pb, "both", 31, Duration::from_secs(20)).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let runs = runs_of(&b, &pb, "both").await;
+    assert_eq!(runs.len(), 31, "{runs:#?}");
+    let every = runs
+        .iter()
+        .filter(|r| r["run_id"].as_str().unwrap().contains(".every."))
+        .count();
+    assert_eq!(every, 1, "{runs:#?}");
+    let started = events_of(&a, &pb, "run_started").await;
+    assert_eq!(started.len(), 31, "each run started once");
+}

@@ -416,3 +416,78 @@ async fn waiting_workflows_outlast_a_sigkill() {
     second.kill().expect("stop");
     let _ = second.wait();
 }
+
+/// A server killed with SIGKILL while a schedule waits, and due times passing while no server
+/// runs (the next server reads a clock five and a half minutes on): only the latest missed
+/// time runs, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_sigkill_only_the_latest_missed_time_runs() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let config = |offset_ms: i64| {
+        format!(
+            "database = \"sqlite://auto.db\"\n[scheduler]\nsweep_ms = 50\nclock_offset_ms = {offset_ms}\n"
+        )
+    };
+    std::fs::write(dir.path().join("auto.toml"), config(0)).expect("the configuration");
+    let http = reqwest::Client::new();
+    let port = free_port();
+    let mut first = serve(dir.path(), port);
+    let base = format!("http://127.0.0.1:{port}");
+    wait_healthy(&http, &base).await;
+    post(&http, format!("{base}/v1/orgs"), json!({"id": "acme"})).await;
+    post(
+        &http,
+        format!("{base}/v1/orgs/acme/playbooks"),
+        json!({"id": "main"}),
+    )
+    .await;
+    let pb = format!("{base}/v1/orgs/acme/playbooks/main");
+    let source = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: tick\n  version: 1.0.0\nschedule:\n  every: PT1M\ndo:\n  - a:\n      set:\n        due: ${ $data.schedule.due }\n";
+    let (status, saved) = post(
+        &http,
+        format!("{pb}/definitions"),
+        json!({"type": "workflow", "name": "tick", "source": source, "diagram": "none"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{saved:#}");
+    // The sweep has read the first due time, a minute after the save.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(runs_of(&http, &pb, "type=workflow").await.is_empty());
+    first.kill().expect("SIGKILL");
+    first.wait().expect("the killed server's status");
+    std::fs::write(dir.path().join("auto.toml"), config(330_000)).expect("the configuration");
+    let mut second = serve(dir.path(), port);
+    wait_healthy(&http, &base).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let runs = loop {
+        let runs = runs_of(&http, &pb, "type=workflow").await;
+        if !runs.is_empty() && runs.iter().all(|r| r["status"] != "started") {
+            break runs;
+        }
+        assert!(Instant::now() < deadline, "no run ended: {runs:#?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let again = runs_of(&http, &pb, "type=workflow").await;
+    let run = get(
+        &http,
+        format!(
+            "{pb}/runs/{}",
+            runs[0]["run_id"].as_str().expect("a run id")
+        ),
+    )
+    .await;
+    second.kill().expect("stop");
+    let _ = second.wait();
+    assert_eq!(again.len(), 1, "{again:#?}");
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    let saved_at = chrono::DateTime::parse_from_rfc3339(saved["updated_at"].as_str().unwrap())
+        .expect("a time");
+    let due = chrono::DateTime::parse_from_rfc3339(run["output"]["due"].as_str().unwrap())
+        .expect("a time");
+    let after = (due - saved_at).num_milliseconds();
+    assert!(
+        (299_000..=301_000).contains(&after),
+        "the due time {due} is {after} ms after the save, not the fifth minute"
+    );
+}
