@@ -51,6 +51,9 @@ pub const START_TRIES_MAX: i64 = 20;
 pub const FILTER_STOPS_MAX: u32 = 3;
 /// "At most once a minute": how often a workflow's refusals are recorded.
 pub const REFUSALS_RECORDED_EVERY: Duration = Duration::from_secs(60);
+/// Every this many sweeps, each workflow's waiting starts are looked at, not only those this
+/// server queued: a server that queued them may have stopped.
+const FULL_PASS_EVERY: u64 = 20;
 /// The events one sweep reads of a playbook; the rest wait for the next sweep.
 const EVENTS_A_SWEEP: u32 = 1_000;
 /// The reference of each kind of trigger ("its place in the document").
@@ -84,6 +87,11 @@ struct Memory {
     refusals: HashMap<(PlaybookRef, String), Refusals>,
     /// Sweeps that could not start a schedule's due time, by trigger and time.
     schedule_tries: HashMap<(PlaybookRef, String, String, i64), i64>,
+    /// Workflows whose event trigger may have starts waiting, as this server queued them.
+    pending: HashSet<(PlaybookRef, String)>,
+    /// Sweeps made; every [`FULL_PASS_EVERY`]th takes every workflow's waiting starts, also
+    /// those another server queued.
+    sweeps: u64,
 }
 
 #[derive(Debug, Default)]
@@ -219,11 +227,21 @@ impl Service {
                 .or_default()
                 .push(trigger);
         }
+        let full_pass = {
+            let mut memory = self.triggers.memory();
+            memory.sweeps += 1;
+            memory.sweeps % FULL_PASS_EVERY == 1
+        };
         for (pb, triggers) in &by_playbook {
             if let Err(problem) = self.follow_events(pb, triggers).await {
                 tracing::warn!(playbook = %pb.playbook, detail = ?problem.detail, "event triggers");
             }
             for trigger in triggers {
+                let place = ((*pb).clone(), trigger.workflow.clone());
+                let pending = self.triggers.memory().pending.remove(&place);
+                if !(pending || full_pass) {
+                    continue;
+                }
                 if let Err(problem) = self.start_waiting(pb, &trigger.workflow).await {
                     tracing::warn!(workflow = %trigger.workflow, detail = ?problem.detail, "trigger starts");
                 }
@@ -284,7 +302,7 @@ impl Service {
             let types: HashSet<&str> = filters.iter().filter_map(written_type).collect();
             let mut starts = Vec::new();
             let mut cursor = trigger.cursor_seq;
-            let mut versions: HashMap<i64, i64> = HashMap::new();
+            let mut current_since: Option<i64> = None;
             for event in events.iter().filter(|e| e.seq > trigger.cursor_seq) {
                 let hears = types.contains(event.event_type.as_str())
                     && !self
@@ -308,14 +326,19 @@ impl Service {
                                     ),
                                 );
                             } else {
-                                let version = match versions.get(&event.seq) {
-                                    Some(version) => *version,
+                                // Most events come after the current version's save.
+                                let current_since = match current_since {
+                                    Some(seq) => seq,
                                     None => {
-                                        let version =
-                                            self.version_at(pb, trigger, event.seq).await?;
-                                        versions.insert(event.seq, version);
-                                        version
+                                        let seq = self.saved_seq(pb, trigger).await?;
+                                        current_since = Some(seq);
+                                        seq
                                     }
+                                };
+                                let version = if event.seq >= current_since {
+                                    trigger.version
+                                } else {
+                                    self.version_at(pb, trigger, event.seq).await?
                                 };
                                 starts.push(TriggerStart {
                                     run_id: triggered_run_id(
@@ -355,6 +378,12 @@ impl Service {
                 )
                 .await
                 .map_err(store_problem)?;
+            if queued.queued > 0 {
+                self.triggers
+                    .memory()
+                    .pending
+                    .insert(((*pb).clone(), trigger.workflow.clone()));
+            }
             for _ in 0..queued.refused {
                 self.refuse(
                     pb,
@@ -400,6 +429,17 @@ impl Service {
         Ok(owners
             .get(run_id)
             .is_some_and(|names| names.iter().any(|name| name == workflow)))
+    }
+
+    /// The seq of the record that saved the version a trigger starts now.
+    async fn saved_seq(&self, pb: &PlaybookRef, trigger: &Trigger) -> Result<i64, Problem> {
+        let key = DefinitionKey::new("workflow", &trigger.workflow);
+        Ok(self
+            .store
+            .get_definition_version(pb, &key, trigger.version)
+            .await
+            .map_err(store_problem)?
+            .map_or(i64::MAX, |saved| saved.saved_seq))
     }
 
     /// The version of a trigger's workflow that was current when the event was recorded.
@@ -451,12 +491,8 @@ impl Service {
             if self.triggers.memory().disabled.contains(&key(index)) {
                 continue;
             }
-            let (with_owned, event_owned) = (with.clone(), event.clone());
-            let outcome = tokio::task::spawn_blocking(move || {
-                match_filter(&with_owned, &event_owned, now_ms)
-            })
-            .await
-            .unwrap_or_else(|error| FilterOutcome::Stopped(error.to_string()));
+            // Evaluated in place, as a workflow step's expressions are: a filter has 200 ms.
+            let outcome = match_filter(with, event, now_ms);
             match outcome {
                 FilterOutcome::Matched => {
                     self.triggers.memory().stops.remove(&key(index));
@@ -602,6 +638,13 @@ impl Service {
             .take_trigger_starts(pb, workflow, EVENT_TRIGGER_RUNS_PER_MINUTE)
             .await
             .map_err(store_problem)?;
+        // Some may wait for a later minute or another try: look again at the next sweep.
+        let place = (pb.clone(), workflow.to_owned());
+        self.triggers.memory().pending.insert(place.clone());
+        if taken.is_empty() {
+            // Nothing had room or was waiting: the next queue or the full pass looks again.
+            self.triggers.memory().pending.remove(&place);
+        }
         for start in taken {
             let origin = Origin {
                 depth: start.start["depth"].as_i64().unwrap_or(1),
