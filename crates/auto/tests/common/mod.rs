@@ -4,9 +4,8 @@
 #![allow(dead_code)]
 
 use std::io::Write;
-use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -29,39 +28,41 @@ pub fn serve() -> Server {
     serve_with_config("")
 }
 
-/// A server whose `auto.toml` holds this text.
+/// A server whose `auto.toml` holds this text. It listens on a port the system picks, and
+/// the harness reads the address it prints: a port picked here and freed before the server
+/// binds it could be taken by another process in between.
 pub fn serve_with_config(config: &str) -> Server {
+    use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().expect("a directory");
     std::fs::write(dir.path().join("auto.toml"), config).expect("the configuration");
-    let port = TcpListener::bind("127.0.0.1:0")
-        .expect("a port")
-        .local_addr()
-        .expect("an address")
-        .port();
-    let child = Command::new(AUTO)
-        .args([
-            "serve",
-            "--config",
-            "auto.toml",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
+    let mut child = Command::new(AUTO)
+        .args(["serve", "--config", "auto.toml", "--listen", "127.0.0.1:0"])
         .current_dir(dir.path())
+        .env("NO_COLOR", "1")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("auto serve starts");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the server did not listen within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let stderr = child.stderr.take().expect("its stderr");
+    let (found, url) = std::sync::mpsc::channel();
+    // The server's log is read to its end, so the server never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut found = Some(found);
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("auto is serving ")
+                && let Some(url) = rest.split_whitespace().next()
+                && let Some(found) = found.take()
+            {
+                let _ = found.send(url.to_owned());
+            }
+        }
+    });
+    let url = url
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the server listens within 30 s");
     Server {
         child,
-        url: format!("http://127.0.0.1:{port}"),
+        url,
         _dir: dir,
     }
 }
