@@ -242,7 +242,7 @@ fn extension_attributes(
     kept
 }
 
-fn time_text(time: &DateTime<Utc>) -> String {
+pub(crate) fn time_text(time: &DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 

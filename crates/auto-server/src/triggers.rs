@@ -26,7 +26,7 @@ use auto_store::{
     DefinitionKey, DefinitionStatus, Event, EventFilter, Listener, NewEvent, PlaybookRef,
     RunStatus, StartOutcome, Trigger, TriggerStart,
 };
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
@@ -180,10 +180,9 @@ pub fn triggered_run_id(workflow: &str, version: i64, reference: &str, matched: 
     format!("{name}.{kind}.{}", &digest[..24])
 }
 
+/// A due time as the API writes times.
 fn time_text(ms: i64) -> String {
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(SecondsFormat::Millis, true)
+    crate::events::time_text(&DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default())
 }
 
 /// The filters of a trigger's or a listening task's `with`, in written order.
@@ -196,6 +195,19 @@ fn filters_of(list: &Value) -> Vec<Map<String, Value>> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// A record the playbook keeps about one of its workflows (a filter's failure, a refusal),
+/// with the workflow's definition as its source.
+fn workflow_record(workflow: &str, event_type: &str, data: Value) -> NewEvent {
+    let mut event = NewEvent::new(
+        uuid::Uuid::now_v7().to_string(),
+        event_type,
+        format!("/definitions/workflow/{workflow}"),
+    );
+    event.subject = Some(format!("workflow/{workflow}"));
+    event.data = Some(data);
+    event
 }
 
 /// An event as a filter and a run read it: as `get_event` shows it, without the log's own
@@ -488,24 +500,25 @@ impl Service {
             if written_type(with) != event.get("type").and_then(Value::as_str) {
                 continue;
             }
-            if self.triggers.memory().disabled.contains(&key(index)) {
+            let key = key(index);
+            if self.triggers.memory().disabled.contains(&key) {
                 continue;
             }
             // Evaluated in place, as a workflow step's expressions are: a filter has 200 ms.
             let outcome = match_filter(with, event, now_ms);
             match outcome {
                 FilterOutcome::Matched => {
-                    self.triggers.memory().stops.remove(&key(index));
+                    self.triggers.memory().stops.remove(&key);
                     return Met::Matched;
                 }
                 FilterOutcome::NotMatched => {
-                    self.triggers.memory().stops.remove(&key(index));
+                    self.triggers.memory().stops.remove(&key);
                 }
                 FilterOutcome::Raised(words) => {
                     let first = {
                         let mut memory = self.triggers.memory();
-                        memory.stops.remove(&key(index));
-                        memory.failed.insert(key(index))
+                        memory.stops.remove(&key);
+                        memory.failed.insert(key.clone())
                     };
                     if first {
                         let detail = format!(
@@ -527,11 +540,11 @@ impl Service {
                 FilterOutcome::Stopped(words) => {
                     let stops = {
                         let mut memory = self.triggers.memory();
-                        let stops = memory.stops.entry(key(index)).or_default();
+                        let stops = memory.stops.entry(key.clone()).or_default();
                         *stops += 1;
                         let stops = *stops;
                         if stops >= FILTER_STOPS_MAX {
-                            memory.disabled.insert(key(index));
+                            memory.disabled.insert(key.clone());
                         }
                         stops
                     };
@@ -570,15 +583,11 @@ impl Service {
         version: i64,
         detail: String,
     ) {
-        let mut event = NewEvent::new(
-            uuid::Uuid::now_v7().to_string(),
+        let mut event = workflow_record(
+            workflow,
             event_type,
-            format!("/definitions/workflow/{workflow}"),
+            json!({"reference": reference, "filter": index, "version": version, "detail": detail}),
         );
-        event.subject = Some(format!("workflow/{workflow}"));
-        event.data = Some(json!({
-            "reference": reference, "filter": index, "version": version, "detail": detail,
-        }));
         event
             .extensions
             .insert("definitionversion".into(), json!(version));
@@ -618,13 +627,11 @@ impl Service {
                 .collect()
         };
         for ((pb, workflow), count, reason) in due {
-            let mut event = NewEvent::new(
-                uuid::Uuid::now_v7().to_string(),
+            let event = workflow_record(
+                &workflow,
                 "reaction_refused",
-                format!("/definitions/workflow/{workflow}"),
+                json!({ "count": count, "reason": reason }),
             );
-            event.subject = Some(format!("workflow/{workflow}"));
-            event.data = Some(json!({ "count": count, "reason": reason }));
             if let Err(error) = self.store.append_events(&pb, vec![event]).await {
                 tracing::warn!(%error, "a reaction_refused was not kept");
             }
@@ -638,12 +645,13 @@ impl Service {
             .take_trigger_starts(pb, workflow, EVENT_TRIGGER_RUNS_PER_MINUTE)
             .await
             .map_err(store_problem)?;
-        // Some may wait for a later minute or another try: look again at the next sweep.
-        let place = (pb.clone(), workflow.to_owned());
-        self.triggers.memory().pending.insert(place.clone());
-        if taken.is_empty() {
-            // Nothing had room or was waiting: the next queue or the full pass looks again.
-            self.triggers.memory().pending.remove(&place);
+        // Some may wait for another try: look again at the next sweep. When nothing was
+        // taken, the next queue or the full pass looks again.
+        if !taken.is_empty() {
+            self.triggers
+                .memory()
+                .pending
+                .insert((pb.clone(), workflow.to_owned()));
         }
         for start in taken {
             let origin = Origin {
