@@ -188,7 +188,35 @@ pub(crate) fn started_fact(new: &NewRun, run_seq: i64) -> NewEvent {
         new.definition_version,
     );
     run_attributes(&mut event, new.depth, new.call_depth, new.trigger.as_ref());
+    if let Some(trigger) = &new.trigger {
+        event.data = Some(json!({
+            "trigger": trigger,
+            "message": started_words(&new.key, trigger),
+        }));
+    }
     event
+}
+
+/// The words of a triggered run's `run_started` fact, which "say which kind started it, such
+/// as 'was started by its cron schedule'" (workflow page, "Triggers").
+pub(crate) fn started_words(key: &DefinitionKey, trigger: &Value) -> String {
+    let name = &key.name;
+    let text = |field: &str| trigger.get(field).and_then(Value::as_str).unwrap_or("?");
+    match text("kind") {
+        "event" => format!(
+            "The workflow {name} was started by its event trigger, for the event {}.",
+            text("event_id")
+        ),
+        "cron" => format!(
+            "The workflow {name} was started by its cron schedule, due at {}.",
+            text("due")
+        ),
+        "every" => format!(
+            "The workflow {name} was started by its every schedule, due at {}.",
+            text("due")
+        ),
+        other => format!("The workflow {name} was started by its trigger {other}."),
+    }
 }
 
 pub(crate) fn fact(

@@ -310,19 +310,36 @@ impl Service {
         }
         let mut owners: HashMap<String, Vec<String>> = HashMap::new();
         for trigger in triggers {
-            let filters = filters_of(&trigger.spec["filters"]);
-            let types: HashSet<&str> = filters.iter().filter_map(written_type).collect();
+            // The filters in force when each event was recorded: those a save changed, for
+            // the events the trigger had not read yet, then its own.
+            let sets: Vec<(i64, Vec<Map<String, Value>>)> = trigger
+                .earlier
+                .iter()
+                .map(|earlier| (earlier.until_seq, filters_of(&earlier.filters)))
+                .chain([(i64::MAX, filters_of(&trigger.spec["filters"]))])
+                .collect();
             let mut starts = Vec::new();
             let mut cursor = trigger.cursor_seq;
             let mut current_since: Option<i64> = None;
             for event in events.iter().filter(|e| e.seq > trigger.cursor_seq) {
-                let hears = types.contains(event.event_type.as_str())
+                let Some((until, filters)) = sets.iter().find(|(until, _)| event.seq < *until)
+                else {
+                    break;
+                };
+                let hears = filters
+                    .iter()
+                    .filter_map(written_type)
+                    .any(|t| t == event.event_type)
                     && !self
                         .caused_by(pb, &trigger.workflow, event, &mut owners)
                         .await?;
                 if hears {
-                    let place = (pb, &trigger.workflow, trigger.version, ON);
-                    match self.met(place, &filters, &envelope(event)).await {
+                    let version = match *until {
+                        i64::MAX => trigger.version,
+                        _ => self.version_at(pb, trigger, event.seq).await?,
+                    };
+                    let place = (pb, &trigger.workflow, version, ON);
+                    match self.met(place, filters, &envelope(event)).await {
                         Met::Stopped => break,
                         Met::NotMatched => {}
                         Met::Matched => {
@@ -937,7 +954,7 @@ impl Service {
                             if let Some(map) = sent.as_object_mut() {
                                 map.remove("seq");
                             }
-                            let work = crate::workflow_runs::event_work(&event.id, sent.clone());
+                            let work = crate::workflow_runs::heard_work(&event.id, sent.clone());
                             match self
                                 .store
                                 .receive_run_event(pb, &listener.run_id, &event.id, sent, work)

@@ -124,6 +124,7 @@ fn input_payload(input: &Input) -> Value {
             json!({ "input": "cancel", "detail": detail, "kind": kind })
         }
         Input::EventReceived { event } => json!({ "input": "event", "event": event }),
+        Input::EventHeard { event } => json!({ "input": "heard", "event": event }),
         Input::CallEnded { call_id, outcome } => {
             let outcome = match outcome {
                 CallOutcome::Succeeded { output } => json!({ "output": output }),
@@ -150,6 +151,9 @@ fn input_of(payload: &Value) -> Option<Input> {
         "event" => Input::EventReceived {
             event: payload["event"].clone(),
         },
+        "heard" => Input::EventHeard {
+            event: payload["event"].clone(),
+        },
         "call_ended" => Input::CallEnded {
             call_id: text("call_id")?,
             outcome: match payload["outcome"].get("problem") {
@@ -172,6 +176,16 @@ pub(crate) fn event_work(event_id: &str, event: Value) -> NewWork {
         key: format!("event:{event_id}"),
         due_at: None,
         payload: input_payload(&Input::EventReceived { event }),
+    }
+}
+
+/// The work that offers a run an event of the playbook its listening task heard: taken now
+/// or let pass. Keyed as a sent event is, so the same event reaches the run once either way.
+pub(crate) fn heard_work(event_id: &str, event: Value) -> NewWork {
+    NewWork {
+        key: format!("event:{event_id}"),
+        due_at: None,
+        payload: input_payload(&Input::EventHeard { event }),
     }
 }
 

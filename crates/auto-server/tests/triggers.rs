@@ -204,10 +204,14 @@ async fn an_event_trigger_starts_a_run_for_each_matching_event_acting_for_the_pl
     assert_eq!(fact["triggerreference"], "/schedule/on");
     assert_eq!(fact["depth"], 2, "{fact:#}");
     assert_eq!(fact["caller"], "playbook:main");
-    assert!(
-        fact.get("data").is_none(),
-        "a filter never sees a run's input"
+    // Its words say which kind started it; a run's fact never carries its input.
+    assert_eq!(
+        fact["data"]["message"],
+        "The workflow intake was started by its event trigger, for the event b-1.",
+        "{fact:#}"
     );
+    assert_eq!(fact["data"]["trigger"]["kind"], "event");
+    assert!(!fact.to_string().contains("spring"), "{fact:#}");
 }
 
 #[tokio::test]
@@ -417,6 +421,147 @@ do:
     assert_eq!(failed[0]["subject"], "workflow/orders");
     assert_eq!(failed[0]["data"]["reference"], "/schedule/on");
     assert_eq!(failed[0]["data"]["version"], 1);
+}
+
+/// Waits until the playbook holds `count` records of `event_type`.
+async fn records(server: &TestServer, pb: &str, event_type: &str, count: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let found = events_of(server, pb, event_type).await;
+        if found.len() >= count {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "{event_type}: {found:#?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_filter_stopped_by_its_memory_three_times_in_a_row_is_disabled_for_its_version() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    // More than the sandbox's 64 MiB: every evaluation is stopped, which is not the event's
+    // doing, so the event is left to a later sweep, three times, then the filter is off.
+    let hungry = r#"schedule:
+  on:
+    one:
+      with: { type: com.example.big, data: '${ "x".repeat(2 ** 27).length > $data.n }' }
+do:
+  - take:
+      set: { n: 1 }
+"#;
+    saved(&server, &pb, "hungry", hungry).await;
+    let light = "schedule:\n  on:\n    one:\n      with: { type: com.example.big }\ndo:\n  - take:\n      set: { n: 1 }\n";
+    saved(&server, &pb, "light", light).await;
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.big", "id": "big-1", "data": {"n": 1}}),
+    )
+    .await;
+    // Another workflow's trigger on the same events goes on meanwhile.
+    ended_runs(&server, &pb, "light", 1, Duration::from_secs(10)).await;
+    let disabled = records(&server, &pb, "filter_disabled", 1).await;
+    assert_eq!(disabled.len(), 1, "{disabled:#?}");
+    assert_eq!(disabled[0]["subject"], "workflow/hungry");
+    assert_eq!(disabled[0]["data"]["reference"], "/schedule/on");
+    assert_eq!(disabled[0]["data"]["version"], 1);
+    let detail = disabled[0]["data"]["detail"].as_str().unwrap();
+    assert!(
+        detail
+            .starts_with("The filter 0 at /schedule/on of version 1 was stopped 3 times in a row"),
+        "{detail}"
+    );
+    // Off for its version: a later event is not evaluated, nothing starts, nothing more is
+    // recorded, while the other workflow hears it.
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.big", "id": "big-2", "data": {"n": 1}}),
+    )
+    .await;
+    ended_runs(&server, &pb, "light", 2, Duration::from_secs(10)).await;
+    settle().await;
+    assert!(runs_of(&server, &pb, "hungry").await.is_empty());
+    assert_eq!(events_of(&server, &pb, "filter_disabled").await.len(), 1);
+    assert!(events_of(&server, &pb, "filter_failed").await.is_empty());
+    // A new version with a cheaper filter is evaluated again.
+    update(
+        &server,
+        &pb,
+        "hungry",
+        &hungry.replace(r#""x".repeat(2 ** 27).length"#, "2"),
+    )
+    .await;
+    publish(
+        &server,
+        &pb,
+        json!({"type": "com.example.big", "id": "big-3", "data": {"n": 1}}),
+    )
+    .await;
+    let runs = ended_runs(&server, &pb, "hungry", 1, Duration::from_secs(10)).await;
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+}
+
+#[tokio::test]
+async fn a_changed_filter_leaves_the_events_recorded_before_the_save_to_the_earlier_filter() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let store = test_store(dir.path()).await;
+    // This server sweeps only when woken: events appended straight to the store wait unread.
+    let limits = RunLimits {
+        sweep_ms: 600_000,
+        ..RunLimits::default()
+    };
+    let server_dir = tempfile::tempdir().expect("a directory");
+    let server = TestServer::start_limited(
+        store.clone(),
+        Vec::new(),
+        Models::none(),
+        limits,
+        server_dir,
+    )
+    .await;
+    let pb = server.playbook().await;
+    let on = |event_type: &str| {
+        format!(
+            "schedule:\n  on:\n    one:\n      with: {{ type: {event_type} }}\ndo:\n  - take:\n      set: {{ id: '${{ $data[0].id }}' }}\n"
+        )
+    };
+    saved(&server, &pb, "watch", &on("com.example.a")).await;
+    settle().await;
+    let playbook = auto_store::PlaybookRef::new("acme", "main");
+    store
+        .append_events(
+            &playbook,
+            vec![
+                auto_store::NewEvent::new("a-1", "com.example.a", "/test"),
+                auto_store::NewEvent::new("b-1", "com.example.b", "/test"),
+            ],
+        )
+        .await
+        .expect("appended");
+    // The save wakes the sweep: a-1 and b-1 were recorded while version 1's filter applied.
+    update(&server, &pb, "watch", &on("com.example.b")).await;
+    publish(&server, &pb, json!({"type": "com.example.a", "id": "a-2"})).await;
+    publish(&server, &pb, json!({"type": "com.example.b", "id": "b-2"})).await;
+    ended_runs(&server, &pb, "watch", 2, Duration::from_secs(10)).await;
+    settle().await;
+    let runs = in_full(&server, &pb, &runs_of(&server, &pb, "watch").await).await;
+    let mut started: Vec<(String, i64)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["output"]["id"].as_str().unwrap_or("?").to_owned(),
+                r["definition_version"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect();
+    started.sort();
+    assert_eq!(
+        started,
+        vec![("a-1".to_owned(), 1), ("b-2".to_owned(), 2)],
+        "{runs:#?}"
+    );
 }
 
 #[tokio::test]
@@ -641,12 +786,12 @@ async fn a_cron_and_an_every_start_runs_on_the_real_clock() {
         let facts = server
             .get(&format!("{pb}/events?run_id={run_id}&type=run_started"))
             .await;
-        kinds.push(
-            facts.body["events"][0]["triggerkind"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        );
+        let fact = &facts.body["events"][0];
+        let kind = fact["triggerkind"].as_str().unwrap().to_owned();
+        let due = listed["output"]["due"].as_str().unwrap();
+        let words = format!("The workflow clock was started by its {kind} schedule, due at {due}.");
+        assert_eq!(fact["data"]["message"], words.as_str(), "{fact:#}");
+        kinds.push(kind);
         let due = listed["output"]["due"].as_str().unwrap();
         assert!(due.ends_with("Z"), "{due}");
     }

@@ -112,6 +112,51 @@ pub struct Trigger {
     pub due_at: Option<DateTime<Utc>>,
     /// A schedule: the run it started last.
     pub running_run_id: Option<String>,
+    /// An event trigger changed before it read every event recorded until the save: the
+    /// filters those events are matched with, oldest first.
+    #[serde(default)]
+    pub earlier: Vec<EarlierFilters>,
+}
+
+/// The filters an event trigger had until a save changed them, for the events it had not
+/// read yet: those of seq below `until_seq`, the save's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EarlierFilters {
+    pub filters: Value,
+    pub until_seq: i64,
+}
+
+impl Trigger {
+    /// The filters an event of `seq` is matched with: the earlier ones in force when it was
+    /// recorded, or the trigger's own.
+    pub fn filters_at(&self, seq: i64) -> &Value {
+        self.earlier
+            .iter()
+            .find(|earlier| seq < earlier.until_seq)
+            .map_or(&self.spec["filters"], |earlier| &earlier.filters)
+    }
+}
+
+/// The earlier filters a save keeps when it changes an event trigger that stands at
+/// `cursor_seq`: those it had, and its filters until now when events before the save's `seq`
+/// are unread; only entries with events still to read.
+pub fn earlier_after_change(
+    earlier: Vec<EarlierFilters>,
+    spec: &Value,
+    cursor_seq: i64,
+    seq: i64,
+) -> Vec<EarlierFilters> {
+    let mut kept: Vec<EarlierFilters> = earlier
+        .into_iter()
+        .filter(|earlier| earlier.until_seq > cursor_seq + 1)
+        .collect();
+    if cursor_seq + 1 < seq {
+        kept.push(EarlierFilters {
+            filters: spec["filters"].clone(),
+            until_seq: seq,
+        });
+    }
+    kept
 }
 
 /// A run an event trigger matched, to start when its minute has room.

@@ -26,11 +26,11 @@ use crate::shared::{
     run_events, run_not_found, runs_page_limit, saved_version, single, triggered_workflows_reached,
 };
 use crate::{
-    DefinitionKey, DefinitionVersion, Event, EventFilter, LISTENERS_MAX, Listener,
+    DefinitionKey, DefinitionVersion, EarlierFilters, Event, EventFilter, LISTENERS_MAX, Listener,
     NewDefinitionVersion, NewEvent, NewListener, NewRequest, NewRun, NewTrigger, NewWork, Org,
     Playbook, PlaybookRef, Queued, Request, RequestClose, RequestFilter, Result, Run, RunEnding,
     RunFilter, RunInboxEvent, StartOutcome, Store, StoreError, TRIGGER_START_LEASE_SECONDS,
-    TRIGGERED_WORKFLOWS_MAX, Trigger, TriggerStart, Work, WorkflowStep,
+    TRIGGERED_WORKFLOWS_MAX, Trigger, TriggerStart, Work, WorkflowStep, earlier_after_change,
 };
 
 /// How many connections one server keeps to the database.
@@ -50,6 +50,8 @@ const MIGRATION_REQUESTS: &str = include_str!("../migrations/postgres/0004_reque
 const MIGRATION_CALLS: &str = include_str!("../migrations/postgres/0005_calls.sql");
 const MIGRATION_RUN_INBOX: &str = include_str!("../migrations/postgres/0006_run_inbox.sql");
 const MIGRATION_TRIGGERS: &str = include_str!("../migrations/postgres/0007_triggers.sql");
+const MIGRATION_EARLIER_FILTERS: &str =
+    include_str!("../migrations/postgres/0008_earlier_filters.sql");
 
 /// The columns `event_from_row` reads.
 macro_rules! event_columns {
@@ -260,6 +262,13 @@ fn migrator() -> Migrator {
             Cow::Borrowed("triggers"),
             MigrationType::Simple,
             MIGRATION_TRIGGERS.into_sql_str(),
+            false,
+        ),
+        Migration::new(
+            8,
+            Cow::Borrowed("earlier filters"),
+            MigrationType::Simple,
+            MIGRATION_EARLIER_FILTERS.into_sql_str(),
             false,
         ),
     ])
@@ -1663,7 +1672,7 @@ impl Store for PgStore {
     async fn list_triggers(&self) -> Result<Vec<Trigger>> {
         sqlx::query(
             "SELECT p.org, p.id, t.workflow, t.kind, t.spec::text, t.version, t.since_seq, \
-             t.saved_at, t.cursor_seq, t.due_at, t.running_run_id FROM triggers t \
+             t.saved_at, t.cursor_seq, t.due_at, t.running_run_id, t.earlier::text FROM triggers t \
              JOIN playbooks p ON p.pk = t.playbook_pk ORDER BY t.playbook_pk, t.workflow, t.kind",
         )
         .fetch_all(&self.pool)
@@ -1685,6 +1694,10 @@ impl Store for PgStore {
                 cursor_seq: row.try_get(8)?,
                 due_at: row.try_get(9)?,
                 running_run_id: row.try_get(10)?,
+                earlier: match row.try_get::<Option<String>, _>(11)? {
+                    Some(text) => earlier_filters(&text)?,
+                    None => Vec::new(),
+                },
             })
         })
         .collect()
@@ -2050,6 +2063,12 @@ async fn playbook_pk_in(
 /// or added starts from the save; one removed stops. A workflow that had none and has some
 /// counts against [`TRIGGERED_WORKFLOWS_MAX`]; saves of triggers take the playbook's row lock
 /// (through its seq), so two saves cannot both take the last place.
+/// A trigger's earlier filters as kept.
+fn earlier_filters(text: &str) -> Result<Vec<EarlierFilters>> {
+    serde_json::from_value(deep_json(text, "a trigger's earlier filters")?)
+        .map_err(|error| StoreError::Corrupt(format!("a trigger's earlier filters: {error}")))
+}
+
 async fn sync_triggers(
     tx: &mut Transaction<'static, Postgres>,
     playbook_pk: i64,
@@ -2059,8 +2078,9 @@ async fn sync_triggers(
     seq: i64,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let kept: Vec<(String, String)> = sqlx::query_as(
-        "SELECT kind, spec::text FROM triggers WHERE playbook_pk = $1 AND workflow = $2",
+    let kept: Vec<(String, String, i64, Option<String>)> = sqlx::query_as(
+        "SELECT kind, spec::text, cursor_seq, earlier::text FROM triggers \
+         WHERE playbook_pk = $1 AND workflow = $2",
     )
     .bind(playbook_pk)
     .bind(workflow)
@@ -2077,7 +2097,7 @@ async fn sync_triggers(
             return Err(triggered_workflows_reached(workflows));
         }
     }
-    for (kind, _) in &kept {
+    for (kind, ..) in &kept {
         if !triggers.iter().any(|t| &t.kind == kind) {
             sqlx::query(
                 "DELETE FROM triggers WHERE playbook_pk = $1 AND workflow = $2 AND kind = $3",
@@ -2090,31 +2110,56 @@ async fn sync_triggers(
         }
     }
     for trigger in triggers {
-        let same = kept.iter().any(|(kind, spec)| {
-            kind == &trigger.kind
-                && serde_json::from_str::<Value>(spec).is_ok_and(|spec| spec == trigger.spec)
-        });
-        let sql = if same {
-            "UPDATE triggers SET version = $4 WHERE playbook_pk = $1 AND workflow = $2 \
-             AND kind = $3 AND $5::jsonb IS NOT NULL AND $6::bigint IS NOT NULL \
-             AND $7::timestamptz IS NOT NULL"
-        } else {
-            "INSERT INTO triggers (playbook_pk, workflow, kind, spec, version, since_seq, \
-             saved_at, cursor_seq) VALUES ($1, $2, $3, $5, $4, $6, $7, $6 - 1) \
-             ON CONFLICT (playbook_pk, workflow, kind) DO UPDATE SET spec = excluded.spec, \
-             version = excluded.version, since_seq = excluded.since_seq, \
-             saved_at = excluded.saved_at, cursor_seq = excluded.cursor_seq, due_at = NULL"
-        };
-        sqlx::query(sql)
+        let before = kept.iter().find(|(kind, ..)| kind == &trigger.kind);
+        if let Some((_, spec, ..)) = before
+            && serde_json::from_str::<Value>(spec).is_ok_and(|spec| spec == trigger.spec)
+        {
+            sqlx::query(
+                "UPDATE triggers SET version = $4 \
+                 WHERE playbook_pk = $1 AND workflow = $2 AND kind = $3",
+            )
             .bind(playbook_pk)
             .bind(workflow)
             .bind(&trigger.kind)
             .bind(version)
-            .bind(Json(&trigger.spec))
-            .bind(seq)
-            .bind(now)
             .execute(&mut **tx)
             .await?;
+            continue;
+        }
+        // A changed event trigger keeps its earlier filters for the events it has not read.
+        let (cursor, earlier) = match before {
+            Some((kind, spec, cursor, earlier)) if kind == "event" => {
+                let earlier: Vec<EarlierFilters> = match earlier {
+                    Some(text) => earlier_filters(text)?,
+                    None => Vec::new(),
+                };
+                let spec: Value = deep_json(spec, "a trigger")?;
+                let earlier = earlier_after_change(earlier, &spec, *cursor, seq);
+                let cursor = if earlier.is_empty() { seq - 1 } else { *cursor };
+                (cursor, earlier)
+            }
+            _ => (seq - 1, Vec::new()),
+        };
+        let earlier = (!earlier.is_empty()).then(|| Json(earlier));
+        sqlx::query(
+            "INSERT INTO triggers (playbook_pk, workflow, kind, spec, version, since_seq, \
+             saved_at, cursor_seq, earlier) VALUES ($1, $2, $3, $5, $4, $6, $7, $8, $9) \
+             ON CONFLICT (playbook_pk, workflow, kind) DO UPDATE SET spec = excluded.spec, \
+             version = excluded.version, since_seq = excluded.since_seq, \
+             saved_at = excluded.saved_at, cursor_seq = excluded.cursor_seq, due_at = NULL, \
+             earlier = excluded.earlier",
+        )
+        .bind(playbook_pk)
+        .bind(workflow)
+        .bind(&trigger.kind)
+        .bind(version)
+        .bind(Json(&trigger.spec))
+        .bind(seq)
+        .bind(now)
+        .bind(cursor)
+        .bind(earlier)
+        .execute(&mut **tx)
+        .await?;
     }
     Ok(())
 }

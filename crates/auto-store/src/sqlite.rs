@@ -27,11 +27,11 @@ use crate::shared::{
     run_events, run_not_found, runs_page_limit, saved_version, single, triggered_workflows_reached,
 };
 use crate::{
-    DefinitionKey, DefinitionVersion, Event, EventFilter, LISTENERS_MAX, Listener,
+    DefinitionKey, DefinitionVersion, EarlierFilters, Event, EventFilter, LISTENERS_MAX, Listener,
     NewDefinitionVersion, NewEvent, NewListener, NewRequest, NewRun, NewTrigger, NewWork, Org,
     Playbook, PlaybookRef, Queued, Request, RequestClose, RequestFilter, Result, Run, RunEnding,
     RunFilter, RunInboxEvent, StartOutcome, Store, StoreError, TRIGGER_START_LEASE_SECONDS,
-    TRIGGERED_WORKFLOWS_MAX, Trigger, TriggerStart, Work, WorkflowStep,
+    TRIGGERED_WORKFLOWS_MAX, Trigger, TriggerStart, Work, WorkflowStep, earlier_after_change,
 };
 
 /// How many connections read beside the one that writes.
@@ -56,6 +56,8 @@ const MIGRATION_REQUESTS: &str = include_str!("../migrations/sqlite/0004_request
 const MIGRATION_CALLS: &str = include_str!("../migrations/sqlite/0005_calls.sql");
 const MIGRATION_RUN_INBOX: &str = include_str!("../migrations/sqlite/0006_run_inbox.sql");
 const MIGRATION_TRIGGERS: &str = include_str!("../migrations/sqlite/0007_triggers.sql");
+const MIGRATION_EARLIER_FILTERS: &str =
+    include_str!("../migrations/sqlite/0008_earlier_filters.sql");
 
 /// The columns `event_from_row` reads, in the order a `SELECT` lists them.
 macro_rules! event_columns {
@@ -272,6 +274,13 @@ fn migrator() -> Migrator {
             Cow::Borrowed("triggers"),
             MigrationType::Simple,
             MIGRATION_TRIGGERS.into_sql_str(),
+            false,
+        ),
+        Migration::new(
+            8,
+            Cow::Borrowed("earlier filters"),
+            MigrationType::Simple,
+            MIGRATION_EARLIER_FILTERS.into_sql_str(),
             false,
         ),
     ])
@@ -1702,7 +1711,7 @@ impl Store for SqliteStore {
     async fn list_triggers(&self) -> Result<Vec<Trigger>> {
         sqlx::query(
             "SELECT p.org, p.id, t.workflow, t.kind, t.spec, t.version, t.since_seq, t.saved_at, \
-             t.cursor_seq, t.due_at, t.running_run_id FROM triggers t \
+             t.cursor_seq, t.due_at, t.running_run_id, t.earlier FROM triggers t \
              JOIN playbooks p ON p.pk = t.playbook_pk ORDER BY t.playbook_pk, t.workflow, t.kind",
         )
         .fetch_all(&self.reader)
@@ -1726,6 +1735,10 @@ impl Store for SqliteStore {
                 cursor_seq: row.try_get(8)?,
                 due_at: due_at.as_deref().map(parse_time).transpose()?,
                 running_run_id: row.try_get(10)?,
+                earlier: match row.try_get::<Option<String>, _>(11)? {
+                    Some(text) => parse_json(&text, "a trigger's earlier filters")?,
+                    None => Vec::new(),
+                },
             })
         })
         .collect()
@@ -2046,12 +2059,14 @@ async fn sync_triggers(
     seq: i64,
     now_text: &str,
 ) -> Result<()> {
-    let kept: Vec<(String, String)> =
-        sqlx::query_as("SELECT kind, spec FROM triggers WHERE playbook_pk = ?1 AND workflow = ?2")
-            .bind(playbook_pk)
-            .bind(workflow)
-            .fetch_all(&mut **tx)
-            .await?;
+    let kept: Vec<(String, String, i64, Option<String>)> = sqlx::query_as(
+        "SELECT kind, spec, cursor_seq, earlier FROM triggers \
+         WHERE playbook_pk = ?1 AND workflow = ?2",
+    )
+    .bind(playbook_pk)
+    .bind(workflow)
+    .fetch_all(&mut **tx)
+    .await?;
     if kept.is_empty() && !triggers.is_empty() {
         let workflows: i64 = sqlx::query_scalar(
             "SELECT count(DISTINCT workflow) FROM triggers WHERE playbook_pk = ?1",
@@ -2063,7 +2078,7 @@ async fn sync_triggers(
             return Err(triggered_workflows_reached(workflows));
         }
     }
-    for (kind, _) in &kept {
+    for (kind, ..) in &kept {
         if !triggers.iter().any(|t| &t.kind == kind) {
             sqlx::query(
                 "DELETE FROM triggers WHERE playbook_pk = ?1 AND workflow = ?2 AND kind = ?3",
@@ -2076,29 +2091,59 @@ async fn sync_triggers(
         }
     }
     for trigger in triggers {
-        let same = kept.iter().any(|(kind, spec)| {
-            kind == &trigger.kind
-                && serde_json::from_str::<Value>(spec).is_ok_and(|spec| spec == trigger.spec)
-        });
-        let sql = if same {
-            "UPDATE triggers SET version = ?4 WHERE playbook_pk = ?1 AND workflow = ?2 AND kind = ?3"
-        } else {
-            "INSERT INTO triggers (playbook_pk, workflow, kind, spec, version, since_seq, \
-             saved_at, cursor_seq) VALUES (?1, ?2, ?3, ?5, ?4, ?6, ?7, ?6 - 1) \
-             ON CONFLICT (playbook_pk, workflow, kind) DO UPDATE SET spec = excluded.spec, \
-             version = excluded.version, since_seq = excluded.since_seq, \
-             saved_at = excluded.saved_at, cursor_seq = excluded.cursor_seq, due_at = NULL"
-        };
-        sqlx::query(sql)
+        let before = kept.iter().find(|(kind, ..)| kind == &trigger.kind);
+        if let Some((_, spec, ..)) = before
+            && serde_json::from_str::<Value>(spec).is_ok_and(|spec| spec == trigger.spec)
+        {
+            sqlx::query(
+                "UPDATE triggers SET version = ?4 \
+                 WHERE playbook_pk = ?1 AND workflow = ?2 AND kind = ?3",
+            )
             .bind(playbook_pk)
             .bind(workflow)
             .bind(&trigger.kind)
             .bind(version)
-            .bind(to_json_text(&trigger.spec)?)
-            .bind(seq)
-            .bind(now_text)
             .execute(&mut **tx)
             .await?;
+            continue;
+        }
+        // A changed event trigger keeps its earlier filters for the events it has not read.
+        let (cursor, earlier) = match before {
+            Some((kind, spec, cursor, earlier)) if kind == "event" => {
+                let earlier: Vec<EarlierFilters> = match earlier {
+                    Some(text) => parse_json(text, "a trigger's earlier filters")?,
+                    None => Vec::new(),
+                };
+                let spec: Value = parse_json(spec, "a trigger")?;
+                let earlier = earlier_after_change(earlier, &spec, *cursor, seq);
+                let cursor = if earlier.is_empty() { seq - 1 } else { *cursor };
+                (cursor, earlier)
+            }
+            _ => (seq - 1, Vec::new()),
+        };
+        let earlier = match earlier.is_empty() {
+            true => None,
+            false => Some(to_json_text(&earlier)?),
+        };
+        sqlx::query(
+            "INSERT INTO triggers (playbook_pk, workflow, kind, spec, version, since_seq, \
+             saved_at, cursor_seq, earlier) VALUES (?1, ?2, ?3, ?5, ?4, ?6, ?7, ?8, ?9) \
+             ON CONFLICT (playbook_pk, workflow, kind) DO UPDATE SET spec = excluded.spec, \
+             version = excluded.version, since_seq = excluded.since_seq, \
+             saved_at = excluded.saved_at, cursor_seq = excluded.cursor_seq, due_at = NULL, \
+             earlier = excluded.earlier",
+        )
+        .bind(playbook_pk)
+        .bind(workflow)
+        .bind(&trigger.kind)
+        .bind(version)
+        .bind(to_json_text(&trigger.spec)?)
+        .bind(seq)
+        .bind(now_text)
+        .bind(cursor)
+        .bind(earlier)
+        .execute(&mut **tx)
+        .await?;
     }
     Ok(())
 }

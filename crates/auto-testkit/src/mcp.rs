@@ -75,6 +75,8 @@ pub struct McpDouble {
     addr: SocketAddr,
     script: Arc<Mutex<Script>>,
     task: JoinHandle<()>,
+    /// Over TLS: the PEM certificate of the authority that signed the server's certificate.
+    authority: Option<String>,
 }
 
 impl Drop for McpDouble {
@@ -94,21 +96,7 @@ impl std::fmt::Debug for McpDouble {
 impl McpDouble {
     pub async fn start() -> McpDouble {
         let script = Arc::new(Mutex::new(Script::default()));
-        let handler = Handler {
-            script: script.clone(),
-        };
-        let config = StreamableHttpServerConfig::default()
-            .with_legacy_session_mode(false)
-            .with_json_response(true)
-            .disable_allowed_hosts();
-        let service = StreamableHttpService::new(
-            move || Ok(handler.clone()),
-            Arc::new(NeverSessionManager::default()),
-            config,
-        );
-        let app = Router::new()
-            .route_service("/mcp", service)
-            .layer(middleware::from_fn_with_state(script.clone(), inject));
+        let app = app(&script);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port");
@@ -116,12 +104,120 @@ impl McpDouble {
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        McpDouble { addr, script, task }
+        McpDouble {
+            addr,
+            script,
+            task,
+            authority: None,
+        }
     }
 
-    /// The Streamable HTTP endpoint, such as `http://127.0.0.1:PORT/mcp`.
+    /// The same server over TLS, at `https://127.0.0.1:PORT/mcp`, with a certificate for
+    /// `127.0.0.1` and `localhost` signed by an authority made for it: trusted by a client
+    /// only when given [`McpDouble::authority_pem`].
+    pub async fn start_tls() -> McpDouble {
+        let script = Arc::new(Mutex::new(Script::default()));
+        let app = app(&script);
+        let (config, authority) = tls_config();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let addr = listener.local_addr().expect("an address");
+        let task = tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                let app = app.clone();
+                tokio::spawn(async move {
+                    // A client that refuses the certificate ends its handshake here.
+                    let Ok(stream) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let service = hyper_util::service::TowerToHyperService::new(app);
+                    let _ = hyper_util::server::conn::auto::Builder::new(
+                        hyper_util::rt::TokioExecutor::new(),
+                    )
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+                });
+            }
+        });
+        McpDouble {
+            addr,
+            script,
+            task,
+            authority: Some(authority),
+        }
+    }
+
+    /// Over TLS, the PEM certificate of the authority the server's certificate chains to.
+    pub fn authority_pem(&self) -> Option<&str> {
+        self.authority.as_deref()
+    }
+}
+
+/// The MCP endpoint and the middleware that plays the scripted HTTP failures.
+fn app(script: &Arc<Mutex<Script>>) -> Router {
+    let handler = Handler {
+        script: script.clone(),
+    };
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .disable_allowed_hosts();
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    Router::new()
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(script.clone(), inject))
+}
+
+/// A server certificate for `127.0.0.1` and `localhost`, signed by a new authority: the TLS
+/// configuration and the authority's PEM.
+fn tls_config() -> (rustls::ServerConfig, String) {
+    let authority_key = rcgen::KeyPair::generate().expect("a key");
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("parameters");
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "auto testkit authority");
+    let authority =
+        rcgen::CertifiedIssuer::self_signed(params, authority_key).expect("an authority");
+    let server_key = rcgen::KeyPair::generate().expect("a key");
+    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).expect("names");
+    params
+        .subject_alt_names
+        .push(rcgen::SanType::IpAddress(std::net::IpAddr::from([
+            127, 0, 0, 1,
+        ])));
+    let certificate = params
+        .signed_by(&server_key, &*authority)
+        .expect("a certificate");
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![certificate.der().clone()], key)
+        .expect("a TLS configuration");
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    (config, authority.pem())
+}
+
+impl McpDouble {
+    /// The Streamable HTTP endpoint, such as `http://127.0.0.1:PORT/mcp`, or `https://` over
+    /// TLS.
     pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
+        let scheme = if self.authority.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}/mcp", self.addr)
     }
 
     /// The calls received so far, in order.

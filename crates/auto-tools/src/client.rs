@@ -35,6 +35,16 @@ pub const RUN_ID_META_KEY: &str = "auto.on/run_id";
 /// the 429 counts as a server failure.
 pub const RATE_LIMIT_WAITS_MAX: u32 = 3;
 
+/// Makes rustls's ring provider the process's default, once: rmcp's reqwest builds its TLS
+/// client from the default provider and cannot build one without it.
+fn install_tls_provider() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // Err only when another provider was installed first, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 /// Why a server cannot be used: the `because` of `tool_server_failed`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ServerBecause {
@@ -147,7 +157,11 @@ pub async fn open(server: Arc<ToolServerConfig>) -> Result<Connection, ServerFai
     let bound = server.timeout;
     let opening = async {
         match &server.transport {
-            Transport::Http { url, headers } => {
+            Transport::Http {
+                url,
+                headers,
+                roots,
+            } => {
                 let mut custom = HashMap::new();
                 for (name, secret) in headers {
                     let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
@@ -158,11 +172,33 @@ pub async fn open(server: Arc<ToolServerConfig>) -> Result<Connection, ServerFai
                     })?;
                     custom.insert(name, value);
                 }
+                install_tls_provider();
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom)
                     .max_json_response_size(RESULT_BYTES_MAX);
+                let transport = if roots.is_empty() {
+                    StreamableHttpClientTransport::from_config(config)
+                } else {
+                    // As rmcp's own client, without following redirects.
+                    let mut builder = reqwest013::Client::builder()
+                        .pool_max_idle_per_host(0)
+                        .redirect(reqwest013::redirect::Policy::none());
+                    for root in roots {
+                        let root = reqwest013::Certificate::from_pem(root).map_err(|_| {
+                            failure(
+                                ServerBecause::Failing,
+                                "a certificate of ca_file is not valid",
+                            )
+                        })?;
+                        builder = builder.add_root_certificate(root);
+                    }
+                    let client = builder.build().map_err(|_| {
+                        failure(ServerBecause::Failing, "the TLS client could not be built")
+                    })?;
+                    StreamableHttpClientTransport::with_client(client, config)
+                };
                 client_config()
-                    .serve(StreamableHttpClientTransport::from_config(config))
+                    .serve(transport)
                     .await
                     .map_err(|e| classify_init(&e))
             }
@@ -541,10 +577,36 @@ fn classify_reqwest(error: &reqwest013::Error) -> ServerFailure {
     if error.is_timeout() {
         return failure(ServerBecause::Unreachable, "it did not answer in time");
     }
+    if let Some(words) = tls_failure(error) {
+        return failure(
+            ServerBecause::Unreachable,
+            &format!("its TLS certificate or handshake was refused: {words}"),
+        );
+    }
     if error.is_connect() {
         return failure(ServerBecause::Unreachable, "it cannot be reached");
     }
     failure(ServerBecause::Unreachable, "the request to it failed")
+}
+
+/// The TLS failure under a request's error, when there is one (such as a certificate no
+/// trusted root or `ca_file` vouches for), in rustls's words.
+fn tls_failure(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
+        }
+        // An I/O error's source skips the error it wraps (itself often an I/O error): follow
+        // the wrapped one.
+        current = match error.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => error.source(),
+        };
+    }
+    None
 }
 
 /// `Retry-After` in seconds (whole or decimal); a date or anything else is not read.

@@ -45,6 +45,9 @@ pub enum Transport {
     Http {
         url: String,
         headers: Vec<(String, Secret)>,
+        /// `ca_file`: PEM certificates of private authorities an `https` server's certificate
+        /// may chain to, beside the machine's trusted roots; read at start.
+        roots: Vec<Vec<u8>>,
     },
     /// MCP over stdio: the program and its arguments.
     Stdio { command: Vec<String> },
@@ -71,7 +74,7 @@ pub struct ConfigError {
     pub message: String,
 }
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 11] = [
     "name",
     "url",
     "command",
@@ -82,6 +85,7 @@ const KEYS: [&str; 10] = [
     "request_id",
     "timeout",
     "headers",
+    "ca_file",
 ];
 
 impl ToolServers {
@@ -274,9 +278,22 @@ fn parse_transport(entry: &toml::Table) -> Result<Transport, String> {
                     headers.push((header.clone(), read_secret(&format!("headers.{header}"), value)?));
                 }
             }
+            let roots = match entry.get("ca_file") {
+                None => Vec::new(),
+                Some(path) => {
+                    let path = path
+                        .as_str()
+                        .ok_or("ca_file: expected the path of a PEM file of certificates")?;
+                    if !url.starts_with("https://") {
+                        return Err("ca_file: only a server reached by an https url takes one".into());
+                    }
+                    read_roots(path)?
+                }
+            };
             Ok(Transport::Http {
                 url: url.to_owned(),
                 headers,
+                roots,
             })
         }
         (None, Some(_)) => {
@@ -294,6 +311,30 @@ fn parse_transport(entry: &toml::Table) -> Result<Transport, String> {
                 .into(),
         ),
     }
+}
+
+/// The certificates of a `ca_file`, each PEM block as its own text: at least one, all readable
+/// as certificates by the TLS client (checked again when a client is built).
+fn read_roots(path: &str) -> Result<Vec<Vec<u8>>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("ca_file: cannot read {path}: {error}"))?;
+    const END: &str = "-----END CERTIFICATE-----";
+    let blocks: Vec<Vec<u8>> = text
+        .split_inclusive(END)
+        .filter(|block| block.contains("-----BEGIN CERTIFICATE-----") && block.ends_with(END))
+        .map(|block| block.trim_start().as_bytes().to_vec())
+        .collect();
+    if blocks.is_empty() {
+        return Err(format!(
+            "ca_file: {path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+        ));
+    }
+    for block in &blocks {
+        reqwest013::Certificate::from_pem(block).map_err(|error| {
+            format!("ca_file: {path} holds a certificate that cannot be read: {error}")
+        })?;
+    }
+    Ok(blocks)
 }
 
 fn strings(entry: &toml::Table, key: &str) -> Result<Option<Vec<String>>, String> {
@@ -446,7 +487,19 @@ playbooks = ["acme/campaigns"]
             ),
             (
                 "name = \"g\"\nurl = \"http://x/mcp\"\norgs = [\"a\"]\nallow = [\"x\"]",
-                "tool_servers[0] (g): allow is not a setting of a tool server; the settings are name, url, command, orgs, playbooks, allowed, record_content, request_id, timeout, headers",
+                "tool_servers[0] (g): allow is not a setting of a tool server; the settings are name, url, command, orgs, playbooks, allowed, record_content, request_id, timeout, headers, ca_file",
+            ),
+            (
+                "name = \"g\"\nurl = \"http://x/mcp\"\norgs = [\"a\"]\nca_file = \"ca.pem\"",
+                "tool_servers[0] (g): ca_file: only a server reached by an https url takes one",
+            ),
+            (
+                "name = \"g\"\nurl = \"https://x/mcp\"\norgs = [\"a\"]\nca_file = \"/nonexistent/ca.pem\"",
+                "tool_servers[0] (g): ca_file: cannot read /nonexistent/ca.pem: No such file or directory (os error 2)",
+            ),
+            (
+                "name = \"g\"\nurl = \"https://x/mcp\"\norgs = [\"a\"]\nca_file = \"/etc/hostname\"",
+                "tool_servers[0] (g): ca_file: /etc/hostname holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
             ),
             (
                 "name = \"g/h\"\nurl = \"http://x/mcp\"\norgs = [\"a\"]",

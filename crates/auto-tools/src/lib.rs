@@ -6,8 +6,8 @@
 //!
 //! **Architecture Invariant:** nothing but this crate speaks to a tool server.
 //!
-//! Servers over `https` are not reached yet: rmcp's HTTP client is built here without TLS, to
-//! keep a second TLS stack out of the build; an `https` URL fails as `unreachable`.
+//! Servers over `https` are reached with rustls on its ring provider (the one the rest of the
+//! build uses, so no second crypto library is built) and the machine's trusted roots.
 
 pub mod client;
 pub mod config;

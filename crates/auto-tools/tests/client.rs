@@ -249,3 +249,49 @@ async fn opening_and_listing_failures_are_named_as_the_page_names_them() {
         .expect_err("nothing listens");
     assert_eq!(failure.because, ServerBecause::Unreachable, "{failure:?}");
 }
+
+#[tokio::test]
+async fn an_https_server_is_reached_when_its_certificate_chains_to_a_trusted_root() {
+    let double = McpDouble::start_tls().await;
+    assert!(double.url().starts_with("https://127.0.0.1:"));
+    // Its authority is not among the machine's roots: refused before any request is read.
+    match auto_tools::open(server(&double.url(), "")).await {
+        Err(failure) => {
+            assert_eq!(failure.because, ServerBecause::Unreachable, "{failure:?}");
+            assert_eq!(
+                failure.detail,
+                "its TLS certificate or handshake was refused: invalid peer certificate: UnknownIssuer"
+            );
+        }
+        Ok(_) => panic!("a certificate of an unknown authority was trusted"),
+    }
+    assert_eq!(double.requests_seen(), 0);
+    // Named in ca_file, it is trusted: the tools are listed and called over TLS.
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = dir.path().join("authority.pem");
+    std::fs::write(&path, double.authority_pem().expect("over TLS")).expect("written");
+    let extra = format!("ca_file = {:?}\n", path.display().to_string());
+    let connection = auto_tools::open(server(&double.url(), &extra))
+        .await
+        .expect("opens over TLS");
+    let tools = connection.list_tools().await.expect("lists");
+    assert!(tools.iter().any(|t| t.name == "lookup"));
+    let outcome = connection
+        .call(
+            "lookup",
+            arguments(json!({"q": "tls"})),
+            "run-tls",
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(
+        matches!(outcome, CallOutcome::Answered { .. }),
+        "{outcome:?}"
+    );
+    let calls = double.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0].authorization.as_deref(),
+        Some("Bearer tool-secret-1")
+    );
+}

@@ -75,6 +75,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// More than the sandbox's 64 MiB in one native call.
+    const HUNGRY_FILTER: &str = "${ \"x\".repeat(2 ** 27).length > 0 }";
+
     fn with(value: Value) -> Map<String, Value> {
         value.as_object().cloned().unwrap()
     }
@@ -112,6 +115,13 @@ mod tests {
             match_filter(&busy, &event, 0),
             FilterOutcome::Raised(_)
         ));
+        // Past the sandbox's memory: stopped, not the event's doing.
+        let hungry = with(json!({"type": "t", "data": HUNGRY_FILTER}));
+        assert!(
+            matches!(match_filter(&hungry, &event, 0), FilterOutcome::Stopped(_)),
+            "{:?}",
+            match_filter(&hungry, &event, 0)
+        );
         // A type that differs is not matched, and its expressions are not evaluated.
         let other = json!({"type": "u", "data": null});
         assert_eq!(match_filter(&busy, &other, 0), FilterOutcome::NotMatched);

@@ -139,6 +139,25 @@ impl EventBook {
         }
     }
 
+    /// Lets a heard event pass when it still waits: no task took it, so it leaves the run as
+    /// if it never came, its id and size no longer counted among those received.
+    pub(super) fn let_pass(&mut self, id: &str) {
+        let waiting = |k: &Kept| k.event.get("id").and_then(Value::as_str) == Some(id);
+        let Some(at) = self.inbox.iter().position(waiting) else {
+            return;
+        };
+        let kept = self.inbox.remove(at);
+        self.received_bytes = self.received_bytes.saturating_sub(kept.bytes);
+        if let Some(seen) = self.received_ids.iter().rposition(|seen| seen == id) {
+            self.received_ids.remove(seen);
+        }
+    }
+
+    /// Whether an event of this id was received (and not let pass).
+    pub(super) fn has_received(&self, id: &str) -> bool {
+        self.received_ids.iter().any(|seen| seen == id)
+    }
+
     /// How many events wait to be taken.
     pub fn waiting(&self) -> usize {
         self.inbox.len()

@@ -344,6 +344,13 @@ pub enum Input {
     EventReceived {
         event: Value,
     },
+    /// Addition: an event of the playbook that a filter with a written type of a listening
+    /// task matched, heard without the run ("Waiting for events"). It reaches the run only
+    /// while the task listens: a listening task takes it in this step, or the run lets it
+    /// pass, never keeping it for a later task nor counting it among the events it received.
+    EventHeard {
+        event: Value,
+    },
 }
 
 /// How a child run ended.

@@ -240,6 +240,9 @@ pub(super) struct Engine<'a> {
     tasks_started: u32,
     /// The events sent to the run and emitted by it.
     pub(super) book: EventBook,
+    /// The id of the playbook's event heard in this step ([`Input::EventHeard`]): let pass
+    /// when no listening task took it.
+    heard: Option<String>,
 }
 
 fn workflow_name(wf: &Workflow, info: &RunInfo) -> String {
@@ -277,6 +280,7 @@ impl<'a> Engine<'a> {
             events: Vec::new(),
             tasks_started: 0,
             book: state.events.clone(),
+            heard: None,
         }
     }
 
@@ -1617,7 +1621,60 @@ pub(super) fn apply(
             taken(wf, info, state, now_ms)
         }
         Input::EventReceived { event } => received(wf, info, state, event, now_ms),
+        Input::EventHeard { event } => heard(wf, info, state, event, now_ms),
     }
+}
+
+/// An event of the playbook heard for a listening task: offered to the tasks listening now
+/// and let pass when none takes it, so the playbook's traffic never piles up in the run.
+fn heard(wf: &Workflow, info: &RunInfo, mut state: RunState, event: Value, now_ms: i64) -> Step {
+    let id = event
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let summary = json!({
+        "id": event.get("id"),
+        "type": event.get("type"),
+        "source": event.get("source"),
+    });
+    let mut step = match state.events.receive(event) {
+        Receipt::Duplicate => {
+            return Step {
+                state,
+                commands: Vec::new(),
+                events: Vec::new(),
+                ending: None,
+            };
+        }
+        Receipt::Kept => {
+            state.inputs = state.inputs.saturating_add(1);
+            let mut engine = Engine::new(wf, info, &state, now_ms);
+            engine.heard = Some(id);
+            go_on(engine, state, None)
+        }
+        Receipt::Refused(error) => {
+            state.inputs = state.inputs.saturating_add(1);
+            let engine = Engine::new(wf, info, &state, now_ms);
+            let ending = Ending::Rejected {
+                problem: rejection(&error, &workflow_name(wf, info)),
+            };
+            end_run(engine, state, ending, "parent_ended")
+        }
+    };
+    let passed = step.ending.is_none() && state_passed(&step.state, &summary);
+    let received = StepEvent {
+        event_type: "event_received".to_owned(),
+        data: json!({ "event": summary, "heard": true, "taken": !passed }),
+    };
+    step.events.insert(0, received);
+    step
+}
+
+/// Whether the step let the heard event pass: it is no longer among the run's received ids.
+fn state_passed(state: &RunState, summary: &Value) -> bool {
+    let id = summary["id"].as_str().unwrap_or_default();
+    !state.events.has_received(id)
 }
 
 /// An event sent to the run: ignored when its id was received before; otherwise counted as an
@@ -1691,6 +1748,9 @@ fn go_on(mut engine: Engine<'_>, mut state: RunState, _: Option<()>) -> Step {
     match ending {
         Some(ending) => end_run(engine, state, ending, "parent_ended"),
         None => {
+            if let Some(id) = engine.heard.take() {
+                engine.book.let_pass(&id);
+            }
             if let Some(error) = engine.book.waiting_past_limits() {
                 let ending = Ending::Rejected {
                     problem: rejection(&error, &workflow_name(wf, info)),

@@ -751,3 +751,76 @@ fn the_same_events_in_the_same_order_give_the_same_run() {
     assert_eq!(output(last), json!([1, 2]));
     assert_eq!(emitted(last)[0]["data"], json!([1, 2]));
 }
+
+fn hear(wf: &Workflow, state: RunState, event: Value, now_ms: i64) -> Step {
+    apply(wf, &info(), state, Input::EventHeard { event }, now_ms)
+}
+
+const LISTEN_ALL: &str = "do:
+  - hear:
+      listen:
+        to:
+          all:
+            - with: { type: com.example.a }
+            - with: { type: com.example.b }
+";
+
+#[test]
+fn a_heard_event_no_task_takes_passes_and_never_counts_against_the_waiting_limit() {
+    let wf = workflow(LISTEN_ALL);
+    let mut step = hear(
+        &wf,
+        start(&wf, &info(), json!({}), 0).state,
+        event("a0", "com.example.a", json!(0)),
+        1,
+    );
+    assert!(step.ending.is_none());
+    assert_eq!(step.events[0].data["taken"], json!(true));
+    // More of the playbook's `a` events than a run keeps: each finds its slot full and passes.
+    for n in 1..=EVENTS_WAITING_MAX + 1 {
+        step = hear(
+            &wf,
+            step.state,
+            event(&format!("a{n}"), "com.example.a", json!(n)),
+            2,
+        );
+        assert!(step.ending.is_none(), "{:?}", step.ending);
+        assert_eq!(step.state.events_waiting(), 0);
+        assert_eq!(step.events[0].data["heard"], json!(true));
+        assert_eq!(step.events[0].data["taken"], json!(false));
+    }
+    let step = hear(&wf, step.state, event("b0", "com.example.b", json!("b")), 3);
+    assert_eq!(output(&step), json!([0, "b"]));
+}
+
+#[test]
+fn a_heard_event_that_passed_is_not_kept_for_a_later_listen_but_a_sent_one_is() {
+    let wf = workflow(
+        "do:
+  - first:
+      listen:
+        to:
+          one:
+            with: { type: com.example.a }
+  - second:
+      listen:
+        to:
+          one:
+            with: { type: com.example.b }
+",
+    );
+    let state = start(&wf, &info(), json!({}), 0).state;
+    // `b` heard while only `first` listens: no task takes it, so `second` never sees it.
+    let step = hear(&wf, state, event("b-heard", "com.example.b", json!(1)), 1);
+    assert_eq!(step.state.events_waiting(), 0);
+    // `b` sent to the run is kept for `second`.
+    let step = send(
+        &wf,
+        step.state,
+        event("b-sent", "com.example.b", json!(2)),
+        2,
+    );
+    assert_eq!(step.state.events_waiting(), 1);
+    let step = hear(&wf, step.state, event("a", "com.example.a", json!(3)), 3);
+    assert_eq!(output(&step), json!([2]));
+}
