@@ -48,7 +48,7 @@ enum Command {
     Apply(apply::ApplyArgs),
     /// Run a definition and print its output.
     Run(runs::RunArgs),
-    /// Read, list and cancel runs.
+    /// Read, list, follow and cancel runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
     /// List the playbook's inbox: the requests interaction functions left for people.
