@@ -239,6 +239,13 @@ fn a_broken_file_stops_the_whole_set() {
         "sequenceDiagram\n  a->>b: hi\n",
     );
     write(dir.path(), "notes.md", "Ideas.\n");
+    write(dir.path(), "workflows/pause.overview.md", "Waits.\n");
+    write(dir.path(), "computations/gone.diagram.mmd", DIAGRAM);
+    write(
+        dir.path(),
+        "recalls/views.md",
+        "---\nevents: [com.example.viewed]\n---\n",
+    );
     let d = dir.path().display();
 
     let refused = apply(&server, dir.path(), &[]);
@@ -247,13 +254,22 @@ fn a_broken_file_stops_the_whole_set() {
     assert_eq!(
         stderr(&refused),
         format!(
-            "error: 4 issues in 3 files; nothing was applied\n  \
+            "error: 7 issues in 6 files; nothing was applied\n  \
              {d}/notes.md: is not a definition, an overview or a diagram\n    \
              hint: name it notes.TYPE.md, such as notes.reasoning.md, or put it in a type \
              folder, such as reasoning/notes.md\n  \
+             {d}/workflows/pause.overview.md: is the overview of a workflow, which the server \
+             writes from its document\n    \
+             hint: remove the file; describe the workflow in its document\n  \
+             {d}/computations/gone.diagram.mmd: has no definition beside it\n    \
+             hint: an overview or diagram sits beside its document and shares its name: \
+             reasoning/review.md takes reasoning/review.overview.md and \
+             reasoning/review.diagram.mmd\n  \
              {d}/reasoning/review.md: Line 4, /config/temperature: Expected number.\n  \
              {d}/reasoning/review.md: Line 5, /config/seed: Expected a whole number of 0 or \
              more.\n  \
+             {d}/recalls/views.md: A recall function cannot be saved yet: this runtime has no \
+             checker for the type recall.\n  \
              {d}/workflows/pause.diagram.mmd: The diagram is not a flowchart or a state \
              diagram: its first line starts with flowchart, graph or stateDiagram, or the \
              diagram is the word none.\n"
@@ -271,12 +287,14 @@ fn a_broken_file_stops_the_whole_set() {
     let out: Value = serde_json::from_slice(&as_json.stdout).expect("JSON on stdout");
     assert_eq!(out["applied"], false);
     let issues = out["issues"].as_array().expect("issues");
-    assert_eq!(issues.len(), 4);
-    assert_eq!(issues[1]["file"], format!("{d}/reasoning/review.md"));
-    assert_eq!(issues[1]["line"], 4);
-    assert_eq!(issues[1]["pointer"], "/config/temperature");
+    assert_eq!(issues.len(), 7);
+    assert_eq!(issues[0]["line"], Value::Null);
+    assert!(issues[0]["hint"].is_string());
+    assert_eq!(issues[3]["file"], format!("{d}/reasoning/review.md"));
+    assert_eq!(issues[3]["line"], 4);
+    assert_eq!(issues[3]["pointer"], "/config/temperature");
     assert_eq!(
-        issues[1]["message"],
+        issues[3]["message"],
         "Line 4, /config/temperature: Expected number."
     );
 }
