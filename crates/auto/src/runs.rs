@@ -173,14 +173,13 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
     if !answer.ok() {
         return client.refused(&answer.body);
     }
-    let mut run = answer.body;
+    let run = answer.body;
     if args.wait && run["status"] == "started" {
-        let run_id = run["run_id"].as_str().unwrap_or("").to_owned();
-        run = match follow(&client, &args.at, &run_id, false).await? {
-            Ok(run) => run,
-            Err(problem) => return client.refused(&problem),
+        let run_id = run["run_id"].as_str().unwrap_or("");
+        return match follow(&client, &args.at, run_id, false).await? {
+            Ok(ended) => print_ended(&client, &ended, args.record),
+            Err(problem) => client.refused(&problem),
         };
-        return print_ended(&client, &run, args.record);
     }
     if client.remote.json {
         println!("{}", serde_json::to_string_pretty(&run)?);
