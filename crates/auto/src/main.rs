@@ -7,6 +7,7 @@
 //! does for its own errors: an unknown flag, input that is not JSON, a file that cannot be
 //! read), and 3 when the server cannot be reached.
 
+mod apply;
 mod check;
 mod client;
 mod mcp;
@@ -42,9 +43,12 @@ enum Command {
     /// Create, update, read, list and retire definitions.
     #[command(subcommand)]
     Def(client::DefCommand),
+    /// Sync a folder of definitions to a playbook: check them all, print the plan, apply it.
+    #[command(after_help = apply::LAYOUT)]
+    Apply(apply::ApplyArgs),
     /// Run a definition and print its output.
     Run(runs::RunArgs),
-    /// Read, list and cancel runs.
+    /// Read, list, follow and cancel runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
     /// List the playbook's inbox: the requests interaction functions left for people.
@@ -154,6 +158,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => serve::run(args).await,
+            Command::Apply(args) => apply::run(args).await,
             Command::Check(args) => check::run(args),
             Command::Org(command) => client::org(command).await,
             Command::Playbook(command) => client::playbook(command).await,

@@ -1,5 +1,6 @@
-//! `auto run` and `auto runs`: run a definition and print its output, and read, list and cancel
-//! runs, over `run_definition`, `get_run`, `list_runs` and `cancel_run`.
+//! `auto run` and `auto runs`: run a definition and print its output, and read, list, follow
+//! and cancel runs, over `run_definition`, `get_run`, `list_runs`, `list_playbook_events` (a
+//! run's history) and `cancel_run`.
 //!
 //! What the command line names is checked before any request (exit 2): TYPE/NAME, the run id,
 //! and `--input`, which is JSON, `@FILE` or `-` for stdin.
@@ -8,6 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use auto_engine::definitions::{DefinitionType, check_name};
+use auto_server::events::EVENTS_PAGE_MAX;
 use auto_server::runs::{RUNS_PAGE_MAX, check_run_id};
 use chrono::{DateTime, Utc};
 use clap::Subcommand;
@@ -110,6 +112,16 @@ pub enum RunsCommand {
         #[command(flatten)]
         remote: Remote,
     },
+    /// Print a run's steps as they happen, on stderr, then its output (exit 0) or its problem
+    /// (exit 1). A run that has ended prints its whole history at once.
+    Follow {
+        #[arg(value_name = "ID", value_parser = parse_run_id)]
+        run_id: String,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
     /// Cancel a run that is still going.
     Cancel {
         #[arg(value_name = "ID", value_parser = parse_run_id)]
@@ -139,7 +151,7 @@ fn read_input(input: &str) -> Result<Value> {
     }
 }
 
-/// How often `auto run --wait` reads a run that goes on.
+/// How often `auto run --wait` and `auto runs follow` read a run that goes on.
 const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
 pub async fn run(args: RunArgs) -> Result<ExitCode> {
@@ -161,25 +173,13 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
     if !answer.ok() {
         return client.refused(&answer.body);
     }
-    let mut run = answer.body;
-    if args.wait {
-        let run_path = format!(
-            "{}/runs/{}",
-            pb_path(&args.at),
-            run["run_id"].as_str().unwrap_or("")
-        );
-        while run["status"] == "started" {
-            tokio::time::sleep(WAIT_POLL).await;
-            let answer = client.send(Method::GET, &run_path, None).await?;
-            if !answer.ok() {
-                return client.refused(&answer.body);
-            }
-            run = answer.body;
-        }
-        if run["status"] != "succeeded" && !client.remote.json {
-            // A run that ended otherwise shows its problem, as a rejection of the request does.
-            return client.refused(&run["problem"]);
-        }
+    let run = answer.body;
+    if args.wait && run["status"] == "started" {
+        let run_id = run["run_id"].as_str().unwrap_or("");
+        return match follow(&client, &args.at, run_id, false).await? {
+            Ok(ended) => print_ended(&client, &ended, args.record),
+            Err(problem) => client.refused(&problem),
+        };
     }
     if client.remote.json {
         println!("{}", serde_json::to_string_pretty(&run)?);
@@ -198,7 +198,8 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
         Some("started") => {
             println!("{run_id}");
             eprintln!(
-                "The run {run_id} has started and goes on; follow it with `auto runs get {run_id}`."
+                "The run {run_id} has started and goes on; follow it with `auto runs follow \
+                 {run_id}`."
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -208,6 +209,123 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+/// Reads a run until it ends; `Ok(Err(problem))` is a refusal of a read. With `steps`, each
+/// event of its history is printed on stderr as it is recorded.
+///
+/// Invariant: the run is read before its events, and a run's ending is recorded with its last
+/// events, so once a read finds it ended, the events read after hold its whole history.
+async fn follow(
+    client: &Client,
+    at: &PlaybookArgs,
+    run_id: &str,
+    steps: bool,
+) -> Result<Result<Value, Value>> {
+    let run_path = format!("{}/runs/{}", pb_path(at), encode(run_id));
+    // The seq of the last event printed.
+    let mut after = None;
+    loop {
+        let answer = client.send(Method::GET, &run_path, None).await?;
+        if !answer.ok() {
+            return Ok(Err(answer.body));
+        }
+        if steps && let Err(problem) = print_new_steps(client, at, run_id, &mut after).await? {
+            return Ok(Err(problem));
+        }
+        if answer.body["status"] != "started" {
+            return Ok(Ok(answer.body));
+        }
+        tokio::time::sleep(WAIT_POLL).await;
+    }
+}
+
+/// Prints the run's events after the cursor, page by page, and moves the cursor past them.
+async fn print_new_steps(
+    client: &Client,
+    at: &PlaybookArgs,
+    run_id: &str,
+    after: &mut Option<String>,
+) -> Result<Result<(), Value>> {
+    loop {
+        let q = query(&[
+            ("run_id", Some(run_id.to_owned())),
+            ("after", after.clone()),
+            ("limit", Some(EVENTS_PAGE_MAX.to_string())),
+        ]);
+        let answer = client
+            .send(Method::GET, &format!("{}/events{q}", pb_path(at)), None)
+            .await?;
+        if !answer.ok() {
+            return Ok(Err(answer.body));
+        }
+        let events = answer.body["events"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for event in &events {
+            eprintln!("{}", step_line(event));
+            *after = Some(event["seq"].to_string());
+        }
+        if answer.body["next"].is_null() || events.is_empty() {
+            return Ok(Ok(()));
+        }
+    }
+}
+
+/// One event of a run's history for people: its time, type, and what it is about, such as
+/// `09:30:01  step_completed    /do/0/pause`.
+fn step_line(event: &Value) -> String {
+    let time = time_of(&event["time"])
+        .map(|t| t.format("%H:%M:%S").to_string())
+        .unwrap_or_default();
+    let data = &event["data"];
+    let mut about = Vec::new();
+    if let Some(reference) = data["reference"].as_str() {
+        about.push(reference.to_owned());
+    }
+    if let (Some(def_type), Some(name)) = (data["type"].as_str(), data["definition"].as_str()) {
+        about.push(format!("{def_type}/{name}"));
+    }
+    for key in ["child_run_id", "request_id", "tool", "model"] {
+        if let Some(text) = data[key].as_str() {
+            about.push(text.to_owned());
+        }
+    }
+    for key in ["error", "problem"] {
+        if let Some(title) = data[key]["title"].as_str() {
+            about.push(title.to_owned());
+        }
+    }
+    format!(
+        "{time}  {:<16}  {}",
+        event["type"].as_str().unwrap_or(""),
+        about.join("  ")
+    )
+    .trim_end()
+    .to_owned()
+}
+
+/// Prints a run that ended: its output on stdout (0), or its problem on stderr (1); the whole
+/// run as JSON with `--json`.
+fn print_ended(client: &Client, run: &Value, record: bool) -> Result<ExitCode> {
+    if client.remote.json {
+        println!("{}", serde_json::to_string_pretty(run)?);
+        return Ok(exit_of(run));
+    }
+    if run["status"] != "succeeded" {
+        // A run that ended otherwise shows its problem, as a rejection of the request does.
+        return client.refused(&run["problem"]);
+    }
+    print_output(&run["output"]);
+    if record {
+        eprintln!(
+            "record of the run {}:",
+            run["run_id"].as_str().unwrap_or("")
+        );
+        eprintln!("{}", serde_json::to_string_pretty(&run["record"])?);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// 0 for a run that succeeded or goes on, 1 for one that ended otherwise.
@@ -258,6 +376,13 @@ pub async fn runs(command: RunsCommand) -> Result<ExitCode> {
             Client::new(remote)
                 .print(Method::GET, &path, None, print_runs)
                 .await
+        }
+        RunsCommand::Follow { run_id, at, remote } => {
+            let client = Client::new(remote);
+            match follow(&client, &at, &run_id, true).await? {
+                Ok(run) => print_ended(&client, &run, false),
+                Err(problem) => client.refused(&problem),
+            }
         }
         RunsCommand::Cancel {
             run_id,

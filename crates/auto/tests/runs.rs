@@ -497,7 +497,7 @@ fn a_run_that_goes_on_prints_its_id_and_how_to_follow_it() {
     assert_eq!(
         stderr(&output),
         "The run 0197a1b2-0000-7000-8000-000000000001 has started and goes on; follow it with \
-         `auto runs get 0197a1b2-0000-7000-8000-000000000001`.\n"
+         `auto runs follow 0197a1b2-0000-7000-8000-000000000001`.\n"
     );
     let output = auto_at(&url, &["run", "workflow/monthly", "--json"]);
     assert_eq!(code(&output), 0);

@@ -72,14 +72,21 @@ pub fn auto_at(url: &str, args: &[&str]) -> Output {
     auto_with_stdin(url, args, "")
 }
 
-/// `auto ARGS` against a server at `url`, with `stdin` on its standard input.
-pub fn auto_with_stdin(url: &str, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(AUTO)
+/// The command `auto ARGS` against a server at `url`, for a test that reads it as it goes.
+pub fn auto_command(url: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(AUTO);
+    command
         .args(args)
         .env("AUTO_URL", url)
         .env("AUTO_ORG", "acme")
         .env("AUTO_PLAYBOOK", "main")
-        .env_remove("AUTO_KEY")
+        .env_remove("AUTO_KEY");
+    command
+}
+
+/// `auto ARGS` against a server at `url`, with `stdin` on its standard input.
+pub fn auto_with_stdin(url: &str, args: &[&str], stdin: &str) -> Output {
+    let mut child = auto_command(url, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
