@@ -189,7 +189,12 @@ pub struct Health {
 #[serde(deny_unknown_fields)]
 pub struct RunDefinition {
     /// The input object; `{}` when left out.
-    #[serde(default)]
+    // Published as a JSON object, the only input a run takes, so that a client that builds
+    // arguments from the schema (the MCP Inspector turns text into JSON only for an object or
+    // array) sends an object; any other value is still decoded here and refused by the run
+    // with the field's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Map<String, Value>")]
     pub input: Option<Value>,
     /// Your id for the run, 1 to 128 of `[A-Za-z0-9._:-]`, to read it later or retry it; a new
     /// UUIDv7 when left out.

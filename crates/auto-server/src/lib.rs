@@ -94,10 +94,7 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         keys: Arc::new(options.keys),
         metrics: Arc::new(Metrics::new()),
     };
-    let scheduler = workflow_runs::spawn_scheduler(state.service.clone());
-    let sweep = triggers::spawn_sweep(state.service.clone());
-    let stopping = state.service.scheduler.clone();
-    let stopping_sweep = state.service.triggers.clone();
+    let workers = Workers::spawn(&state.service);
     let app = mcp::mount(http::router(state.clone()), &state, addr);
     let (shutdown, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
@@ -106,19 +103,7 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
                 let _ = stopped.await;
             })
             .await;
-        // A stopped server claims no more work; the items it is working on are finished, and
-        // what a server killed held is claimed again by the next once its lease ends.
-        stopping.stop();
-        stopping_sweep.stop();
-        if tokio::time::timeout(SCHEDULER_STOP, sweep).await.is_err() {
-            tracing::warn!("the sweep of triggers did not stop in time");
-        }
-        if tokio::time::timeout(SCHEDULER_STOP, scheduler)
-            .await
-            .is_err()
-        {
-            tracing::warn!("the scheduler did not stop in time");
-        }
+        workers.stop().await;
         served
     });
     tracing::info!(%addr, "auto is listening");
@@ -127,6 +112,46 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         shutdown: Some(shutdown),
         task,
     })
+}
+
+/// What works beside the API of a service: the workflow scheduler, which claims due work
+/// (timers, calls, cancels) from the store, and the sweep of triggers and listening tasks.
+/// Without them a workflow run that waits never goes on.
+pub struct Workers {
+    service: Service,
+    scheduler: JoinHandle<()>,
+    sweep: JoinHandle<()>,
+}
+
+impl Workers {
+    /// Starts both on the service's store.
+    pub fn spawn(service: &Service) -> Self {
+        Self {
+            service: service.clone(),
+            scheduler: workflow_runs::spawn_scheduler(service.clone()),
+            sweep: triggers::spawn_sweep(service.clone()),
+        }
+    }
+
+    /// Claims no more work and waits for the claims under way. The items being worked on are
+    /// finished, and what a killed process held is claimed again by the next once its lease
+    /// ends.
+    pub async fn stop(self) {
+        self.service.scheduler.stop();
+        self.service.triggers.stop();
+        if tokio::time::timeout(SCHEDULER_STOP, self.sweep)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the sweep of triggers did not stop in time");
+        }
+        if tokio::time::timeout(SCHEDULER_STOP, self.scheduler)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the scheduler did not stop in time");
+        }
+    }
 }
 
 /// The checkers a server saves with: every type's checker, the workflow's expression checks

@@ -251,16 +251,29 @@ async fn gate(State(keys): State<Arc<Keys>>, request: Request, next: Next) -> Re
     next.run(request).await
 }
 
-/// The API of a store in this process, as the caller `local` (no keys), for `auto mcp`.
-pub fn local_api(store: Arc<dyn Store>, checkers: Checkers) -> Router {
-    crate::http::router(AppState {
-        service: Service::new(store, checkers),
+/// Serves MCP over stdin and stdout for a store in this process, as the caller `local` (no
+/// keys), for `auto mcp`, until the client closes them.
+///
+/// The workflow scheduler and the sweep of triggers run meanwhile, as beside a server's API:
+/// without them a workflow that waits (a timer, a call, a person) would stay `started`.
+pub async fn serve_local_stdio(
+    store: Arc<dyn Store>,
+    checkers: Checkers,
+    endpoint: Endpoint,
+) -> anyhow::Result<()> {
+    let service = Service::new(store, checkers);
+    let workers = crate::Workers::spawn(&service);
+    let api = crate::http::router(AppState {
+        service,
         keys: Arc::new(Keys::default()),
         metrics: Arc::new(Metrics::new()),
-    })
+    });
+    let served = serve_stdio(api, endpoint).await;
+    workers.stop().await;
+    served
 }
 
-/// Serves MCP over stdin and stdout until the client closes them.
+/// Serves MCP over stdin and stdout until the client closes them; the calls go through `api`.
 pub async fn serve_stdio(api: Router, endpoint: Endpoint) -> anyhow::Result<()> {
     let running = AutoMcp::new(api, endpoint)
         .serve(rmcp::transport::stdio())

@@ -60,13 +60,17 @@ impl Reason {
 pub struct ProblemIssue {
     /// Where in the request body: `/source`, `/name`, `/input/day`.
     pub pointer: String,
+    /// The line in the document, counted from 1, for an issue of `/source`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+    /// The column in the line, counted from 1 in characters, where known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub column: Option<u32>,
     /// Where inside the document, for an issue of `/source`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The problem in the pages' words, with its line, such as `Line 4, /config/temperature:
+    /// Expected number.`
     pub message: String,
 }
 
@@ -96,19 +100,30 @@ impl ProblemIssue {
 /// A rejection, as a problem document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Problem {
+    /// `https://on.auto/problems/` and the reason.
     #[serde(rename = "type")]
     pub problem_type: String,
+    /// What was refused, in a sentence.
     pub title: String,
+    /// The HTTP status of the reason.
     pub status: u16,
+    /// invalid_input, forbidden, not_found, conflict, unavailable, cancelled, unanswered or
+    /// failed.
     pub reason: Reason,
+    /// The pages' finer kind of the reason, such as unworkable, expired or rebuilding.
     pub kind: Option<String>,
+    /// What caused it, where the pages name a cause, such as model_unavailable.
     pub because: Option<String>,
+    /// What happened and what to do, in words.
     pub detail: String,
+    /// The run that was rejected, for a run's rejection.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
     /// The seconds a provider asked to wait before trying again, when it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_seconds: Option<u64>,
+    /// Each problem of the input: where (its pointer, and for a document its line, column
+    /// and path) and what, in words.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub issues: Vec<ProblemIssue>,
 }

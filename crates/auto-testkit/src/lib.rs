@@ -11,13 +11,18 @@
 //!
 //! [`Aimock`] starts the third-party emulator of the same APIs, for the suites that run against
 //! it too.
+//!
+//! [`mcp_python`] and [`mcp_inspector`] find the MCP project's own clients (the Python SDK,
+//! the Inspector's CLI), to drive the runtime's MCP server as users' agents do.
 
 mod aimock;
 mod everything;
 mod mcp;
+mod mcp_clients;
 mod provider;
 
 pub use aimock::{AIMOCK_VARIABLE, Aimock};
 pub use everything::{EVERYTHING_VARIABLE, Everything};
 pub use mcp::{HttpFailure, McpDouble, RecordedCall};
+pub use mcp_clients::{MCP_INSPECTOR_VARIABLE, MCP_PYTHON_VARIABLE, mcp_inspector, mcp_python};
 pub use provider::{ProviderDouble, ProviderKind, RecordedRequest, Reply, ScriptedToolCall};

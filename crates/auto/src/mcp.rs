@@ -55,17 +55,21 @@ pub async fn run(args: McpArgs) -> Result<ExitCode> {
         (Some(org), Some(playbook)) => Endpoint::Playbook(PlaybookScope { org, playbook }),
         _ => Endpoint::Server,
     };
-    let api = match &args.url {
-        Some(url) => remote_api(url, args.key.as_deref())?,
+    match &args.url {
+        Some(url) => {
+            let api = remote_api(url, args.key.as_deref())?;
+            auto_server::mcp::serve_stdio(api, endpoint).await?;
+        }
         None => {
             let store = match auto_store::open(&args.database).await {
                 Ok(store) => store,
                 Err(error) => bail!("cannot open the store {}: {error}", args.database),
             };
-            auto_server::mcp::local_api(store, auto_engine::definitions::Checkers::standard())
+            // The server's own checkers, so a save here is checked as `auto serve` checks it.
+            let checkers = auto_server::server_checkers();
+            auto_server::mcp::serve_local_stdio(store, checkers, endpoint).await?;
         }
-    };
-    auto_server::mcp::serve_stdio(api, endpoint).await?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,5 +1,6 @@
 //! `auto mcp` as an agent starts it: a child process speaking MCP over stdio, on a store of
-//! its own, listing the tools and running calls as `local`.
+//! its own, listing the tools and running calls as `local`, with the workflow scheduler running
+//! beside them.
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -68,5 +69,59 @@ async fn auto_mcp_serves_the_tools_over_stdio() {
     }));
     let event = call(&client, "publish_event", json!({"type": "com.acme.ping"})).await;
     assert_eq!(event["source"], json!("/callers/local"));
+    client.cancel().await.expect("the client stops");
+}
+
+/// A workflow that waits a second, then sets its output.
+const WAITS: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: waits\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT1S\n  - done:\n      set:\n        waited: true\n";
+
+#[tokio::test]
+async fn a_workflow_that_waits_goes_on_while_auto_mcp_serves() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let client = start(dir.path(), &[]).await;
+    call(&client, "create_org", json!({"id": "acme"})).await;
+    call(
+        &client,
+        "create_playbook",
+        json!({"org": "acme", "id": "main"}),
+    )
+    .await;
+    let pb = json!({"org": "acme", "playbook": "main"});
+    let with_pb = |extra: Value| {
+        let mut arguments = pb.clone();
+        arguments
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        arguments
+    };
+    call(
+        &client,
+        "create_definition",
+        with_pb(json!({"type": "workflow", "name": "waits", "source": WAITS, "diagram": "none"})),
+    )
+    .await;
+    let started = call(
+        &client,
+        "run_definition",
+        with_pb(json!({"type": "workflow", "name": "waits", "run_id": "w-1"})),
+    )
+    .await;
+    assert_eq!(started["status"], json!("started"), "{started:#}");
+    // The timer is work in the store: only a scheduler claims it, and `auto mcp` runs one.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let run = loop {
+        let run = call(&client, "get_run", with_pb(json!({"run_id": "w-1"}))).await;
+        if run["status"] != "started" {
+            break run;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run did not end: {run:#}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(run["status"], json!("succeeded"), "{run:#}");
+    assert_eq!(run["output"], json!({"waited": true}));
     client.cancel().await.expect("the client stops");
 }

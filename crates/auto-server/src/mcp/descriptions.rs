@@ -130,7 +130,10 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
          a new id is made when left out). A reasoning function renders its prompt, calls its \
          model and checks the answer; a computation function runs its program; an interaction \
          function leaves a request for a person in the inbox and returns the run with status \
-         started (see list_requests and answer_interaction; get_run shows its end). Returns the \
+         started (see list_requests and answer_interaction; get_run shows its end); a workflow \
+         returns the run with status started as soon as it waits for a timer, an event or a \
+         call of another function, and goes on: read it with get_run until its status \
+         changes. Otherwise returns the \
          run {run_id, status: succeeded, output, record}; record holds the model, settings, \
          usage, duration_ms and prompt of a reasoning run. Retrying with the same run_id and \
          input returns the recorded success or invalid_input without calling the model again; \

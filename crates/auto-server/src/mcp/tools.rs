@@ -95,7 +95,79 @@ fn inline(schema_fn: fn(&mut schemars::SchemaGenerator) -> schemars::Schema) -> 
     let mut settings = SchemaSettings::draft2020_12();
     settings.inline_subschemas = true;
     let mut generator = settings.into_generator();
-    schema_fn(&mut generator).to_value()
+    let mut schema = schema_fn(&mut generator).to_value();
+    portable_schema(&mut schema);
+    schema
+}
+
+/// The formats schemars writes for Rust's number types, which JSON Schema does not define.
+const RUST_NUMBER_FORMATS: [&str; 12] = [
+    "int8", "int16", "int32", "int64", "int", "uint8", "uint16", "uint32", "uint64", "uint",
+    "float", "double",
+];
+
+/// Writes a schema as every MCP client takes it, meaning the same:
+///
+/// - each boolean subschema as an object: `true` (any value, what schemars gives a
+///   `serde_json::Value` field) as `{}`, `false` as `{"not": {}}`. JSON Schema allows both
+///   forms, but the MCP TypeScript SDK (the Inspector, and the clients built on it) refuses a
+///   tool list whose schema has a property that is not an object. `additionalProperties: false`
+///   stays as it is: that form is the common one, and no client refuses it;
+/// - without the `format` of a Rust number type (`uint64`), which a validator such as the
+///   Inspector's warns of at every call; `minimum` still says what it meant.
+fn portable_schema(schema: &mut Value) {
+    const MAPS: [&str; 5] = [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+    ];
+    const LISTS: [&str; 4] = ["prefixItems", "allOf", "anyOf", "oneOf"];
+    const ONES: [&str; 7] = [
+        "items",
+        "contains",
+        "propertyNames",
+        "not",
+        "if",
+        "then",
+        "else",
+    ];
+    let Value::Object(object) = schema else {
+        return;
+    };
+    if object
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|format| RUST_NUMBER_FORMATS.contains(&format))
+    {
+        object.remove("format");
+    }
+    for (keyword, value) in object.iter_mut() {
+        let keyword = keyword.as_str();
+        if MAPS.contains(&keyword) {
+            if let Value::Object(subschemas) = value {
+                subschemas.values_mut().for_each(object_schema);
+            }
+        } else if LISTS.contains(&keyword) {
+            if let Value::Array(subschemas) = value {
+                subschemas.iter_mut().for_each(object_schema);
+            }
+        } else if ONES.contains(&keyword)
+            || (keyword == "additionalProperties" && value.is_object())
+        {
+            object_schema(value);
+        }
+    }
+}
+
+/// One subschema: a boolean written as an object, then its own subschemas.
+fn object_schema(schema: &mut Value) {
+    match schema {
+        Value::Bool(true) => *schema = json!({}),
+        Value::Bool(false) => *schema = json!({"not": {}}),
+        _ => portable_schema(schema),
+    }
 }
 
 /// The body's schema, with the path parameters the endpoint does not name and the query
@@ -224,6 +296,69 @@ mod tests {
                 assert!(!fields.contains_key(*name), "{} {name}", op.name);
             }
         }
+    }
+
+    /// Every subschema in a `properties` map, anywhere in a schema, is an object.
+    fn assert_property_schemas_are_objects(schema: &Value, at: &str) {
+        match schema {
+            Value::Object(object) => {
+                if let Some(Value::Object(properties)) = object.get("properties") {
+                    for (name, property) in properties {
+                        assert!(property.is_object(), "{at}/properties/{name}: {property}");
+                    }
+                }
+                for (key, value) in object {
+                    assert_property_schemas_are_objects(value, &format!("{at}/{key}"));
+                }
+            }
+            Value::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    assert_property_schemas_are_objects(item, &format!("{at}/{index}"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn schemas_are_written_as_every_client_takes_them() {
+        for reach in [Reach::Server, Reach::Playbook] {
+            for tool in tools(reach) {
+                let input = Value::Object(tool.input_schema.as_ref().clone());
+                assert_property_schemas_are_objects(&input, &format!("{} input", tool.name));
+                let output = Value::Object(tool.output_schema.as_ref().unwrap().as_ref().clone());
+                assert_property_schemas_are_objects(&output, &format!("{} output", tool.name));
+            }
+        }
+        // What schemars gives a `serde_json::Value` field is written as the empty schema.
+        let get_run = output_schema(operation(Reach::Server, "get_run").unwrap());
+        assert_eq!(get_run["properties"]["record"], json!({}));
+        let mut schema = json!({"properties": {"a": true, "b": {"items": false}},
+                                "additionalProperties": false});
+        portable_schema(&mut schema);
+        assert_eq!(
+            schema,
+            json!({"properties": {"a": {}, "b": {"items": {"not": {}}}},
+                   "additionalProperties": false})
+        );
+        let mut schema = json!({"properties": {"n": {"type": "integer", "format": "uint64",
+                                                     "minimum": 0},
+                                               "d": {"type": "string", "format": "date"}}});
+        portable_schema(&mut schema);
+        assert_eq!(
+            schema,
+            json!({"properties": {"n": {"type": "integer", "minimum": 0},
+                                  "d": {"type": "string", "format": "date"}}})
+        );
+    }
+
+    #[test]
+    fn a_runs_input_is_published_as_an_object() {
+        let schema = schema_of(Reach::Playbook, "run_definition");
+        let input = &schema["properties"]["input"];
+        assert_eq!(input["type"], json!("object"), "{schema:#}");
+        assert!(input.get("default").is_none(), "{schema:#}");
+        assert_eq!(schema["required"], json!(["type", "name"]));
     }
 
     #[test]

@@ -1,0 +1,228 @@
+//! The guides' examples (`docs/examples/`) are real: each passes `auto check` without a warning,
+//! each is shown in full in a guide of `docs/definitions/`, and those that need no model
+//! provider are saved and run against a real `auto serve` with the commands and outputs the
+//! guides give.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{auto, json_of, stdout};
+use serde_json::{Value, json};
+
+fn docs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(docs().join("examples"))
+        .expect("docs/examples")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    files
+}
+
+#[test]
+fn every_example_passes_the_checkers_and_is_shown_whole_in_a_guide() {
+    let guides: Vec<String> = std::fs::read_dir(docs().join("definitions"))
+        .expect("docs/definitions")
+        .map(|entry| std::fs::read_to_string(entry.expect("an entry").path()).expect("a guide"))
+        .collect();
+    for file in examples() {
+        let output = std::process::Command::new(common::AUTO)
+            .arg("check")
+            .arg(&file)
+            .output()
+            .expect("auto check runs");
+        assert!(
+            output.status.success(),
+            "{}: {}{}",
+            file.display(),
+            stdout(&output),
+            common::stderr(&output)
+        );
+        // A warning is a mistake in a guide too, such as a flow mapping's comma that made a
+        // description's second half a keyword.
+        let printed = format!("{}{}", stdout(&output), common::stderr(&output));
+        assert!(
+            !printed.contains("warning"),
+            "{}: {printed}",
+            file.display()
+        );
+        let text = std::fs::read_to_string(&file).expect("the example");
+        assert!(
+            guides.iter().any(|guide| guide.contains(&text)),
+            "{} is not shown whole in any guide of docs/definitions",
+            file.display()
+        );
+    }
+}
+
+fn example(name: &str) -> String {
+    docs().join("examples").join(name).display().to_string()
+}
+
+fn ok(server: &common::Server, args: &[&str]) -> Value {
+    let mut args = args.to_vec();
+    args.push("--json");
+    json_of(&auto(server, &args))
+}
+
+#[test]
+fn the_computation_workflow_and_interaction_guides_run_as_written() {
+    let server = common::serve();
+    ok(&server, &["org", "create", "acme"]);
+    ok(&server, &["playbook", "create", "main"]);
+    let window = example("month-window.computation.md");
+    ok(
+        &server,
+        &[
+            "def",
+            "create",
+            "computation",
+            "month-window",
+            "--file",
+            &window,
+        ],
+    );
+    let run = ok(
+        &server,
+        &[
+            "run",
+            "computation/month-window",
+            "--input",
+            r#"{"month": "2026-02"}"#,
+        ],
+    );
+    assert_eq!(
+        run["output"],
+        json!({"first": "2026-02-01", "last": "2026-02-28", "days": 28}),
+        "{run:#}"
+    );
+
+    let summary = example("month-summary.workflow.yaml");
+    ok(
+        &server,
+        &[
+            "def",
+            "create",
+            "workflow",
+            "month-summary",
+            "--file",
+            &summary,
+        ],
+    );
+    // A call is work the scheduler takes up: the run answers `started`, then ends.
+    for (month, run_id, output) in [
+        (
+            "2026-02",
+            "feb",
+            json!({"last": "2026-02-28", "length": "short"}),
+        ),
+        (
+            "2026-03",
+            "mar",
+            json!({"last": "2026-03-31", "length": "long"}),
+        ),
+    ] {
+        let input = format!(r#"{{"month": "{month}"}}"#);
+        let started = ok(
+            &server,
+            &[
+                "run",
+                "workflow/month-summary",
+                "--input",
+                &input,
+                "--run-id",
+                run_id,
+            ],
+        );
+        assert_eq!(started["status"], json!("started"), "{started:#}");
+        let run = ended(&server, run_id);
+        assert_eq!(run["output"], output, "{run:#}");
+    }
+
+    let pause = example("pause-then-window.workflow.yaml");
+    ok(
+        &server,
+        &[
+            "def",
+            "create",
+            "workflow",
+            "pause-then-window",
+            "--file",
+            &pause,
+        ],
+    );
+    let started = ok(
+        &server,
+        &[
+            "run",
+            "workflow/pause-then-window",
+            "--input",
+            r#"{"month": "2024-02"}"#,
+            "--run-id",
+            "leap",
+        ],
+    );
+    assert_eq!(started["status"], json!("started"), "{started:#}");
+    let run = ended(&server, "leap");
+    assert_eq!(run["output"]["days"], json!(29), "{run:#}");
+
+    let approve = example("approve-expense.interaction.md");
+    ok(
+        &server,
+        &[
+            "def",
+            "create",
+            "interaction",
+            "approve-expense",
+            "--file",
+            &approve,
+        ],
+    );
+    let input = r#"{"manager": "dana@example.com", "amount": 120, "reason": "Team lunch"}"#;
+    let started = ok(
+        &server,
+        &[
+            "run",
+            "interaction/approve-expense",
+            "--run-id",
+            "expense-1",
+            "--input",
+            input,
+        ],
+    );
+    assert_eq!(started["status"], json!("started"), "{started:#}");
+    let inbox = ok(&server, &["requests"]);
+    let request = &inbox["requests"][0];
+    assert_eq!(request["to"], json!("dana@example.com"), "{inbox:#}");
+    assert!(
+        request["message"].as_str().unwrap().contains("USD 120"),
+        "{inbox:#}"
+    );
+    let request_id = request["request_id"].as_str().expect("its id").to_owned();
+    ok(
+        &server,
+        &["answer", &request_id, r#"{"verdict": "approve"}"#],
+    );
+    let run = ok(&server, &["runs", "get", "expense-1"]);
+    assert_eq!(run["status"], json!("succeeded"), "{run:#}");
+    assert_eq!(run["output"], json!({"verdict": "approve"}));
+}
+
+/// Reads the run with `auto runs get` until it has ended.
+fn ended(server: &common::Server, run_id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let run = ok(server, &["runs", "get", run_id]);
+        if run["status"] != "started" {
+            return run;
+        }
+        assert!(Instant::now() < deadline, "the run did not end: {run:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
