@@ -59,6 +59,8 @@ pub enum Asks {
         server: String,
         tool: String,
         arguments: String,
+        /// The source line of `arguments`, for a problem found when it is rendered.
+        arguments_line: u32,
     },
 }
 
@@ -239,6 +241,7 @@ fn check_asks(fields: &mut Fields<'_>, config: &CheckConfig, run_duration_ms: u6
                 server,
                 tool: tool_name?,
                 arguments: arguments?,
+                arguments_line: fields.doc.value_position("/arguments").line,
             })
         }
     }
@@ -344,6 +347,7 @@ fn check_body(fields: &mut Fields<'_>, body: &str, first_line: u32, config: &Che
 pub enum RenderedPart {
     To,
     Body,
+    Arguments,
 }
 
 /// Why a request could not be rendered: the run ends `invalid_input`.
@@ -375,6 +379,39 @@ pub struct RenderClock<'a> {
     pub expired: &'a dyn Fn() -> bool,
 }
 
+/// Renders one template of the document with the run's prepared input.
+fn render_part(
+    source: &str,
+    part: RenderedPart,
+    line_of: &dyn Fn(u32) -> u32,
+    input: &Value,
+    clock: RenderClock<'_>,
+) -> Result<String, RequestRenderError> {
+    let fail = |line: u32, text: String, field_pointer: Option<String>| RequestRenderError {
+        part,
+        line,
+        text,
+        field_pointer,
+    };
+    let template: Template = auto_template::parse(source).map_err(|_| {
+        fail(
+            line_of(1),
+            "The saved template no longer parses".into(),
+            None,
+        )
+    })?;
+    let today = Value::String(clock.today.to_owned());
+    let now = Value::String(clock.now.to_owned());
+    let roots = [
+        (INTERACTION_ROOTS[0], input),
+        (INTERACTION_ROOTS[1], &today),
+        (INTERACTION_ROOTS[2], &now),
+    ];
+    auto_template::render_with_roots(&template, &roots, &RenderLimits::new(clock.expired))
+        .map(|rendered| rendered.message)
+        .map_err(|error| fail(line_of(error.line), error.text, error.field_pointer))
+}
+
 /// Renders `to` and the body of a person's request with the run's prepared input.
 pub fn render_request(
     document: &InteractionDocument,
@@ -389,39 +426,15 @@ pub fn render_request(
             field_pointer: None,
         });
     };
-    let render = |source: &str, part: RenderedPart, line_of: &dyn Fn(u32) -> u32| {
-        let fail = |line: u32, text: String, field_pointer: Option<String>| RequestRenderError {
-            part,
-            line,
-            text,
-            field_pointer,
-        };
-        let template: Template = auto_template::parse(source).map_err(|_| {
-            fail(
-                line_of(1),
-                "The saved template no longer parses".into(),
-                None,
-            )
-        })?;
-        let today = Value::String(clock.today.to_owned());
-        let now = Value::String(clock.now.to_owned());
-        let roots = [
-            (INTERACTION_ROOTS[0], input),
-            (INTERACTION_ROOTS[1], &today),
-            (INTERACTION_ROOTS[2], &now),
-        ];
-        auto_template::render_with_roots(&template, &roots, &RenderLimits::new(clock.expired))
-            .map(|rendered| rendered.message)
-            .map_err(|error| fail(line_of(error.line), error.text, error.field_pointer))
-    };
     let offset = document.body_first_line.saturating_sub(1);
     let to_line = *to_line;
-    let to_text = render(to, RenderedPart::To, &|_| to_line).map_err(|mut error| {
-        if error.text == "The message renders empty" {
-            error.text = "to renders empty: the request names nobody to ask".into();
-        }
-        error
-    })?;
+    let to_text =
+        render_part(to, RenderedPart::To, &|_| to_line, input, clock).map_err(|mut error| {
+            if error.text == "The message renders empty" {
+                error.text = "to renders empty: the request names nobody to ask".into();
+            }
+            error
+        })?;
     let to_text = to_text.trim().to_owned();
     let to_chars = to_text.chars().count();
     if to_chars > TO_CHARS_MAX {
@@ -434,13 +447,64 @@ pub fn render_request(
             field_pointer: None,
         });
     }
-    let message = render(&document.body, RenderedPart::Body, &|line| {
-        line.saturating_add(offset)
-    })?;
+    let message = render_part(
+        &document.body,
+        RenderedPart::Body,
+        &|line| line.saturating_add(offset),
+        input,
+        clock,
+    )?;
     Ok(RenderedRequest {
         to: to_text,
         message,
     })
+}
+
+/// Renders a tool interaction's `arguments` with the run's prepared input, and reads the text
+/// as the JSON object of arguments the tool is called with.
+pub fn render_arguments(
+    document: &InteractionDocument,
+    input: &Value,
+    clock: RenderClock<'_>,
+) -> Result<Map<String, Value>, RequestRenderError> {
+    let Asks::Tool {
+        arguments,
+        arguments_line,
+        ..
+    } = &document.asks
+    else {
+        return Err(RequestRenderError {
+            part: RenderedPart::Arguments,
+            line: 1,
+            text: "The function asks a person, not a system through a tool".into(),
+            field_pointer: None,
+        });
+    };
+    let line = *arguments_line;
+    let fail = |text: String| RequestRenderError {
+        part: RenderedPart::Arguments,
+        line,
+        text,
+        field_pointer: None,
+    };
+    let text = render_part(arguments, RenderedPart::Arguments, &|_| line, input, clock).map_err(
+        |mut error| {
+            if error.text == "The message renders empty" {
+                error.text = "arguments renders empty: a tool is called with a JSON object".into();
+            }
+            error
+        },
+    )?;
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(fail(
+            "arguments renders JSON that is not an object: a tool is called with a JSON object"
+                .into(),
+        )),
+        Err(error) => Err(fail(format!(
+            "arguments renders text that is not JSON ({error}); write each value with the json filter, such as {{{{ input.account | json }}}}"
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -511,6 +575,48 @@ mod tests {
         assert_eq!(error.part, RenderedPart::Body);
         assert_eq!(error.line, 15);
         assert_eq!(error.field_pointer.as_deref(), Some("/input/review"));
+    }
+
+    const FIND_OWNER: &str = "---\ntool: crm/find-owner\narguments: '{\"account\": {{ input.account | json }}}'\n---\nFinds the owner.\n";
+
+    #[test]
+    fn arguments_render_a_json_object() {
+        let document = check_interaction(FIND_OWNER, RUN_DURATION_MS_DEFAULT).unwrap();
+        assert_eq!(document.longest_run_ms(), TOOL_CALL_MS_MAX);
+        let arguments =
+            render_arguments(&document, &json!({"account": "a \"1\""}), clock()).unwrap();
+        assert_eq!(Value::Object(arguments), json!({"account": "a \"1\""}));
+    }
+
+    #[test]
+    fn arguments_that_are_not_a_json_object_are_named_at_their_line() {
+        let with = |arguments: &str| {
+            let source =
+                FIND_OWNER.replace("'{\"account\": {{ input.account | json }}}'", arguments);
+            let document = check_interaction(&source, RUN_DURATION_MS_DEFAULT).unwrap();
+            render_arguments(&document, &json!({"account": "a-1"}), clock()).unwrap_err()
+        };
+        let raw = with("'{\"account\": {{ input.account }}}'");
+        assert_eq!(raw.part, RenderedPart::Arguments);
+        assert_eq!(raw.line, 3);
+        assert_eq!(
+            raw.text,
+            "arguments renders text that is not JSON (expected value at line 1 column 13); write each value with the json filter, such as {{ input.account | json }}"
+        );
+        assert_eq!(
+            with("'[1]'").text,
+            "arguments renders JSON that is not an object: a tool is called with a JSON object"
+        );
+        assert_eq!(
+            with("'{% if false %}x{% endif %}'").text,
+            "arguments renders empty: a tool is called with a JSON object"
+        );
+    }
+
+    /// "An interaction function that calls a tool ... 70 seconds".
+    #[test]
+    fn a_tool_call_is_bounded_by_70_seconds() {
+        assert_eq!(TOOL_CALL_MS_MAX, 70_000);
     }
 
     #[test]

@@ -40,6 +40,7 @@ fn outcome(source: &str) -> String {
                     server,
                     tool,
                     arguments,
+                    ..
                 } => {
                     writeln!(out, "tool: {server}/{tool}").ok();
                     writeln!(out, "arguments: {arguments}").ok();

@@ -1,7 +1,8 @@
 //! `auto.toml`: the server's configuration (supplement §4). Every key is optional.
 //!
 //! The sections other crates read (providers, gateways and models for `auto-models`, tool
-//! servers for `auto-tools`) are kept as TOML tables here and parsed by those crates; unknown top-level keys are refused, so a typo
+//! servers for `auto-tools`) and `[webhooks]` (for `webhooks.rs`) are kept as TOML tables here
+//! and parsed by those crates and modules; unknown top-level keys are refused, so a typo
 //! is reported at start rather than silently ignored.
 
 use std::net::SocketAddr;
@@ -35,6 +36,9 @@ pub struct Config {
     pub limits: toml::Table,
     #[serde(default)]
     pub scheduler: SchedulerConfig,
+    /// `[webhooks.NAME]`: where an interaction's `notify` posts its request.
+    #[serde(default)]
+    pub webhooks: toml::Table,
 }
 
 /// `[scheduler]`: how often the server sweeps its triggers and listening tasks, and, for
@@ -121,18 +125,10 @@ impl Config {
         models.tools = auto_tools::ToolServers::from_config(&self.tool_servers)
             .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         models.max_input_tokens = self.max_input_tokens(|var| std::env::var(var).ok())?;
-        if let Some(value) = self.limits.get(LIMIT_MODEL_CALL_BOUND_MS) {
-            let ms = value
-                .as_integer()
-                .and_then(|ms| u64::try_from(ms).ok())
-                .filter(|ms| *ms > 0)
-                .ok_or_else(|| {
-                    ConfigError::Invalid(format!(
-                        "limits.{LIMIT_MODEL_CALL_BOUND_MS}: expected a whole number of milliseconds above 0"
-                    ))
-                })?;
-            models.call_bound = Some(std::time::Duration::from_millis(ms));
-        }
+        models.webhooks =
+            crate::webhooks::Webhooks::from_config(&self.webhooks).map_err(ConfigError::Invalid)?;
+        models.interaction_tool_bound = self.shorter_bound(LIMIT_INTERACTION_TOOL_BOUND_MS)?;
+        models.call_bound = self.shorter_bound(LIMIT_MODEL_CALL_BOUND_MS)?;
         for key in self.limits.keys() {
             if !LIMIT_KEYS.contains(&key.as_str()) {
                 return Err(ConfigError::Invalid(format!(
@@ -142,6 +138,25 @@ impl Config {
             }
         }
         Ok(models)
+    }
+}
+
+impl Config {
+    /// A `[limits]` key that shortens a bound of the pages, in milliseconds above 0.
+    fn shorter_bound(&self, key: &str) -> Result<Option<std::time::Duration>, ConfigError> {
+        let Some(value) = self.limits.get(key) else {
+            return Ok(None);
+        };
+        let ms = value
+            .as_integer()
+            .and_then(|ms| u64::try_from(ms).ok())
+            .filter(|ms| *ms > 0)
+            .ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "limits.{key}: expected a whole number of milliseconds above 0"
+                ))
+            })?;
+        Ok(Some(std::time::Duration::from_millis(ms)))
     }
 }
 
@@ -272,12 +287,16 @@ impl Config {
 
 /// `[limits]` key that shortens the bound of every model call.
 pub const LIMIT_MODEL_CALL_BOUND_MS: &str = "model_call_bound_ms";
+/// `[limits]` key that shortens the 70 seconds of a tool interaction (for tests and small
+/// deployments; it never lengthens them).
+pub const LIMIT_INTERACTION_TOOL_BOUND_MS: &str = "interaction_tool_bound_ms";
 /// The `[limits]` keys the server reads.
 pub const LIMIT_KEYS: &[&str] = &[
     "reasoning_max_input_tokens",
     "workflow_max_duration",
     "workflow_max_open_calls",
     LIMIT_MODEL_CALL_BOUND_MS,
+    LIMIT_INTERACTION_TOOL_BOUND_MS,
 ];
 
 /// Checks that a server with no keys listens on loopback only: without keys every request is
@@ -365,6 +384,37 @@ mod tests {
         assert_eq!(
             config.max_input_tokens(|_| None).unwrap_err().to_string(),
             "limits.reasoning_max_input_tokens: expected a whole number of tokens above 0; got \"0\""
+        );
+    }
+
+    /// `[webhooks]` is read into the models, and `[limits] interaction_tool_bound_ms` shortens
+    /// the 70 seconds of a tool interaction without ever lengthening them.
+    #[test]
+    fn webhooks_and_the_tool_interaction_bound_are_read() {
+        let config = Config::parse(
+            "[webhooks.ops]\nurl = \"http://127.0.0.1:9/hook\"\n[limits]\ninteraction_tool_bound_ms = 500",
+        )
+        .unwrap();
+        let models = config.models().unwrap();
+        assert_eq!(models.webhooks.names(), ["ops"]);
+        assert_eq!(
+            models.interaction_tool_bound(),
+            std::time::Duration::from_millis(500)
+        );
+        let longer = Config::parse("[limits]\ninteraction_tool_bound_ms = 70001").unwrap();
+        assert_eq!(
+            longer.models().unwrap().interaction_tool_bound(),
+            std::time::Duration::from_secs(70)
+        );
+        let zero = Config::parse("[limits]\ninteraction_tool_bound_ms = 0").unwrap();
+        assert_eq!(
+            zero.models().unwrap_err().to_string(),
+            "limits.interaction_tool_bound_ms: expected a whole number of milliseconds above 0"
+        );
+        let bad = Config::parse("[webhooks.ops]\nurl = \"mailto:x\"").unwrap();
+        assert_eq!(
+            bad.models().unwrap_err().to_string(),
+            "webhooks.ops.url: expected an http or https URL, such as https://hooks.example.com/auto"
         );
     }
 

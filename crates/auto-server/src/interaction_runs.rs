@@ -40,6 +40,37 @@ pub const REQUESTS_PAGE_DEFAULT: u32 = 50;
 /// How often a close is tried again when another change of the run took its number first.
 const CLOSE_TRIES: usize = 4;
 
+/// How `value` misses an interaction's output contract (its schema, then its shape's rules),
+/// each issue under `/{what}` (`answer` for a person's answer, `output` for a tool's result).
+pub(crate) fn contract_issues(
+    schema: Option<&Value>,
+    shape: Option<&str>,
+    value: &Value,
+    what: &str,
+) -> Result<Vec<ProblemIssue>, Problem> {
+    let mut found = Vec::new();
+    if let Some(schema) = schema {
+        let compiled = CompiledSchema::compile(schema).map_err(|e| Problem::internal(&e))?;
+        found = compiled.validate(value);
+    }
+    if found.is_empty()
+        && let Some(shape) = shape
+    {
+        found = check_shape(shape, value);
+    }
+    Ok(found
+        .iter()
+        .map(|issue| {
+            let message = if issue.pointer.is_empty() {
+                format!("{what}: {}", issue.answer_message())
+            } else {
+                issue.input_message()
+            };
+            ProblemIssue::field(format!("/{what}{}", issue.pointer), message)
+        })
+        .collect())
+}
+
 /// A request as the API shows it.
 pub fn request_out(request: &Request) -> RequestOut {
     RequestOut {
@@ -69,7 +100,7 @@ pub fn saved_interaction(source: &str) -> Option<InteractionDocument> {
     check_interaction(source, RUN_DURATION_MS_MAX).ok()
 }
 
-fn title(name: &str, what: &str) -> String {
+pub(crate) fn title(name: &str, what: &str) -> String {
     format!("The interaction function {name} {what}")
 }
 
@@ -117,7 +148,7 @@ fn run_event(run: &Run, run_seq: i64, event_type: &str, data: Value) -> NewEvent
 
 /// How a request closes: its run's ending, the data of the request's event, and the answer
 /// with who gave it.
-struct Closing {
+pub(crate) struct Closing {
     ending: RunEnding,
     data: Value,
     answer: Option<Value>,
@@ -125,7 +156,7 @@ struct Closing {
 }
 
 impl Closing {
-    fn without_answer(ending: RunEnding, data: Value) -> Self {
+    pub(crate) fn without_answer(ending: RunEnding, data: Value) -> Self {
         Self {
             ending,
             data,
@@ -133,6 +164,36 @@ impl Closing {
             answered_by: None,
         }
     }
+}
+
+/// A person's request, rendered and ready to open.
+struct Prepared {
+    to: String,
+    message: String,
+    expires_ms: u64,
+    /// The webhook `notify` names, which the operator configured.
+    webhook: Option<String>,
+}
+
+/// The refusal of a run whose `notify` names a webhook the operator did not configure, naming
+/// those configured.
+fn webhook_not_configured(
+    name: &str,
+    webhook: &str,
+    webhooks: &crate::webhooks::Webhooks,
+) -> Problem {
+    let configured = match webhooks.names().as_slice() {
+        [] => "No webhook is configured.".to_owned(),
+        names => format!("The webhooks configured: {}.", names.join(", ")),
+    };
+    Problem::new(
+        Reason::Unavailable,
+        title(name, "cannot notify"),
+        format!(
+            "The webhook {webhook} that notify names is not configured, so nobody was asked; ask the operator to configure it under [webhooks.{webhook}]. {configured}"
+        ),
+    )
+    .with_kind("webhook_not_configured")
 }
 
 impl Service {
@@ -164,6 +225,13 @@ impl Service {
                     ),
                 ));
             }
+            // A tool interaction whose attempt stopped with its server goes on from what it
+            // recorded; a person's request waits on its own.
+            if run.status == RunStatus::Started
+                && let Some(answer) = self.resume_tool_interaction(pb, &run).await?
+            {
+                return Ok(answer);
+            }
             return Ok(answer_of(&run));
         }
         let definition = self
@@ -192,6 +260,15 @@ impl Service {
                 )
                 .await;
         };
+        if let Asks::Tool { .. } = &document.asks {
+            let ask = Ask {
+                run_id: run_id.into(),
+                input,
+                lineage,
+                origin: None,
+            };
+            return self.tool_interaction(caller, pb, key, ask, &document).await;
+        }
         let prepared = match self.prepare_request(key, &document, &input).await {
             Ok(prepared) => prepared,
             Err(problem) => {
@@ -211,7 +288,12 @@ impl Service {
                     .await;
             }
         };
-        let (to, message, expires_ms) = prepared;
+        let Prepared {
+            to,
+            message,
+            expires_ms,
+            webhook,
+        } = prepared;
         let now = self.store.now().await.map_err(store_problem)?;
         let expires_at =
             now + chrono::Duration::milliseconds(i64::try_from(expires_ms).unwrap_or(i64::MAX / 2));
@@ -246,54 +328,58 @@ impl Service {
             output_schema: document.output_schema.clone(),
             expires_at,
         };
-        let expiry = NewWork {
+        let mut work = vec![NewWork {
             key: EXPIRE_KEY.into(),
             due_at: Some(expires_at),
             payload: json!({ "expire_request": { "request_id": request_id } }),
-        };
+        }];
+        if let Some(webhook) = &webhook {
+            work.push(crate::interaction_delivery::delivery_work(
+                &request_id,
+                webhook,
+                1,
+                None,
+            ));
+        }
         let (run, _) = self
             .store
-            .start_interaction(pb, new, vec![started, opened], request, vec![expiry])
+            .start_interaction(pb, new, vec![started, opened], request, work)
             .await
             .map_err(taken)?;
         self.scheduler.wake();
         Ok(answer_of(&run))
     }
 
-    /// The input checked, and `to` and the body rendered: who is asked, the message, and how
-    /// long the request waits; or the problem the run ends with.
+    /// The input checked, and `to` and the body rendered: who is asked, the message, how
+    /// long the request waits and the webhook told of it; or the problem the run ends with.
+    ///
+    /// A `notify` that names a webhook the operator did not configure is refused here, when a
+    /// run starts, and not when the document is saved: which webhooks exist is the operator's
+    /// to know and may change without the document changing, as with a tool server that is not
+    /// configured (reasoning page, "Before the model is called"). The run ends `unavailable`,
+    /// kind `webhook_not_configured`, before anyone is asked.
     async fn prepare_request(
         &self,
         key: &DefinitionKey,
         document: &InteractionDocument,
         input: &Value,
-    ) -> Result<(String, String, u64), Problem> {
-        let expires_ms = match &document.asks {
-            Asks::Person {
-                notify: Some(webhook),
-                ..
-            } => {
-                return Err(Problem::new(
-                    Reason::Unavailable,
-                    title(&key.name, "cannot notify"),
-                    format!(
-                        "This runtime cannot post requests to webhooks yet, and the document names the webhook {webhook} in notify; leave notify out to leave the request in the inbox only."
-                    ),
-                )
-                .with_kind("not_runnable"));
-            }
-            Asks::Person { expires_ms, .. } => *expires_ms,
-            Asks::Tool { server, tool, .. } => {
-                return Err(Problem::new(
-                    Reason::Unavailable,
-                    title(&key.name, "cannot call its tool"),
-                    format!(
-                        "This runtime cannot call tool servers yet, so the tool {server}/{tool} was not called; an interaction function that asks a person (to and expires) runs."
-                    ),
-                )
-                .with_kind("not_runnable"));
-            }
+    ) -> Result<Prepared, Problem> {
+        let Asks::Person {
+            expires_ms, notify, ..
+        } = &document.asks
+        else {
+            return Err(Problem::internal(&"a tool interaction has no request"));
         };
+        let expires_ms = *expires_ms;
+        if let Some(webhook) = notify
+            && self.models.webhooks.get(webhook).is_none()
+        {
+            return Err(webhook_not_configured(
+                &key.name,
+                webhook,
+                &self.models.webhooks,
+            ));
+        }
         let input = crate::runs::prepared_input(
             input,
             document.input_schema.as_ref(),
@@ -317,7 +403,12 @@ impl Service {
         .await
         .map_err(|e| Problem::internal(&e))?;
         match rendered {
-            Ok(rendered) => Ok((rendered.to, rendered.message, expires_ms)),
+            Ok(rendered) => Ok(Prepared {
+                to: rendered.to,
+                message: rendered.message,
+                expires_ms,
+                webhook: notify.clone(),
+            }),
             Err(error) => {
                 let line = error.line;
                 let message = format!("Line {line}: {}", error.text);
@@ -338,7 +429,7 @@ impl Service {
 
     /// Records a run that ends before it asks anyone: refused input, a template that cannot
     /// render, a way of asking this runtime cannot take.
-    async fn start_and_end(
+    pub(crate) async fn start_and_end(
         &self,
         caller: &Caller,
         pb: &PlaybookRef,
@@ -472,34 +563,19 @@ impl Service {
         let shape = version
             .and_then(|v| saved_interaction(&v.source))
             .and_then(|d| d.output_shape);
-        let mut found = Vec::new();
-        if let Some(schema) = &request.output_schema {
-            let compiled = CompiledSchema::compile(schema).map_err(|e| Problem::internal(&e))?;
-            found = compiled.validate(answer);
-        }
-        if found.is_empty()
-            && let Some(shape) = &shape
-        {
-            found = check_shape(shape, answer);
-        }
-        Ok(found
-            .iter()
-            .map(|issue| {
-                let message = if issue.pointer.is_empty() {
-                    format!("answer: {}", issue.answer_message())
-                } else {
-                    issue.input_message()
-                };
-                ProblemIssue::field(format!("/answer{}", issue.pointer), message)
-            })
-            .collect())
+        contract_issues(
+            request.output_schema.as_ref(),
+            shape.as_deref(),
+            answer,
+            "answer",
+        )
     }
 
     /// Closes an open request with `status` and ends its run with what `ending_of` makes of
     /// the run (its ending, the data of the request's event, the answer), in one transaction.
     /// A request closed meanwhile (an answer and the expiry at once) is refused in the words of
     /// how it closed.
-    async fn close(
+    pub(crate) async fn close(
         &self,
         pb: &PlaybookRef,
         request: &Request,
@@ -512,6 +588,9 @@ impl Service {
             RequestStatus::Cancelled => "request_cancelled",
             RequestStatus::Undelivered | RequestStatus::Open => "request_undelivered",
         };
+        // The expiry and every delivery attempt left go with the request.
+        let mut done_work = vec![EXPIRE_KEY.to_owned()];
+        done_work.extend(crate::interaction_delivery::deliver_keys());
         for _ in 0..CLOSE_TRIES {
             let run = self
                 .store
@@ -542,7 +621,7 @@ impl Service {
                     close,
                     ending,
                     events,
-                    vec![EXPIRE_KEY.into()],
+                    done_work.clone(),
                 )
                 .await
             {
@@ -652,8 +731,14 @@ impl Service {
                 })
                 .await?;
             }
-            // Invariant: a started interaction run has its request (both are recorded in one
-            // transaction); a run without one ends as any other run does.
+            // A tool interaction's call going on in this server ends at once, and its attempt
+            // ends the run cancelled.
+            None if self.cancels.cancel(pb, &run.run_id, words.to_owned()) => {
+                self.wait_in_flight(pb, &run.run_id).await;
+            }
+            // Invariant: a started interaction that asks a person has its request (both are
+            // recorded in one transaction); a run without one (a tool interaction whose attempt
+            // stopped with its server) ends as any other run does.
             None => {
                 self.end(pb, run, run.last_run_seq + 1, cancelled(run))
                     .await?;

@@ -8,7 +8,9 @@ pub mod auth;
 pub mod config;
 pub mod events;
 pub mod http;
+pub mod interaction_delivery;
 pub mod interaction_runs;
+pub mod interaction_tools;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
@@ -21,6 +23,7 @@ pub mod runs;
 pub mod service;
 pub mod tool_operations;
 pub mod triggers;
+pub mod webhooks;
 pub mod workflow_runs;
 
 use std::net::SocketAddr;

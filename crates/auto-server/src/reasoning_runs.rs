@@ -57,6 +57,13 @@ pub struct Models {
     pub tools: auto_tools::ToolServers,
     /// `REASONING_MAX_INPUT_TOKENS`: the input tokens a run's model calls may use.
     pub max_input_tokens: u64,
+    /// The operator's webhooks (`[webhooks.NAME]`), which an interaction's `notify` names.
+    pub webhooks: crate::webhooks::Webhooks,
+    /// The client that posts requests to webhooks.
+    pub webhook_client: reqwest::Client,
+    /// Shortens the 70 seconds of a tool interaction (`[limits] interaction_tool_bound_ms`);
+    /// never lengthens it.
+    pub interaction_tool_bound: Option<Duration>,
 }
 
 impl Models {
@@ -71,7 +78,18 @@ impl Models {
             retry_backoff: CallOptions::default().retry_backoff,
             tools: auto_tools::ToolServers::default(),
             max_input_tokens: crate::reasoning_room::REASONING_MAX_INPUT_TOKENS_DEFAULT,
+            webhooks: crate::webhooks::Webhooks::default(),
+            webhook_client: reqwest::Client::new(),
+            interaction_tool_bound: None,
         }
+    }
+
+    /// The bound of a tool interaction's call: "within 70 seconds", or shorter when the
+    /// operator says.
+    pub fn interaction_tool_bound(&self) -> Duration {
+        let page = Duration::from_millis(auto_engine::interaction::TOOL_CALL_MS_MAX);
+        self.interaction_tool_bound
+            .map_or(page, |shorter| shorter.min(page))
     }
 
     /// The bound of one model call of a function with this `max_output_tokens`.
@@ -96,7 +114,7 @@ impl Models {
 }
 
 /// What cancels one run's model call, and the words of whoever cancels it.
-type CancelEntry = (CancellationToken, Arc<Mutex<Option<String>>>);
+pub(crate) type CancelEntry = (CancellationToken, Arc<Mutex<Option<String>>>);
 type CancelMap = HashMap<(PlaybookRef, String), CancelEntry>;
 
 /// The runs going on in this server, each with what cancels its model call.
@@ -106,14 +124,14 @@ pub struct Cancels {
 }
 
 impl Cancels {
-    fn register(&self, pb: &PlaybookRef, run_id: &str) -> CancelEntry {
+    pub(crate) fn register(&self, pb: &PlaybookRef, run_id: &str) -> CancelEntry {
         let entry = (CancellationToken::new(), Arc::new(Mutex::new(None)));
         self.lock()
             .insert((pb.clone(), run_id.to_owned()), entry.clone());
         entry
     }
 
-    fn forget(&self, pb: &PlaybookRef, run_id: &str) {
+    pub(crate) fn forget(&self, pb: &PlaybookRef, run_id: &str) {
         self.lock().remove(&(pb.clone(), run_id.to_owned()));
     }
 

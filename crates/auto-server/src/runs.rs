@@ -764,19 +764,9 @@ impl Service {
             .detail
             .filter(|d| !d.trim().is_empty())
             .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
-        let slot = (pb.clone(), run_id.to_owned());
         if self.cancels.cancel(pb, run_id, words.clone()) {
             // Going on in this server: its call ends at once, and the run with it.
-            let receiver = self
-                .in_flight
-                .runs
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&slot)
-                .cloned();
-            if let Some(receiver) = receiver {
-                let _ = wait_for(receiver).await;
-            }
+            self.wait_in_flight(pb, run_id).await;
         } else if self.is_quiet(pb, &run).await? {
             // Going on nowhere: it ends now, a call left open ending as interrupted.
             let (ending, run_seq) =
@@ -858,6 +848,23 @@ impl Service {
     }
 }
 
+impl Service {
+    /// Waits for the attempt at a run going on in this server, when there is one.
+    pub(crate) async fn wait_in_flight(&self, pb: &PlaybookRef, run_id: &str) {
+        let slot = (pb.clone(), run_id.to_owned());
+        let receiver = self
+            .in_flight
+            .runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&slot)
+            .cloned();
+        if let Some(receiver) = receiver {
+            let _ = wait_for(receiver).await;
+        }
+    }
+}
+
 async fn wait_for(mut receiver: Shared) -> Outcome {
     loop {
         if let Some(outcome) = receiver.borrow().clone() {
@@ -874,7 +881,7 @@ async fn wait_for(mut receiver: Shared) -> Outcome {
     }
 }
 
-fn still_running(run_id: &str) -> Problem {
+pub(crate) fn still_running(run_id: &str) -> Problem {
     Problem::conflict(
         "The run is still running",
         format!("The run {run_id} is still running; ask again once it has ended."),

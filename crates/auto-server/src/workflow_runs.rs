@@ -594,6 +594,8 @@ impl Service {
         } else if let Some(expiry) = item.payload.get("expire_request") {
             let request_id = expiry["request_id"].as_str().unwrap_or_default();
             self.expire_request(&item, request_id).await
+        } else if let Some(order) = item.payload.get("deliver_request") {
+            self.deliver_request(&item, order).await
         } else {
             match input_of(&item.payload) {
                 Some(input) => self.apply_input(&item, input).await,

@@ -2,6 +2,7 @@
 //! review-and-approve example approved, revised and unanswered (with a reasoning function
 //! answered by a provider double), a run on its own with its inbox request, answers refused and
 //! taken, expiry that outlasts a restart, cancels, roles, and the `expires` limit at its edge.
+//! Webhooks and tools have their own suite, `interaction_webhooks_and_tools.rs`.
 
 mod common;
 
@@ -590,8 +591,10 @@ async fn a_template_that_reads_a_missing_field_names_its_line() {
     assert_eq!(body["issues"][0]["line"], 5);
 }
 
+/// A tool interaction whose server is not configured saves, and its run is refused before
+/// anything is called, as a reasoning function's tools are checked before the model is called.
 #[tokio::test]
-async fn a_tool_interaction_saves_but_cannot_run_yet() {
+async fn a_tool_interaction_without_its_server_is_not_offered() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
     let source = "---\ntool: crm/find-owner\narguments: '{\"account\": {{ input.account | json }}}'\n---\nFinds the owner.\n";
@@ -603,10 +606,11 @@ async fn a_tool_interaction_saves_but_cannot_run_yet() {
         )
         .await;
     let body = reply.assert_problem(503, "unavailable");
-    assert_eq!(body["kind"], "not_runnable");
+    assert_eq!(body["kind"], "tool_not_offered");
+    assert_eq!(body["because"], "tool_server_not_configured");
     assert_eq!(
         body["detail"],
-        "This runtime cannot call tool servers yet, so the tool crm/find-owner was not called; an interaction function that asks a person (to and expires) runs."
+        "The tool server crm is not configured for this playbook, so the tool crm/find-owner was not called; ask the operator to configure it under tool_servers."
     );
 }
 

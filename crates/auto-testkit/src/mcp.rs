@@ -17,6 +17,9 @@
 //! | `huge` | yes | text of `bytes` (argument) `x` characters |
 //! | `structured` | yes | only structured content `{"rows": [1, 2]}` |
 //! | `picture` | yes | text `a picture` and a PNG image |
+//!
+//! A test may add tools of its own: [`McpDouble::add_tool`] answers like `lookup`, and
+//! [`McpDouble::add_json_tool`] answers its arguments (without `ms`) as JSON text.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -68,6 +71,8 @@ struct Script {
     calls: Vec<RecordedCall>,
     failures: VecDeque<HttpFailure>,
     extra_tools: Vec<Tool>,
+    /// The added tools that answer their arguments as JSON text.
+    json_tools: Vec<String>,
 }
 
 /// The scripted MCP server. Dropping it stops it.
@@ -242,6 +247,13 @@ impl McpDouble {
             .push(tool(name, description, read_only));
     }
 
+    /// Adds a tool that answers with its arguments, `ms` left out, as JSON text.
+    pub fn add_json_tool(&self, name: &str, description: &str, read_only: bool) {
+        let mut script = self.lock();
+        script.extra_tools.push(tool(name, description, read_only));
+        script.json_tools.push(name.to_owned());
+    }
+
     /// Waits until `count` calls arrived, or `timeout` passed; returns those received.
     pub async fn wait_for_calls(&self, count: usize, timeout: Duration) -> Vec<RecordedCall> {
         let deadline = tokio::time::Instant::now() + timeout;
@@ -326,7 +338,7 @@ impl ServerHandler for Handler {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        let number = {
+        let (number, answers_json) = {
             let mut script = self.lock();
             script.calls.push(RecordedCall {
                 tool: request.name.to_string(),
@@ -334,7 +346,8 @@ impl ServerHandler for Handler {
                 meta: serde_json::to_value(&context.meta).unwrap_or(Value::Null),
                 authorization: authorization.clone(),
             });
-            script.calls.len()
+            let answers_json = script.json_tools.iter().any(|t| t == request.name.as_ref());
+            (script.calls.len(), answers_json)
         };
         // Any tool waits `ms` milliseconds first when asked: a call under way, to cut off.
         if let Some(ms) = arguments["ms"].as_u64() {
@@ -343,6 +356,13 @@ impl ServerHandler for Handler {
         let meta = json!({"requestId": format!("req-{number}")});
         let auth = authorization.unwrap_or_default();
         let result = match request.name.as_ref() {
+            _ if answers_json => {
+                let mut echoed = arguments.clone();
+                if let Some(map) = echoed.as_object_mut() {
+                    map.remove("ms");
+                }
+                json!({"content": [{"type": "text", "text": echoed.to_string()}]})
+            }
             "write" => {
                 json!({"content": [{"type": "text", "text": format!("written: {arguments}")}]})
             }

@@ -354,7 +354,7 @@ fn strings(entry: &toml::Table, key: &str) -> Result<Option<Vec<String>>, String
 }
 
 /// A secret setting, `{ env = "NAME" }` or `{ file = "PATH" }`, never written inline.
-fn read_secret(setting: &str, value: &toml::Value) -> Result<Secret, String> {
+pub fn read_secret(setting: &str, value: &toml::Value) -> Result<Secret, String> {
     let inline = || {
         format!(
             "{setting} must be read from the environment or a file: write {{ env = \"NAME\" }} or {{ file = \"PATH\" }}"
