@@ -69,9 +69,24 @@ fn ended(run_id: &str) -> Problem {
 }
 
 impl Service {
+    /// Whether the run received an event of this id, while it was going.
+    async fn received_before(
+        &self,
+        pb: &PlaybookRef,
+        run_id: &str,
+        id: &str,
+    ) -> Result<bool, Problem> {
+        let inbox = self
+            .store
+            .list_run_inbox(pb, run_id)
+            .await
+            .map_err(store_problem)?;
+        Ok(inbox.iter().any(|received| received.event_id == id))
+    }
+
     /// Sends an event to a workflow run that has not ended: 202 with its id, also when the run
-    /// received that id before. `not_found` for an unknown run, a run that ended, or a run of
-    /// another type, which takes no events.
+    /// received that id before, even if it has ended since (a sender's retry). `not_found` for
+    /// an unknown run, a run that ended, or a run of another type, which takes no events.
     pub async fn send_run_event(
         &self,
         caller: &Caller,
@@ -94,20 +109,35 @@ impl Service {
                 run.key.def_type, run.key.name
             )));
         }
-        if run.status != RunStatus::Started {
-            return Err(ended(run_id));
-        }
         let id = event["id"].as_str().unwrap_or_default().to_owned();
+        let duplicate = RunEventOut {
+            run_id: run_id.to_owned(),
+            id: id.clone(),
+            duplicate: true,
+        };
+        if run.status != RunStatus::Started {
+            // A retry of an event the run received before it ended is answered as a retry.
+            return match self.received_before(pb, run_id, &id).await? {
+                true => Ok(duplicate),
+                false => Err(ended(run_id)),
+            };
+        }
         let work = crate::workflow_runs::event_work(&id, event.clone());
-        let kept = self
+        let kept = match self
             .store
             .receive_run_event(pb, run_id, &id, event, work)
             .await
-            .map_err(|error| match error {
-                // The run ended between the read and the receipt.
-                StoreError::NotFound(_) => ended(run_id),
-                other => store_problem(other),
-            })?;
+        {
+            Ok(kept) => kept,
+            // The run ended between the read and the receipt.
+            Err(StoreError::NotFound(_)) => {
+                return match self.received_before(pb, run_id, &id).await? {
+                    true => Ok(duplicate),
+                    false => Err(ended(run_id)),
+                };
+            }
+            Err(other) => return Err(store_problem(other)),
+        };
         if kept.is_some() {
             self.scheduler.wake();
         }

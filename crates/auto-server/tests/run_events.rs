@@ -145,6 +145,16 @@ async fn a_listening_run_takes_the_event_sent_to_it_and_ends_with_its_data() {
         problem["detail"],
         "The run l-1 has ended; it takes no more events."
     );
+    // A retry of an event it received is answered as a retry, though it has ended.
+    let retry = send(
+        &server,
+        &pb,
+        "l-1",
+        json!({"type": "com.example.approved", "id": "a", "data": {"verdict": "approve"}}),
+    )
+    .await;
+    assert_eq!(retry.status, 202, "{:#}", retry.body);
+    assert_eq!(retry.body["duplicate"], true);
 }
 
 #[tokio::test]

@@ -579,6 +579,49 @@ pub async fn def(command: DefCommand) -> Result<ExitCode> {
     }
 }
 
+/// `list_models`: the models an org's reasoning functions may name.
+pub async fn models(org: String, remote: Remote) -> Result<ExitCode> {
+    Client::new(remote)
+        .print(
+            Method::GET,
+            &format!("/v1/orgs/{}/models", encode(&org)),
+            None,
+            print_models,
+        )
+        .await
+}
+
+fn print_models(v: &Value) {
+    let number = |n: &Value| n.as_u64().map_or("-".to_owned(), |n| n.to_string());
+    for model in v["models"].as_array().into_iter().flatten() {
+        let alias = model["alias_of"]
+            .as_str()
+            .map(|of| format!("  (alias of {of})"))
+            .unwrap_or_default();
+        println!(
+            "{}  context {}  output {}{alias}",
+            model["id"].as_str().unwrap_or_default(),
+            number(&model["context_window"]),
+            number(&model["max_output_tokens"]),
+        );
+    }
+    let providers: Vec<&str> = v["providers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if providers.is_empty() {
+        println!("no provider is configured: add [providers.NAME] to auto.toml");
+    } else {
+        println!("providers: {}", providers.join(", "));
+    }
+    if let Some(allowed) = v["allowed"].as_array() {
+        let allowed: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
+        println!("allowed: {}", allowed.join(", "));
+    }
+}
+
 pub async fn events(command: EventsCommand) -> Result<ExitCode> {
     match command {
         EventsCommand::Publish {

@@ -61,6 +61,13 @@ enum Command {
     /// Search, show and call the tools of the tool servers set up for the playbook.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
+    /// List the models an org's reasoning functions may name, with their context windows.
+    Models {
+        #[arg(long, env = "AUTO_ORG")]
+        org: String,
+        #[command(flatten)]
+        remote: Remote,
+    },
     /// Serve the MCP tools over stdio, for a local agent.
     Mcp(mcp::McpArgs),
     /// Keys for callers.
@@ -169,6 +176,7 @@ fn main() -> ExitCode {
             Command::Answer(args) => requests::answer(args).await,
             Command::Events(command) => client::events(command).await,
             Command::Tools(command) => tools::tools(command).await,
+            Command::Models { org, remote } => client::models(org, remote).await,
             Command::Mcp(args) => mcp::run(args).await,
             Command::Key(KeyCommand::New) => {
                 let (key, hash) = auto_server::auth::new_key();

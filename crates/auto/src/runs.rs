@@ -122,6 +122,28 @@ pub enum RunsCommand {
         #[command(flatten)]
         remote: Remote,
     },
+    /// Send an event to a run (`send_run_event`): kept until one of its `listen` tasks takes
+    /// it. An id the run received before is ignored, so a retry with `--id` is safe.
+    Send {
+        #[arg(value_name = "ID", value_parser = parse_run_id)]
+        run_id: String,
+        #[arg(value_name = "TYPE")]
+        event_type: String,
+        /// The data, as JSON.
+        #[arg(long)]
+        data: Option<String>,
+        /// The event's id; a new one when left out.
+        #[arg(long = "id", value_name = "EVENT_ID")]
+        event_id: Option<String>,
+        #[arg(long)]
+        source: Option<String>,
+        #[arg(long)]
+        subject: Option<String>,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
     /// Cancel a run that is still going.
     Cancel {
         #[arg(value_name = "ID", value_parser = parse_run_id)]
@@ -384,6 +406,30 @@ pub async fn runs(command: RunsCommand) -> Result<ExitCode> {
                 Err(problem) => client.refused(&problem),
             }
         }
+        RunsCommand::Send {
+            run_id,
+            event_type,
+            data,
+            event_id,
+            source,
+            subject,
+            at,
+            remote,
+        } => {
+            let mut body = json!({"type": event_type});
+            if let Some(data) = data {
+                body["data"] = parse_json(&data, "--data")?;
+            }
+            for (key, value) in [("id", event_id), ("source", source), ("subject", subject)] {
+                if let Some(value) = value {
+                    body[key] = json!(value);
+                }
+            }
+            let path = format!("{}/runs/{}/events", pb_path(&at), encode(&run_id));
+            Client::new(remote)
+                .print(Method::POST, &path, Some(body), print_sent)
+                .await
+        }
         RunsCommand::Cancel {
             run_id,
             detail,
@@ -399,6 +445,17 @@ pub async fn runs(command: RunsCommand) -> Result<ExitCode> {
                 .print(Method::POST, &path, Some(body), print_run)
                 .await
         }
+    }
+}
+
+/// `send_run_event`'s answer: the event's id, and whether the run had it already.
+fn print_sent(v: &Value) {
+    let id = v["id"].as_str().unwrap_or_default();
+    let run_id = v["run_id"].as_str().unwrap_or_default();
+    if v["duplicate"] == json!(true) {
+        println!("{id}: the run {run_id} received this event before; ignored");
+    } else {
+        println!("{id}: sent to the run {run_id}");
     }
 }
 
