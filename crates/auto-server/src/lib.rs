@@ -161,19 +161,32 @@ impl Workers {
 /// bounded by "A save allows the check 2 seconds of the server's wall-clock time" (workflow
 /// page, "Expressions"). The engine reads no clock; the server lends it one here.
 pub fn server_checkers() -> Checkers {
+    server_checkers_with(auto_engine::workflow::RUN_DURATION_MS_DEFAULT)
+}
+
+/// [`server_checkers`] for a server whose runs last at most `run_duration_ms`
+/// (`WORKFLOW_MAX_DURATION`): a workflow's durations and an interaction's `expires` longer than
+/// that are refused at save, as the pages say, rather than failing the run later.
+pub fn server_checkers_with(run_duration_ms: u64) -> Checkers {
     use auto_engine::definitions::DefinitionType;
+    use auto_engine::interaction::InteractionChecker;
     use auto_engine::workflow::{WorkflowChecker, WorkflowLimits};
     use std::time::{Duration, Instant};
     let bound = Duration::from_millis(auto_script::DOCUMENT_CHECK_TIME_MS_MAX);
     let limits = WorkflowLimits {
+        run_duration_ms,
         deadline: Some(Arc::new(move || {
             let started = Instant::now();
             Box::new(move || started.elapsed() > bound)
         })),
-        ..WorkflowLimits::default()
     };
-    Checkers::standard().with(
-        DefinitionType::Workflow,
-        Arc::new(WorkflowChecker::new(limits)),
-    )
+    Checkers::standard()
+        .with(
+            DefinitionType::Workflow,
+            Arc::new(WorkflowChecker::new(limits)),
+        )
+        .with(
+            DefinitionType::Interaction,
+            Arc::new(InteractionChecker { run_duration_ms }),
+        )
 }

@@ -67,7 +67,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         listen,
         store,
         keys,
-        checkers: auto_server::server_checkers(),
+        checkers: auto_server::server_checkers_with(limits.workflow_max_duration_ms),
         models,
         limits,
     })
