@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use auto_store::{
-    DefinitionKey, DefinitionStatus, EventFilter, NewDefinitionVersion, NewEvent, NewRequest,
-    NewRun, NewWork, PlaybookRef, RequestClose, RequestFilter, RequestStatus, Result, Run,
-    RunEnding, RunFilter, RunStatus, Store, StoreError, WorkflowStep,
+    DefinitionKey, DefinitionStatus, EventFilter, LISTENERS_MAX, NewDefinitionVersion, NewEvent,
+    NewRequest, NewRun, NewWork, PlaybookRef, RequestClose, RequestFilter, RequestStatus, Result,
+    Run, RunEnding, RunFilter, RunStatus, Store, StoreError, WorkflowStep,
 };
 use chrono::{TimeZone, Utc};
 use serde_json::{Map, json};
@@ -62,6 +62,7 @@ store_suite!(
     concurrent_run_events_one_wins,
     workflow_steps_are_compare_and_set,
     workflow_steps_add_and_remove_work,
+    listening_tasks_stop_at_4096_a_playbook,
     child_endings_reach_their_parent,
     work_is_claimed_once_until_its_lease_ends,
     run_events_are_kept_once_in_the_order_received,
@@ -1739,6 +1740,66 @@ async fn workflow_steps_are_compare_and_set(store: Arc<dyn Store>) -> Result<()>
             .await,
         Err(StoreError::Conflict(_))
     ));
+    Ok(())
+}
+
+fn listening(references: impl IntoIterator<Item = String>) -> Vec<auto_store::NewListener> {
+    references
+        .into_iter()
+        .map(|reference| auto_store::NewListener {
+            reference,
+            filters: json!([{"with": {"type": "com.example.go"}}]),
+        })
+        .collect()
+}
+
+/// "A playbook has at most 4,096 tasks listening for its events at once. One more hears only
+/// events sent to its run": its step commits, without a listener.
+async fn listening_tasks_stop_at_4096_a_playbook(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    for run_id in ["many", "one-more"] {
+        store
+            .start_run(
+                &playbook,
+                new_run(run_id, "workflow", "hear"),
+                vec![numbered(&format!("{run_id}-1"), 1)],
+            )
+            .await?;
+    }
+    let mut first = step(None, json!({}));
+    first.listen = listening((0..LISTENERS_MAX).map(|n| format!("/do/0/fork/branches/{n}")));
+    store.commit_workflow_step(&playbook, "many", first).await?;
+    let count = |listeners: &[auto_store::Listener], run_id: &str| {
+        listeners.iter().filter(|l| l.run_id == run_id).count()
+    };
+    let listeners = store.list_listeners().await?;
+    assert_eq!(count(&listeners, "many"), 4_096);
+    // One more: its step commits, and it hears only what is sent to its run.
+    let mut more = step(None, json!({}));
+    more.listen = listening(["/do/0/hear".to_owned()]);
+    store
+        .commit_workflow_step(&playbook, "one-more", more)
+        .await?;
+    let listeners = store.list_listeners().await?;
+    assert_eq!(listeners.len(), 4_096);
+    assert_eq!(count(&listeners, "one-more"), 0);
+    // A task that stops listening makes room for the next one that begins.
+    let mut fewer = step(Some(1), json!({}));
+    fewer.unlisten = vec!["/do/0/fork/branches/0".to_owned()];
+    store.commit_workflow_step(&playbook, "many", fewer).await?;
+    let mut again = step(Some(1), json!({}));
+    again.listen = listening(["/do/1/hear".to_owned()]);
+    store
+        .commit_workflow_step(&playbook, "one-more", again)
+        .await?;
+    let listeners = store.list_listeners().await?;
+    assert_eq!(listeners.len(), 4_096);
+    assert_eq!(count(&listeners, "one-more"), 1);
+    // A run's ending stops all of its listening.
+    let mut end = step(Some(2), json!({}));
+    end.ending = Some(succeeded(json!(null)));
+    store.commit_workflow_step(&playbook, "many", end).await?;
+    assert_eq!(store.list_listeners().await?.len(), 1);
     Ok(())
 }
 
