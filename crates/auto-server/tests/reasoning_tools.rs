@@ -6,6 +6,7 @@
 mod common;
 
 use auto_testkit::{HttpFailure, McpDouble, ProviderDouble, ProviderKind, Reply, ScriptedToolCall};
+use auto_tools::limits::SERVER_FAILURES_MAX;
 use common::TestServer;
 use serde_json::{Value, json};
 
@@ -410,6 +411,30 @@ async fn five_server_failures_end_the_run_and_a_tool_that_writes_makes_it_effect
     );
     // The model was not called after the fifth failure.
     assert_eq!(s.provider.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn four_server_failures_leave_the_run_going_to_its_answer() {
+    let s = setup("graph/broken", "").await;
+    s.provider.script([
+        Reply::ToolCalls(
+            (0..SERVER_FAILURES_MAX - 1)
+                .map(|i| call(&format!("b{i}"), "graph__broken", json!({"q": i})))
+                .collect(),
+        ),
+        Reply::Text("The graph is down; no answer from it.".into()),
+    ]);
+    let reply = s.run("t8-edge").await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(s.events("tool_call_failed").await.len(), 4);
+    // The model read the four failures and answered.
+    assert_eq!(s.provider.requests().len(), 2);
+    let results = s.tool_results(1);
+    assert_eq!(results.len(), 4);
+    assert!(
+        results.iter().all(|r| r["is_error"] == true),
+        "{results:#?}"
+    );
 }
 
 #[tokio::test]
