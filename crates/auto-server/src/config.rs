@@ -129,6 +129,7 @@ impl Config {
             crate::webhooks::Webhooks::from_config(&self.webhooks).map_err(ConfigError::Invalid)?;
         models.interaction_tool_bound = self.shorter_bound(LIMIT_INTERACTION_TOOL_BOUND_MS)?;
         models.call_bound = self.shorter_bound(LIMIT_MODEL_CALL_BOUND_MS)?;
+        models.run_bound = self.shorter_bound(LIMIT_REASONING_RUN_BOUND_MS)?;
         for key in self.limits.keys() {
             if !LIMIT_KEYS.contains(&key.as_str()) {
                 return Err(ConfigError::Invalid(format!(
@@ -290,6 +291,9 @@ pub const LIMIT_MODEL_CALL_BOUND_MS: &str = "model_call_bound_ms";
 /// `[limits]` key that shortens the 70 seconds of a tool interaction (for tests and small
 /// deployments; it never lengthens them).
 pub const LIMIT_INTERACTION_TOOL_BOUND_MS: &str = "interaction_tool_bound_ms";
+/// `[limits]` key that shortens the bound of a whole tool-calling reasoning run (for tests and
+/// small deployments; it never lengthens it).
+pub const LIMIT_REASONING_RUN_BOUND_MS: &str = "reasoning_run_bound_ms";
 /// The `[limits]` keys the server reads.
 pub const LIMIT_KEYS: &[&str] = &[
     "reasoning_max_input_tokens",
@@ -297,6 +301,7 @@ pub const LIMIT_KEYS: &[&str] = &[
     "workflow_max_open_calls",
     LIMIT_MODEL_CALL_BOUND_MS,
     LIMIT_INTERACTION_TOOL_BOUND_MS,
+    LIMIT_REASONING_RUN_BOUND_MS,
 ];
 
 /// Checks that a server with no keys listens on loopback only: without keys every request is

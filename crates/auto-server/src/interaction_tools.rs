@@ -809,12 +809,7 @@ fn server_failed(name: &str, server: &str, failure: &auto_tools::ServerFailure) 
 
 /// "70 seconds", or "500 ms" for a bound the operator shortened below a whole second.
 fn in_words(bound: Duration) -> String {
-    let ms = bound.as_millis();
-    if ms.is_multiple_of(1000) {
-        format!("{} seconds", ms / 1000)
-    } else {
-        format!("{ms} ms")
-    }
+    crate::reasoning_tools::bound_words(bound)
 }
 
 #[cfg(test)]

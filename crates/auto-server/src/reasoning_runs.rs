@@ -64,6 +64,9 @@ pub struct Models {
     /// Shortens the 70 seconds of a tool interaction (`[limits] interaction_tool_bound_ms`);
     /// never lengthens it.
     pub interaction_tool_bound: Option<Duration>,
+    /// Shortens the bound of a whole tool-calling reasoning run (`[limits]
+    /// reasoning_run_bound_ms`); never lengthens it.
+    pub run_bound: Option<Duration>,
 }
 
 impl Models {
@@ -81,7 +84,16 @@ impl Models {
             webhooks: crate::webhooks::Webhooks::default(),
             webhook_client: reqwest::Client::new(),
             interaction_tool_bound: None,
+            run_bound: None,
         }
+    }
+
+    /// The bound of a whole tool-calling run: "10 minutes, or one model call's limit when that
+    /// is longer", or shorter when the operator says.
+    pub fn run_bound(&self, max_output_tokens: u32) -> Duration {
+        let page = Duration::from_millis(auto_tools::limits::RUN_BOUND_MS)
+            .max(self.bound(max_output_tokens));
+        self.run_bound.map_or(page, |shorter| shorter.min(page))
     }
 
     /// The bound of a tool interaction's call: "within 70 seconds", or shorter when the

@@ -19,7 +19,7 @@ use auto_models::{
 };
 use auto_store::{Run, RunEnding};
 use auto_tools::limits::{
-    ARGUMENTS_BYTES_MAX, DESCRIPTION_BYTES_MAX, IDENTICAL_CALLS_MAX, RUN_BOUND_MS, RUN_CALLS_MAX,
+    ARGUMENTS_BYTES_MAX, DESCRIPTION_BYTES_MAX, IDENTICAL_CALLS_MAX, RUN_CALLS_MAX,
     SERVER_FAILURES_MAX,
 };
 use auto_tools::{
@@ -748,7 +748,25 @@ pub(crate) async fn run_with_tools(
 
 /// The run's bound: "10 minutes, or one model call's limit when that is longer".
 fn run_bound(start: &Start<'_>) -> Duration {
-    Duration::from_millis(RUN_BOUND_MS).max(start.models.bound(start.settings.max_output_tokens))
+    start.models.run_bound(start.settings.max_output_tokens)
+}
+
+/// The words of a run's bound: "The run reached its bound of 10 minutes."
+fn bound_reached(bound: Duration) -> String {
+    format!("The run reached its bound of {}.", bound_words(bound))
+}
+
+/// A bound in words: whole minutes, whole seconds, or milliseconds.
+pub(crate) fn bound_words(bound: Duration) -> String {
+    match bound.as_millis() {
+        ms if ms > 0 && ms % 60_000 == 0 => plural((ms / 60_000) as u64, "minute"),
+        ms if ms > 0 && ms % 1_000 == 0 => plural((ms / 1_000) as u64, "second"),
+        ms => format!("{ms} ms"),
+    }
+}
+
+fn plural(n: u64, unit: &str) -> String {
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
 fn elapsed(run: &Run) -> Duration {
@@ -824,7 +842,7 @@ async fn steps(
                 run,
                 &ledger,
                 "run_bound",
-                &format!("The run reached its bound of {} seconds.", bound.as_secs()),
+                &bound_reached(bound),
                 spending.record(ended),
             ));
         }
@@ -1278,10 +1296,7 @@ async fn call_tools(
             return Ok(Err(Stop::Cancelled));
         }
         if elapsed(start.run) >= bound {
-            return Ok(Err(Stop::Bound(
-                "run_bound",
-                format!("The run reached its bound of {} seconds.", bound.as_secs()),
-            )));
+            return Ok(Err(Stop::Bound("run_bound", bound_reached(bound))));
         }
         let Some(connection) = toolbox.connection(&tool.server.name) else {
             results.push(refuse(Refusal::UnknownTool(call.name.clone())));
@@ -1476,6 +1491,17 @@ fn told_again(message: &str, called: &[Called]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bound_reads_in_whole_minutes_seconds_or_milliseconds() {
+        assert_eq!(
+            bound_reached(Duration::from_millis(auto_tools::limits::RUN_BOUND_MS)),
+            "The run reached its bound of 10 minutes."
+        );
+        assert_eq!(bound_words(Duration::from_secs(70)), "70 seconds");
+        assert_eq!(bound_words(Duration::from_secs(1)), "1 second");
+        assert_eq!(bound_words(Duration::from_millis(1500)), "1500 ms");
+    }
 
     #[test]
     fn a_description_is_cut_to_4_kib_at_a_character_boundary() {

@@ -438,6 +438,30 @@ async fn four_server_failures_leave_the_run_going_to_its_answer() {
 }
 
 #[tokio::test]
+async fn a_run_past_its_bound_ends_run_bound_and_one_within_it_answers() {
+    let s = setup("graph/slow", "\n[limits]\nreasoning_run_bound_ms = 1500\n").await;
+    s.provider.script([
+        Reply::ToolCalls(vec![call("a", "graph__slow", json!({"ms": 100}))]),
+        Reply::Text("Quick enough.".into()),
+        Reply::ToolCalls(vec![call("b", "graph__slow", json!({"ms": 1700}))]),
+        Reply::Text("never".into()),
+    ]);
+    let reply = s.run("t-bound-1").await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    let reply = s.run("t-bound-2").await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["kind"], "tools_unfinished");
+    assert_eq!(problem["because"], "run_bound");
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.starts_with("The run reached its bound of 1500 ms."),
+        "{detail}"
+    );
+    // The model was not asked again past the bound.
+    assert_eq!(s.provider.requests().len(), 3);
+}
+
+#[tokio::test]
 async fn a_model_failure_after_read_only_calls_ends_the_run_as_tools_unfinished() {
     let s = setup("graph/lookup", "").await;
     s.provider.script([
