@@ -512,6 +512,35 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// The size of a value as JSON, and its SHA-256 when asked, written through without a copy of
+/// the text: a tool's result may be megabytes.
+pub(crate) fn json_size_and_sha256(value: &Value, hash: bool) -> (usize, Option<String>) {
+    struct Through {
+        bytes: usize,
+        hasher: Option<Sha256>,
+    }
+    impl std::io::Write for Through {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes += buf.len();
+            if let Some(hasher) = &mut self.hasher {
+                hasher.update(buf);
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut through = Through {
+        bytes: 0,
+        hasher: hash.then(Sha256::new),
+    };
+    // Writing JSON into memory does not fail.
+    let _ = serde_json::to_writer(&mut through, value);
+    let digest = through.hasher.map(|hasher| hex::encode(hasher.finalize()));
+    (through.bytes, digest)
+}
+
 pub(crate) fn title(run: &Run, what: &str) -> String {
     format!("The reasoning function {} {what}", run.key.name)
 }
@@ -1249,6 +1278,17 @@ pub async fn request_cancel(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_values_size_and_digest_are_those_of_its_json_text() {
+        let value = json!({"rows": [1, 2, {"name": "é"}], "text": "x".repeat(10_000)});
+        let text = serde_json::to_vec(&value).unwrap();
+        assert_eq!(
+            json_size_and_sha256(&value, true),
+            (text.len(), Some(sha256_hex(&text)))
+        );
+        assert_eq!(json_size_and_sha256(&value, false), (text.len(), None));
+    }
 
     fn nested(levels: usize) -> String {
         format!("{}{}", "[".repeat(levels), "]".repeat(levels))

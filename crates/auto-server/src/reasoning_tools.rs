@@ -1393,7 +1393,7 @@ async fn record_outcome(
             jsonrpc_id,
             duration_ms,
         } => {
-            let result_bytes = serde_json::to_vec(result).map_or(0, |b| b.len());
+            let (result_bytes, _) = crate::reasoning_runs::json_size_and_sha256(result, false);
             ledger.result_bytes += result_bytes as u64;
             let kept = content::scrub_value(result, secrets);
             let is_error = content::is_error(result);
@@ -1417,7 +1417,7 @@ async fn record_outcome(
             }
             if record {
                 data["result_sha256"] =
-                    json!(sha256_hex(&serde_json::to_vec(&kept).unwrap_or_default()));
+                    json!(crate::reasoning_runs::json_size_and_sha256(&kept, true).1);
                 data["result"] = kept;
             }
             recorder

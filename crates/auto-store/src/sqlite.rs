@@ -365,7 +365,11 @@ fn to_json_text<T: Serialize>(value: &T) -> Result<String> {
         .map_err(|error| StoreError::Corrupt(format!("a value is not JSON: {error}")))
 }
 
-/// Inserts the events under seqs from `reserved.first_seq`, in one statement.
+/// An event this large (its data and extensions as JSON) is inserted by a statement of its own.
+const LARGE_EVENT_BYTES: usize = 64 * 1024;
+
+/// Inserts the events under seqs from `reserved.first_seq`, in one statement (or one each when
+/// one is larger than [`LARGE_EVENT_BYTES`]).
 async fn insert_events(
     tx: &mut Transaction<'static, Sqlite>,
     playbook: &PlaybookRef,
@@ -389,6 +393,41 @@ async fn insert_events(
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    // A large event (a tool's result, say) goes in by its own statement: reading it out of the
+    // batch's JSON array costs SQLite a copy of the whole array for each column.
+    let large = inputs.iter().any(|input| {
+        input.data.as_ref().map_or(0, String::len) + input.extensions.len() > LARGE_EVENT_BYTES
+    });
+    if large {
+        for (input, seq) in inputs.iter().zip(reserved.first_seq..) {
+            sqlx::query(
+                "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, \
+                 datacontenttype, data, extensions, run_id, run_seq, recorded_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, COALESCE(?7, ?13), ?8, ?9, ?10, ?11, ?12, ?13)",
+            )
+            .bind(reserved.playbook_pk)
+            .bind(seq)
+            .bind(input.id)
+            .bind(input.r#type)
+            .bind(input.source)
+            .bind(input.subject)
+            .bind(input.time.as_deref())
+            .bind(input.datacontenttype)
+            .bind(input.data.as_deref())
+            .bind(&input.extensions)
+            .bind(input.run_id)
+            .bind(input.run_seq)
+            .bind(&reserved.now_text)
+            .execute(&mut **tx)
+            .await
+            .map_err(|error| event_insert_error(error, playbook))?;
+        }
+        return Ok(events
+            .into_iter()
+            .zip(reserved.first_seq..)
+            .map(|(event, seq)| recorded_event(event, seq, reserved.now))
+            .collect());
+    }
     sqlx::query(
         "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, datacontenttype, \
          data, extensions, run_id, run_seq, recorded_at) \

@@ -43,6 +43,7 @@ store_suite!(
     definition_changes_refused_append_nothing,
     definitions_list_by_type_then_name,
     events_append_single_and_batched,
+    large_events_append_in_order_and_whole,
     seq_is_per_playbook,
     duplicate_event_id_appends_nothing,
     run_number_taken_appends_nothing,
@@ -417,6 +418,45 @@ async fn definitions_list_by_type_then_name(store: Arc<dyn Store>) -> Result<()>
             .await?
             .is_empty()
     );
+    Ok(())
+}
+
+/// A batch holding an event of megabytes (a tool's result) is stored in order and whole, and
+/// refused whole on a taken id, like any batch.
+async fn large_events_append_in_order_and_whole(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let large = NewEvent {
+        data: Some(json!({"text": "\"quoted\" ".repeat(150_000), "rows": [1, 2, 3]})),
+        ..event("large", "tool_call_answered")
+    };
+    let appended = store
+        .append_events(
+            &playbook,
+            vec![event("before", "x"), large.clone(), event("after", "x")],
+        )
+        .await?;
+    let seqs: Vec<_> = appended.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    let stored = all_events(&*store, &playbook).await?;
+    assert_eq!(stored, appended);
+    let kept = store.get_event(&playbook, "large").await?.expect("kept");
+    assert_eq!(kept.data, large.data);
+    // A taken id refuses the whole batch, the large event with it.
+    let refused = store
+        .append_events(
+            &playbook,
+            vec![
+                event("large-2", "tool_call_answered"),
+                NewEvent {
+                    data: large.data.clone(),
+                    ..event("large-3", "tool_call_answered")
+                },
+                event("before", "x"),
+            ],
+        )
+        .await;
+    assert!(is_conflict(&refused), "{refused:?}");
+    assert_eq!(all_events(&*store, &playbook).await?.len(), 3);
     Ok(())
 }
 
