@@ -88,6 +88,7 @@ impl Handle {
 
 /// Binds and starts serving. Config checks (keys and loopback) are the caller's.
 pub async fn start(options: Options) -> std::io::Result<Handle> {
+    auto_tools::install_tls_provider();
     let listener = TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
     let state = AppState {

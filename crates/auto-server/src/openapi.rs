@@ -30,6 +30,10 @@ pub struct Operation {
     pub success: u16,
     /// Query parameters, each `(name, description)`.
     pub query: &'static [(&'static str, &'static str)],
+    /// A body field set to `true` on every request: an MCP tool that is another operation's
+    /// request with a flag (`dry_run` is `execute` with `dry_run: true`). Such an entry adds
+    /// no path to the OpenAPI document, whose operation is the one it names.
+    pub flag: Option<&'static str>,
 }
 
 const PB: &str = "/v1/orgs/{org}/playbooks/{pb}";
@@ -52,6 +56,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<OrgOut>,
         success: 201,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "list_orgs",
@@ -63,6 +68,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<OrgList>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "get_org",
@@ -74,6 +80,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<OrgOut>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "create_playbook",
@@ -85,6 +92,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<PlaybookOut>,
         success: 201,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "list_playbooks",
@@ -96,6 +104,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<PlaybookList>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "list_models",
@@ -107,6 +116,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<ModelList>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "get_playbook",
@@ -118,6 +128,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<PlaybookOut>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "create_definition",
@@ -129,6 +140,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<DefinitionOut>,
         success: 201,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "list_definitions",
@@ -140,6 +152,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<DefinitionList>,
         success: 200,
         query: &[("type", "Only definitions of this type.")],
+        flag: None,
     },
     Operation {
         name: "get_definition",
@@ -151,6 +164,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<DefinitionOut>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "update_definition",
@@ -162,6 +176,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<DefinitionOut>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "retire_definition",
@@ -173,6 +188,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<DefinitionOut>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "run_definition",
@@ -184,6 +200,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<RunOut>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "get_run",
@@ -195,6 +212,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<RunOut>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "list_runs",
@@ -215,6 +233,7 @@ pub const OPERATIONS: &[Operation] = &[
                 "At most this many runs, 1 to 1,000; 50 by default.",
             ),
         ],
+        flag: None,
     },
     Operation {
         name: "cancel_run",
@@ -226,6 +245,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<RunOut>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "send_run_event",
@@ -237,6 +257,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<RunEventOut>,
         success: 202,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "list_requests",
@@ -258,6 +279,7 @@ pub const OPERATIONS: &[Operation] = &[
                 "At most this many requests, 1 to 1,000; 50 by default.",
             ),
         ],
+        flag: None,
     },
     Operation {
         name: "answer_interaction",
@@ -269,6 +291,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<RequestOut>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "publish_event",
@@ -280,6 +303,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<EventOut>,
         success: 201,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "list_playbook_events",
@@ -299,6 +323,7 @@ pub const OPERATIONS: &[Operation] = &[
                 "At most this many events, 1 to 1,000; 100 by default.",
             ),
         ],
+        flag: None,
     },
     Operation {
         name: "get_event",
@@ -310,6 +335,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<EventOut>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "search",
@@ -324,6 +350,7 @@ pub const OPERATIONS: &[Operation] = &[
             "terms",
             "A few words describing what the function should do; the tools that match them come first.",
         )],
+        flag: None,
     },
     Operation {
         name: "introspect",
@@ -335,6 +362,7 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<crate::tool_operations::ToolDetail>,
         success: 200,
         query: &[],
+        flag: None,
     },
     Operation {
         name: "execute",
@@ -346,6 +374,19 @@ pub const OPERATIONS: &[Operation] = &[
         response: schema::<crate::tool_operations::ExecuteOut>,
         success: 200,
         query: &[],
+        flag: None,
+    },
+    Operation {
+        name: "dry_run",
+        method: "post",
+        path: pb_path!("/tool-servers/{server}/tools/{tool}/execute"),
+        summary: "Report what calling one tool would check (configured, allowed, listed, the size of its arguments) and call nothing: execute with dry_run.",
+        read_only: true,
+        request: Some(schema::<crate::tool_operations::ExecuteTool>),
+        response: schema::<crate::tool_operations::ExecuteOut>,
+        success: 200,
+        query: &[],
+        flag: Some("dry_run"),
     },
 ];
 
@@ -384,7 +425,7 @@ pub fn document() -> Value {
     settings.definitions_path = "/components/schemas/".into();
     let mut generator = settings.into_generator();
     let mut paths = Map::new();
-    for op in OPERATIONS {
+    for op in OPERATIONS.iter().filter(|op| op.flag.is_none()) {
         let entry = paths.entry(op.path).or_insert_with(|| json!({}));
         entry[op.method] = operation_object(op, &mut generator);
     }

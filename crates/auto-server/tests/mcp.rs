@@ -442,3 +442,42 @@ async fn send_run_event_hands_an_event_to_a_listening_run() {
     }
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn dry_run_is_a_read_only_tool_that_checks_a_call_and_makes_none() {
+    let double = auto_testkit::McpDouble::start().await;
+    let server = TestServer::start_with_config(&format!(
+        "[[tool_servers]]\nname = \"graph\"\nurl = \"{}\"\norgs = [\"acme\"]\n",
+        double.url()
+    ))
+    .await;
+    server.playbook().await;
+    let client = connect(&server, "/v1/orgs/acme/playbooks/main/mcp", None).await;
+    let tools = client.list_all_tools().await.expect("the tools");
+    let dry_run = tools.iter().find(|t| t.name == "dry_run").expect("dry_run");
+    assert_eq!(
+        dry_run.annotations.as_ref().and_then(|a| a.read_only_hint),
+        Some(true)
+    );
+    // The flag is the tool's own, not an argument.
+    assert!(dry_run.input_schema["properties"].get("dry_run").is_none());
+    let result = call(
+        &client,
+        "dry_run",
+        json!({"server": "graph", "tool": "write", "arguments": {"q": "x"}}),
+    )
+    .await;
+    let body = ok(&result);
+    assert_eq!(body["dry_run"], true, "{body:#}");
+    assert_eq!(body["read_only"], false);
+    assert!(double.calls().is_empty());
+    // execute makes the call.
+    let result = call(
+        &client,
+        "execute",
+        json!({"server": "graph", "tool": "write", "arguments": {"q": "x"}}),
+    )
+    .await;
+    assert_eq!(ok(&result)["dry_run"], false);
+    assert_eq!(double.calls().len(), 1);
+}

@@ -35,9 +35,11 @@ pub const RUN_ID_META_KEY: &str = "auto.on/run_id";
 /// the 429 counts as a server failure.
 pub const RATE_LIMIT_WAITS_MAX: u32 = 3;
 
-/// Makes rustls's ring provider the process's default, once: rmcp's reqwest builds its TLS
-/// client from the default provider and cannot build one without it.
-fn install_tls_provider() {
+/// Makes rustls's ring provider the process's default, once: rmcp's reqwest (0.13, built
+/// without a provider of its own) builds its TLS client from the default provider and panics
+/// without one. Anything in a process that builds such a client (an MCP client of rmcp, say)
+/// calls this first; opening a tool server does, and so does starting the server.
+pub fn install_tls_provider() {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
         // Err only when another provider was installed first, which serves as well.

@@ -17,6 +17,6 @@ pub mod naming;
 
 pub use client::{
     CallBecause, CallOutcome, Connection, ListedTool, RUN_ID_META_KEY, ServerBecause,
-    ServerFailure, open,
+    ServerFailure, install_tls_provider, open,
 };
 pub use config::{ConfigError, ToolServerConfig, ToolServers, Transport};

@@ -38,6 +38,14 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
          A tool that is not read-only may change something outside the playbook.",
     ),
     (
+        "dry_run",
+        "Check a call of one tool without making it: whether the server is set up for the \
+         playbook, the tool allowed and listed, and the arguments at most 16 KiB; nothing is \
+         called and nothing outside the playbook changes. Needs server, tool and arguments (a \
+         JSON object), as execute does. Returns what execute would check. Expect not_found for \
+         a server not set up for the playbook or a tool it does not allow or list.",
+    ),
+    (
         "create_org",
         "Create an org: the top-level tenant that holds playbooks and whose keys reach only it. \
          Needs id (lowercase letters, digits and hyphens, starting with a letter or digit, at \

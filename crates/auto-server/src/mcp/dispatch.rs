@@ -87,6 +87,9 @@ pub(crate) fn request(
     if let Some(authorization) = authorization {
         builder = builder.header(header::AUTHORIZATION, authorization);
     }
+    if let Some(flag) = op.flag {
+        arguments.insert(flag.to_owned(), Value::Bool(true));
+    }
     let body = if op.request.is_some() {
         builder = builder.header(header::CONTENT_TYPE, "application/json");
         Body::from(Value::Object(arguments).to_string())

@@ -201,6 +201,10 @@ pub(crate) fn input_schema(op: &Operation, reach: Reach) -> JsonObject {
     if let Some(Value::Object(own)) = body.remove("properties") {
         properties.extend(own);
     }
+    // The field the tool always sets is not the caller's to give.
+    if let Some(flag) = op.flag {
+        properties.remove(flag);
+    }
     if let Some(Value::Array(own)) = body.remove("required") {
         required.extend(own);
     }
