@@ -387,6 +387,39 @@ async fn the_page_example_unanswered_ends_with_revise() {
 }
 
 #[tokio::test]
+async fn the_page_example_gives_up_after_the_review_and_its_three_retries_fail() {
+    let (server, double, pb) = tutorial("P2D").await;
+    double.answer_always(Reply::error(503, "api_error", "The model is down"));
+    start_workflow(&server, &pb, "brief-503").await;
+    // The review, then its three retries ("patient": `limit.attempt.count` is "the most
+    // retries after the first attempt"), 5, 10 and 20 s apart, each a reasoning run that ends
+    // unavailable 503 after its own retries.
+    let run = ended(&server, &pb, "brief-503", Duration::from_secs(120)).await;
+    assert_eq!(run["status"], "rejected", "{run:#}");
+    let problem = &run["problem"];
+    // An uncaught error of status 503 rejects the workflow unavailable, its title and step
+    // in the detail ("How a run ends").
+    assert_eq!(problem["status"], 503, "{problem:#}");
+    assert_eq!(problem["reason"], "unavailable");
+    assert_eq!(problem["type"], "https://on.auto/problems/unavailable");
+    assert_eq!(
+        problem["detail"],
+        "The review could not be run, at the step give-up."
+    );
+    let reviews = server
+        .get(&format!(
+            "{pb}/runs?type=reasoning&name=review-campaign-brief"
+        ))
+        .await;
+    let reviews = reviews.body["runs"].as_array().expect("runs").clone();
+    assert_eq!(reviews.len(), 4, "{reviews:#?}");
+    assert!(reviews.iter().all(|r| r["status"] == "rejected"));
+    // Nobody was asked.
+    let inbox = server.get(&format!("{pb}/requests")).await;
+    assert_eq!(inbox.body["requests"], json!([]));
+}
+
+#[tokio::test]
 async fn an_uncaught_unanswered_request_rejects_the_workflow_unanswered() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
