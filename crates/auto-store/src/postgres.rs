@@ -2025,6 +2025,15 @@ async fn listen_in(
         .execute(&mut **tx)
         .await?;
     }
+    if !step.listen.is_empty() {
+        // Steps that begin listening in one playbook count its listeners one after another,
+        // so two committing at once cannot both take the last place.
+        sqlx::query("SELECT pg_advisory_xact_lock($1, ($2 % 2147483647)::int)")
+            .bind(LISTENERS_LOCK_CLASS)
+            .bind(playbook_pk)
+            .execute(&mut **tx)
+            .await?;
+    }
     for NewListener { reference, filters } in &step.listen {
         sqlx::query(
             "INSERT INTO listeners (playbook_pk, run_id, reference, workflow, version, filters, \
@@ -2044,6 +2053,10 @@ async fn listen_in(
     }
     Ok(())
 }
+
+/// The first key of the advisory lock a step takes to count a playbook's listeners (the second
+/// is the playbook's key, folded into `int4`): [`LISTENERS_MAX`] holds across servers.
+const LISTENERS_LOCK_CLASS: i32 = 4_096;
 
 /// The playbook's key, inside a change.
 async fn playbook_pk_in(

@@ -1840,6 +1840,43 @@ async fn listening_tasks_stop_at_4096_a_playbook(store: Arc<dyn Store>) -> Resul
     end.ending = Some(succeeded(json!(null)));
     store.commit_workflow_step(&playbook, "many", end).await?;
     assert_eq!(store.list_listeners().await?.len(), 1);
+
+    // Two steps that begin listening at once, with one place left: one of them takes it.
+    store
+        .start_run(
+            &playbook,
+            new_run("rest", "workflow", "hear"),
+            vec![numbered("rest-1", 1)],
+        )
+        .await?;
+    let mut rest = step(None, json!({}));
+    rest.listen = listening((0..LISTENERS_MAX - 2).map(|n| format!("/rest/{n}")));
+    store.commit_workflow_step(&playbook, "rest", rest).await?;
+    assert_eq!(store.list_listeners().await?.len(), 4_095);
+    for run_id in ["left", "right"] {
+        store
+            .start_run(
+                &playbook,
+                new_run(run_id, "workflow", "hear"),
+                vec![numbered(&format!("{run_id}-1"), 1)],
+            )
+            .await?;
+    }
+    let racing = |run_id: &'static str| {
+        let store = store.clone();
+        let playbook = playbook.clone();
+        async move {
+            let mut begin = step(None, json!({}));
+            begin.listen = listening(["/do/0/hear".to_owned()]);
+            store.commit_workflow_step(&playbook, run_id, begin).await
+        }
+    };
+    let (left, right) = tokio::join!(racing("left"), racing("right"));
+    left?;
+    right?;
+    let listeners = store.list_listeners().await?;
+    assert_eq!(listeners.len(), 4_096);
+    assert_eq!(count(&listeners, "left") + count(&listeners, "right"), 1);
     Ok(())
 }
 
