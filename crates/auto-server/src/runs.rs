@@ -743,7 +743,7 @@ impl Service {
                 .detail
                 .filter(|d| !d.trim().is_empty())
                 .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
-            self.cancel_interaction(pb, &run, &words, "requested")
+            self.cancel_interaction(pb, &run, &words, kind.unwrap_or("requested"))
                 .await
                 .map_err(|mut problem| {
                     problem.run_id = Some(run_id.to_owned());

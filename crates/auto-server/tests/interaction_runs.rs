@@ -420,6 +420,60 @@ async fn the_page_example_gives_up_after_the_review_and_its_three_retries_fail()
 }
 
 #[tokio::test]
+async fn a_call_past_its_timeout_cancels_the_interaction_with_kind_deadline() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    save(
+        &server,
+        &pb,
+        "interaction",
+        "approve-campaign-brief",
+        APPROVE,
+    )
+    .await;
+    let impatient = r#"document:
+  dsl: '1.0.3'
+  namespace: tests
+  name: impatient
+  version: '1.0.0'
+do:
+  - ask:
+      call: run_definition
+      with:
+        type: interaction
+        name: approve-campaign-brief
+        input: { owner: ana@example.com, review: Fine. }
+      timeout:
+        after: PT1S
+"#;
+    save(&server, &pb, "workflow", "impatient", impatient).await;
+    let reply = server
+        .post(
+            &format!("{pb}/definitions/workflow/impatient/runs"),
+            json!({"run_id": "impatient-1", "input": {}}),
+        )
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let run = ended(&server, &pb, "impatient-1", Duration::from_secs(20)).await;
+    assert_eq!(run["status"], "rejected", "{run:#}");
+    // An uncaught timeout (408) rejects the workflow unavailable ("How a run ends").
+    assert_eq!(run["problem"]["reason"], "unavailable", "{run:#}");
+    // The request it waited for is withdrawn, its run cancelled by the deadline.
+    let inbox = server.get(&format!("{pb}/requests")).await;
+    let request = &inbox.body["requests"][0];
+    assert_eq!(request["status"], "cancelled", "{request:#}");
+    let child = ended(
+        &server,
+        &pb,
+        request["run_id"].as_str().expect("the child's run id"),
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(child["problem"]["reason"], "cancelled", "{child:#}");
+    assert_eq!(child["problem"]["kind"], "deadline", "{child:#}");
+}
+
+#[tokio::test]
 async fn an_uncaught_unanswered_request_rejects_the_workflow_unanswered() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
