@@ -380,28 +380,7 @@ impl Service {
                 &self.models.webhooks,
             ));
         }
-        let input = crate::runs::prepared_input(
-            input,
-            document.input_schema.as_ref(),
-            document.input_default.as_ref(),
-            &title(&key.name, "refused its input"),
-        )?;
-        let document = document.clone();
-        let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
-        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let rendered = tokio::task::spawn_blocking(move || {
-            let started = std::time::Instant::now();
-            let limit = std::time::Duration::from_millis(auto_template::RENDER_TIME_MS_MAX);
-            let expired = move || started.elapsed() >= limit;
-            let clock = RenderClock {
-                today: &today,
-                now: &now,
-                expired: &expired,
-            };
-            render_request(&document, &input, clock)
-        })
-        .await
-        .map_err(|e| Problem::internal(&e))?;
+        let rendered = render_with_input(key, document, input, render_request).await?;
         match rendered {
             Ok(rendered) => Ok(Prepared {
                 to: rendered.to,
@@ -746,6 +725,39 @@ impl Service {
         }
         Ok(())
     }
+}
+
+/// Checks an interaction's input against its contract, then renders one of its templates with
+/// the input, today and now, off the async threads and within the page's render time: the
+/// request a person reads, or a tool's arguments. `Err` is the run's `invalid_input`.
+pub(crate) async fn render_with_input<T: Send + 'static>(
+    key: &DefinitionKey,
+    document: &InteractionDocument,
+    input: &Value,
+    render: fn(&InteractionDocument, &Value, RenderClock<'_>) -> T,
+) -> Result<T, Problem> {
+    let input = crate::runs::prepared_input(
+        input,
+        document.input_schema.as_ref(),
+        document.input_default.as_ref(),
+        &title(&key.name, "refused its input"),
+    )?;
+    let document = document.clone();
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        let limit = std::time::Duration::from_millis(auto_template::RENDER_TIME_MS_MAX);
+        let expired = move || started.elapsed() >= limit;
+        let clock = RenderClock {
+            today: &today,
+            now: &now,
+            expired: &expired,
+        };
+        render(&document, &input, clock)
+    })
+    .await
+    .map_err(|e| Problem::internal(&e))
 }
 
 /// The query of `list_requests`.

@@ -24,10 +24,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use auto_engine::interaction::{Asks, InteractionDocument, RenderClock, render_arguments};
+use auto_engine::interaction::{Asks, InteractionDocument, render_arguments};
 use auto_store::{DefinitionKey, EventFilter, PlaybookRef, Run, RunEnding, RunStatus};
 use auto_tools::limits::ARGUMENTS_BYTES_MAX;
-use auto_tools::{CallBecause, CallOutcome, ListedTool, ServerBecause, ToolServerConfig, content};
+use auto_tools::{CallBecause, CallOutcome, ListedTool, ToolServerConfig, content};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -35,6 +35,7 @@ use crate::auth::Caller;
 use crate::interaction_runs::{contract_issues, saved_interaction, title};
 use crate::problem::{Problem, ProblemIssue, Reason};
 use crate::reasoning_runs::{COMMIT_MARGIN_MS, Recorder, sha256_hex};
+use crate::reasoning_tools::bound_words;
 use crate::runs::{Ask, OUTPUT_BYTES_MAX, RunAnswer, answer_of, rejection, still_running};
 use crate::service::{Service, store_problem};
 
@@ -143,7 +144,7 @@ impl Service {
                     title(&run.key.name, "could not call its tool"),
                     format!(
                         "The run reached its bound of {} before the tool server {server} was opened, so the tool was not called; try again later.",
-                        in_words(bound)
+                        bound_words(bound)
                     ),
                 );
                 problem.because = Some("run_bound".into());
@@ -315,7 +316,7 @@ impl Service {
             Outcome::Bound { duration_ms } => {
                 let message = format!(
                     "the tool did not answer within the run's {}",
-                    in_words(bound)
+                    bound_words(bound)
                 );
                 let data = json!({
                     "number": number,
@@ -331,7 +332,7 @@ impl Service {
                     &target.words(),
                     target.listed.read_only,
                     "run_bound",
-                    &format!("The run reached its bound of {}.", in_words(bound)),
+                    &format!("The run reached its bound of {}.", bound_words(bound)),
                 ))
             }
         }
@@ -551,28 +552,8 @@ async fn prepare_arguments(
     document: &InteractionDocument,
     input: &Value,
 ) -> Result<Map<String, Value>, Problem> {
-    let input = crate::runs::prepared_input(
-        input,
-        document.input_schema.as_ref(),
-        document.input_default.as_ref(),
-        &title(&key.name, "refused its input"),
-    )?;
-    let document = document.clone();
-    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let rendered = tokio::task::spawn_blocking(move || {
-        let started = std::time::Instant::now();
-        let limit = Duration::from_millis(auto_template::RENDER_TIME_MS_MAX);
-        let expired = move || started.elapsed() >= limit;
-        let clock = RenderClock {
-            today: &today,
-            now: &now,
-            expired: &expired,
-        };
-        render_arguments(&document, &input, clock)
-    })
-    .await
-    .map_err(|e| Problem::internal(&e))?;
+    let rendered =
+        crate::interaction_runs::render_with_input(key, document, input, render_arguments).await?;
     let refused = |line: u32, text: &str, pointer: Option<String>| {
         let message = format!("Line {line}: {text}");
         let issue = ProblemIssue {
@@ -777,39 +758,16 @@ fn cancelled(run: &Run, words: &str) -> RunEnding {
 }
 
 fn not_offered(name: &str, because: &str, detail: String) -> Problem {
-    let mut problem = Problem::new(
-        Reason::Unavailable,
-        title(name, "cannot call its tool"),
-        detail,
-    )
-    .with_kind("tool_not_offered");
-    problem.because = Some(because.into());
-    problem
+    crate::reasoning_tools::tool_not_offered(title(name, "cannot call its tool"), because, detail)
 }
 
 fn server_failed(name: &str, server: &str, failure: &auto_tools::ServerFailure) -> Problem {
-    let advice = match failure.because {
-        ServerBecause::KeyRefused => "check that key, do not retry",
-        ServerBecause::ScopeLacking => "do not retry until a credential is granted that scope",
-        _ => "try again later",
-    };
-    let mut problem = Problem::new(
-        Reason::Unavailable,
+    crate::reasoning_tools::tool_server_failed(
         title(name, "cannot call its tool"),
-        format!(
-            "The tool server {server} cannot be used: {}, so the tool was not called; {advice}.",
-            failure.detail
-        ),
+        server,
+        failure,
+        "the tool",
     )
-    .with_kind("tool_server_failed");
-    problem.because = Some(failure.because.as_str().into());
-    problem.retry_after_seconds = failure.retry_after_ms.map(|ms| ms.div_ceil(1000));
-    problem
-}
-
-/// "70 seconds", or "500 ms" for a bound the operator shortened below a whole second.
-fn in_words(bound: Duration) -> String {
-    crate::reasoning_tools::bound_words(bound)
 }
 
 #[cfg(test)]
@@ -839,7 +797,7 @@ mod tests {
 
     #[test]
     fn a_bound_is_told_in_seconds_or_milliseconds() {
-        assert_eq!(in_words(Duration::from_secs(70)), "70 seconds");
-        assert_eq!(in_words(Duration::from_millis(1_500)), "1500 ms");
+        assert_eq!(bound_words(Duration::from_secs(70)), "70 seconds");
+        assert_eq!(bound_words(Duration::from_millis(1_500)), "1500 ms");
     }
 }

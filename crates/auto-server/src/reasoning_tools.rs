@@ -226,17 +226,35 @@ pub(crate) async fn open_toolbox(
 }
 
 fn not_offered(run: &Run, because: &str, detail: String) -> Problem {
-    let mut problem = Problem::new(
-        Reason::Unavailable,
+    tool_not_offered(title(run, "cannot use its tools"), because, detail)
+}
+
+fn server_failed(run: &Run, server: &str, failure: &auto_tools::ServerFailure) -> Problem {
+    tool_server_failed(
         title(run, "cannot use its tools"),
-        detail,
+        server,
+        failure,
+        "the model",
     )
-    .with_kind("tool_not_offered");
+}
+
+/// `unavailable`, kind `tool_not_offered`: a tool the run may not use, before anything is
+/// called (reasoning runs and tool interactions alike).
+pub(crate) fn tool_not_offered(title: String, because: &str, detail: String) -> Problem {
+    let mut problem =
+        Problem::new(Reason::Unavailable, title, detail).with_kind("tool_not_offered");
     problem.because = Some(because.into());
     problem
 }
 
-fn server_failed(run: &Run, server: &str, failure: &auto_tools::ServerFailure) -> Problem {
+/// `unavailable`, kind `tool_server_failed`: a server that cannot be used, so `not_called`
+/// (the model, or the tool) was not called; the advice follows the failure.
+pub(crate) fn tool_server_failed(
+    title: String,
+    server: &str,
+    failure: &auto_tools::ServerFailure,
+    not_called: &str,
+) -> Problem {
     let advice = match failure.because {
         ServerBecause::KeyRefused => "check that key, do not retry",
         ServerBecause::ScopeLacking => "do not retry until a credential is granted that scope",
@@ -244,9 +262,9 @@ fn server_failed(run: &Run, server: &str, failure: &auto_tools::ServerFailure) -
     };
     let mut problem = Problem::new(
         Reason::Unavailable,
-        title(run, "cannot use its tools"),
+        title,
         format!(
-            "The tool server {server} cannot be used: {}, so the model was not called; {advice}.",
+            "The tool server {server} cannot be used: {}, so {not_called} was not called; {advice}.",
             failure.detail
         ),
     )

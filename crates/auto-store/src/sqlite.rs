@@ -422,12 +422,23 @@ async fn insert_events(
             .await
             .map_err(|error| event_insert_error(error, playbook))?;
         }
-        return Ok(events
-            .into_iter()
-            .zip(reserved.first_seq..)
-            .map(|(event, seq)| recorded_event(event, seq, reserved.now))
-            .collect());
+    } else {
+        insert_event_batch(tx, playbook, reserved, &inputs).await?;
     }
+    Ok(events
+        .into_iter()
+        .zip(reserved.first_seq..)
+        .map(|(event, seq)| recorded_event(event, seq, reserved.now))
+        .collect())
+}
+
+/// The events of `inputs` in one statement that reads them out of a JSON array.
+async fn insert_event_batch(
+    tx: &mut Transaction<'static, Sqlite>,
+    playbook: &PlaybookRef,
+    reserved: &Reserved,
+    inputs: &[EventInput<'_>],
+) -> Result<()> {
     sqlx::query(
         "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, datacontenttype, \
          data, extensions, run_id, run_seq, recorded_at) \
@@ -445,11 +456,7 @@ async fn insert_events(
     .execute(&mut **tx)
     .await
     .map_err(|error| event_insert_error(error, playbook))?;
-    Ok(events
-        .into_iter()
-        .zip(reserved.first_seq..)
-        .map(|(event, seq)| recorded_event(event, seq, reserved.now))
-        .collect())
+    Ok(())
 }
 
 fn event_from_row(row: &SqliteRow) -> Result<Event> {

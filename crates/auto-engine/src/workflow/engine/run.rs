@@ -1612,75 +1612,32 @@ pub(super) fn apply(
             if !mark_timer(&mut state.root, &timer_id) {
                 return unchanged(state);
             }
-            taken(wf, info, state, now_ms)
+            taken(wf, info, state, now_ms, None)
         }
         Input::CallEnded { call_id, outcome } => {
             if !mark_call(&mut state.root, &call_id, &outcome) {
                 return unchanged(state);
             }
-            taken(wf, info, state, now_ms)
+            taken(wf, info, state, now_ms, None)
         }
-        Input::EventReceived { event } => received(wf, info, state, event, now_ms),
-        Input::EventHeard { event } => heard(wf, info, state, event, now_ms),
+        Input::EventReceived { event } => received(wf, info, state, event, now_ms, false),
+        Input::EventHeard { event } => received(wf, info, state, event, now_ms, true),
     }
-}
-
-/// An event of the playbook heard for a listening task: offered to the tasks listening now
-/// and let pass when none takes it, so the playbook's traffic never piles up in the run.
-fn heard(wf: &Workflow, info: &RunInfo, mut state: RunState, event: Value, now_ms: i64) -> Step {
-    let id = event
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let summary = json!({
-        "id": event.get("id"),
-        "type": event.get("type"),
-        "source": event.get("source"),
-    });
-    let mut step = match state.events.receive(event) {
-        Receipt::Duplicate => {
-            return Step {
-                state,
-                commands: Vec::new(),
-                events: Vec::new(),
-                ending: None,
-            };
-        }
-        Receipt::Kept => {
-            state.inputs = state.inputs.saturating_add(1);
-            let mut engine = Engine::new(wf, info, &state, now_ms);
-            engine.heard = Some(id);
-            go_on(engine, state, None)
-        }
-        Receipt::Refused(error) => {
-            state.inputs = state.inputs.saturating_add(1);
-            let engine = Engine::new(wf, info, &state, now_ms);
-            let ending = Ending::Rejected {
-                problem: rejection(&error, &workflow_name(wf, info)),
-            };
-            end_run(engine, state, ending, "parent_ended")
-        }
-    };
-    let passed = step.ending.is_none() && state_passed(&step.state, &summary);
-    let received = StepEvent {
-        event_type: "event_received".to_owned(),
-        data: json!({ "event": summary, "heard": true, "taken": !passed }),
-    };
-    step.events.insert(0, received);
-    step
-}
-
-/// Whether the step let the heard event pass: it is no longer among the run's received ids.
-fn state_passed(state: &RunState, summary: &Value) -> bool {
-    let id = summary["id"].as_str().unwrap_or_default();
-    !state.events.has_received(id)
 }
 
 /// An event sent to the run: ignored when its id was received before; otherwise counted as an
 /// input, kept, and offered to the listening tasks as the tree is driven. One more than a run
-/// takes over its life ends it.
-fn received(wf: &Workflow, info: &RunInfo, mut state: RunState, event: Value, now_ms: i64) -> Step {
+/// takes over its life ends it. An event of the playbook `heard` for a listening task is let
+/// pass when no task takes it, so the playbook's traffic never piles up in the run.
+fn received(
+    wf: &Workflow,
+    info: &RunInfo,
+    mut state: RunState,
+    event: Value,
+    now_ms: i64,
+    heard: bool,
+) -> Step {
+    let id = event.get("id").and_then(Value::as_str).map(str::to_owned);
     let summary = json!({
         "id": event.get("id"),
         "type": event.get("type"),
@@ -1696,7 +1653,7 @@ fn received(wf: &Workflow, info: &RunInfo, mut state: RunState, event: Value, no
                 ending: None,
             };
         }
-        Receipt::Kept => taken(wf, info, state, now_ms),
+        Receipt::Kept => taken(wf, info, state, now_ms, id.filter(|_| heard)),
         // "One event more than the event limits allow ends the run at once, rejected".
         Receipt::Refused(error) => {
             state.inputs = state.inputs.saturating_add(1);
@@ -1707,18 +1664,37 @@ fn received(wf: &Workflow, info: &RunInfo, mut state: RunState, event: Value, no
             end_run(engine, state, ending, "parent_ended")
         }
     };
+    let mut data = json!({ "event": summary });
+    if heard {
+        // Let pass: no longer among the run's received ids.
+        let passed = step.ending.is_none()
+            && !step
+                .state
+                .events
+                .has_received(summary["id"].as_str().unwrap_or_default());
+        data["heard"] = json!(true);
+        data["taken"] = json!(!passed);
+    }
     let received = StepEvent {
         event_type: "event_received".to_owned(),
-        data: json!({ "event": summary }),
+        data,
     };
     step.events.insert(0, received);
     step
 }
 
-/// Counts an input the run waited for, then goes on, or ends the run past [`INPUTS_MAX`].
-fn taken(wf: &Workflow, info: &RunInfo, mut state: RunState, now_ms: i64) -> Step {
+/// Counts an input the run waited for, then goes on, or ends the run past [`INPUTS_MAX`];
+/// `heard` is the id of a playbook's event the step lets pass when no task takes it.
+fn taken(
+    wf: &Workflow,
+    info: &RunInfo,
+    mut state: RunState,
+    now_ms: i64,
+    heard: Option<String>,
+) -> Step {
     state.inputs = state.inputs.saturating_add(1);
-    let engine = Engine::new(wf, info, &state, now_ms);
+    let mut engine = Engine::new(wf, info, &state, now_ms);
+    engine.heard = heard;
     if state.inputs > INPUTS_MAX {
         let error = WorkflowError::runtime("The run took 100,000 inputs, the most a run may take.");
         let ending = Ending::Rejected {
