@@ -458,19 +458,19 @@ do:
     assert_eq!(run["status"], "rejected", "{run:#}");
     // An uncaught timeout (408) rejects the workflow unavailable ("How a run ends").
     assert_eq!(run["problem"]["reason"], "unavailable", "{run:#}");
-    // The request it waited for is withdrawn, its run cancelled by the deadline.
+    // The request it waited for is withdrawn, its run cancelled by the deadline. The cancel
+    // is work the parent's last step left, so it may land just after the parent ended.
+    let inbox = server.get(&format!("{pb}/requests")).await;
+    let child_run_id = inbox.body["requests"][0]["run_id"]
+        .as_str()
+        .expect("the child's run id")
+        .to_owned();
+    let child = ended(&server, &pb, &child_run_id, Duration::from_secs(10)).await;
+    assert_eq!(child["problem"]["reason"], "cancelled", "{child:#}");
+    assert_eq!(child["problem"]["kind"], "deadline", "{child:#}");
     let inbox = server.get(&format!("{pb}/requests")).await;
     let request = &inbox.body["requests"][0];
     assert_eq!(request["status"], "cancelled", "{request:#}");
-    let child = ended(
-        &server,
-        &pb,
-        request["run_id"].as_str().expect("the child's run id"),
-        Duration::from_secs(10),
-    )
-    .await;
-    assert_eq!(child["problem"]["reason"], "cancelled", "{child:#}");
-    assert_eq!(child["problem"]["kind"], "deadline", "{child:#}");
 }
 
 #[tokio::test]
