@@ -26,6 +26,7 @@
 
 mod budget;
 mod check;
+mod convert;
 mod depth;
 mod guard;
 mod library;

@@ -335,5 +335,7 @@
     caught: freeze(caught),
     toJsonText: freeze(toJsonText),
     describeError: freeze(describeError),
+    kindOf: freeze(kindOf),
+    objectPrototype: ObjectPrototype,
   });
 })()

@@ -24,8 +24,9 @@ use crate::budget::{
     Allowance, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX, CodeKind,
     EXPRESSION_CHECKPOINTS_MAX, INPUT_CHECKPOINTS_MAX, InputBudget, Limit, Meter,
     PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX,
-    ScriptError, Trip, VALUE_TEXT_BYTES_MAX, memory_error, too_large_error, trip_error,
+    ScriptError, Trip, memory_error, too_large_error, trip_error,
 };
+use crate::convert::{Outgoing, Refusal, to_js};
 use crate::guard::CAUGHT_HOOK;
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
 
@@ -72,6 +73,8 @@ struct Hooks {
     caught: Persistent<Function<'static>>,
     to_json_text: Persistent<Function<'static>>,
     describe_error: Persistent<Function<'static>>,
+    kind_of: Persistent<Function<'static>>,
+    object_prototype: Persistent<Object<'static>>,
 }
 
 impl Sandbox {
@@ -119,6 +122,11 @@ impl Sandbox {
                     describe_error: Persistent::save(
                         &ctx,
                         hooks.get::<_, Function>("describeError")?,
+                    ),
+                    kind_of: Persistent::save(&ctx, hooks.get::<_, Function>("kindOf")?),
+                    object_prototype: Persistent::save(
+                        &ctx,
+                        hooks.get::<_, Object>("objectPrototype")?,
                     ),
                 })
             })
@@ -302,8 +310,8 @@ impl Sandbox {
         })
     }
 
-    /// Calls `function` with `inputs` as JSON; for a program (`export` names the export to
-    /// call), `function` is the factory that returns the exports. Then converts the value.
+    /// Calls `function` with `inputs`; for a program (`export` names the export to call),
+    /// `function` is the factory that returns the exports. Then converts the value.
     fn run(
         &mut self,
         function: &Persistent<Function<'static>>,
@@ -313,17 +321,19 @@ impl Sandbox {
         allowance: Allowance,
         lines: Option<&StrippedProgram>,
     ) -> Result<JsonValue, ScriptError> {
-        let texts = inputs
-            .iter()
-            .map(serde_json::to_string)
-            .collect::<Result<Vec<String>, _>>()
-            .map_err(|error| ScriptError::expression(error.to_string()))?;
         self.start_meter(allowance);
         let outcome = self.context.with(|ctx| {
-            match call_in(&ctx, &self.hooks, function, export, &texts, now_ms) {
+            let value = call_in(&ctx, &self.hooks, function, export, inputs, now_ms)
+                .map_err(Refusal::Thrown)
+                .and_then(|value| self.value_out(&ctx, value));
+            match value {
                 Ok(_) if self.out_of_memory_seen(&ctx) => Err(memory_error(allowance.kind)),
-                Ok(text) => Ok(text),
-                Err(error) => Err(self.classify(&ctx, error, allowance.kind, lines)),
+                Ok(value) => Ok(value),
+                Err(Refusal::Thrown(error)) => {
+                    Err(self.classify(&ctx, error, allowance.kind, lines))
+                }
+                Err(Refusal::Cannot(message)) => Err(ScriptError::expression(message)),
+                Err(Refusal::TooLarge) => Err(too_large_error(allowance.kind)),
             }
         });
         self.meter.borrow_mut().active = false;
@@ -341,11 +351,18 @@ impl Sandbox {
             self.forget_compiled();
             self.runtime.run_gc();
         }
-        let text = outcome?;
-        if text.len() > VALUE_TEXT_BYTES_MAX {
-            return Err(too_large_error(allowance.kind));
-        }
-        parse_json(&text)
+        outcome
+    }
+
+    /// The JSON value of what the code gave.
+    fn value_out<'js>(&self, ctx: &Ctx<'js>, value: Value<'js>) -> Result<JsonValue, Refusal> {
+        Outgoing::new(
+            ctx,
+            self.hooks.object_prototype.clone().restore(ctx)?,
+            self.hooks.kind_of.clone().restore(ctx)?,
+            self.hooks.to_json_text.clone().restore(ctx)?,
+        )?
+        .convert(value)
     }
 
     fn start_meter(&self, allowance: Allowance) {
@@ -421,15 +438,15 @@ impl Sandbox {
     }
 }
 
-/// Sets the clock, builds the inputs and calls the code; gives the value's JSON text.
+/// Sets the clock, builds the inputs and calls the code; gives the code's value.
 fn call_in<'js>(
     ctx: &Ctx<'js>,
     hooks: &Hooks,
     function: &Persistent<Function<'static>>,
     export: &[&str],
-    texts: &[String],
+    inputs: &[&JsonValue],
     now_ms: i64,
-) -> rquickjs::Result<String> {
+) -> rquickjs::Result<Value<'js>> {
     #[expect(
         clippy::cast_precision_loss,
         reason = "times within 2^53 ms, 285,000 years, are exact"
@@ -450,13 +467,11 @@ fn call_in<'js>(
             }
         };
     }
-    let mut args = Args::new(ctx.clone(), texts.len());
-    for text in texts {
-        args.push_arg(ctx.json_parse(text.as_str())?)?;
+    let mut args = Args::new(ctx.clone(), inputs.len());
+    for input in inputs {
+        args.push_arg(to_js(ctx, input)?)?;
     }
-    let value: Value = function.call_arg(args)?;
-    let text: rquickjs::String = hooks.to_json_text.clone().restore(ctx)?.call((value,))?;
-    text.to_string()
+    function.call_arg(args)
 }
 
 fn options(file: &str) -> EvalOptions {
@@ -503,11 +518,10 @@ fn is_variable_name(name: &str) -> bool {
 
 /// The converter's text as a value; the converter has already bounded its depth to
 /// [`VALUE_DEPTH_MAX`], so the parser's own recursion limit is lifted.
-fn parse_json(text: &str) -> Result<JsonValue, ScriptError> {
+pub(crate) fn parse_json(text: &str) -> Result<JsonValue, serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     deserializer.disable_recursion_limit();
     serde::Deserialize::deserialize(&mut deserializer)
-        .map_err(|error: serde_json::Error| ScriptError::expression(error.to_string()))
 }
 
 thread_local! {
