@@ -164,9 +164,29 @@
     seen.add(item);
     freeze(item);
     pending.push(getPrototypeOf(item));
-    for (const key of ownKeys(item)) {
+    const isFunction = typeof item === "function";
+    const keys = ownKeys(item);
+    for (let index = 0, count = keys.length; index < count; index++) {
+      const key = keys[index];
+      // A built-in function's length and name are plain numbers and strings: nothing to walk.
+      if (isFunction && (key === "length" || key === "name")) {
+        continue;
+      }
       const descriptor = getOwnPropertyDescriptor(item, key);
-      pending.push(descriptor.value, descriptor.get, descriptor.set);
+      const value = descriptor.value;
+      if (value !== undefined) {
+        if ((typeof value === "object" && value !== null) || typeof value === "function") {
+          pending.push(value);
+        }
+      } else {
+        const { get, set } = descriptor;
+        if (get !== undefined) {
+          pending.push(get);
+        }
+        if (set !== undefined) {
+          pending.push(set);
+        }
+      }
     }
   }
 
