@@ -712,7 +712,12 @@ impl Service {
             }
             // A tool interaction's call going on in this server ends at once, and its attempt
             // ends the run cancelled.
-            None if self.cancels.cancel(pb, &run.run_id, words.to_owned()) => {
+            None if self.cancels.cancel(
+                pb,
+                &run.run_id,
+                crate::reasoning_runs::CancelOrder::new(words, Some(kind)),
+            ) =>
+            {
                 self.wait_in_flight(pb, &run.run_id).await;
             }
             // Invariant: a started interaction that asks a person has its request (both are

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::Caller;
 use crate::interaction_runs::{contract_issues, saved_interaction, title};
 use crate::problem::{Problem, ProblemIssue, Reason};
-use crate::reasoning_runs::{COMMIT_MARGIN_MS, Recorder, sha256_hex};
+use crate::reasoning_runs::{COMMIT_MARGIN_MS, CancelOrder, Recorder, sha256_hex};
 use crate::reasoning_tools::bound_words;
 use crate::runs::{Ask, OUTPUT_BYTES_MAX, RunAnswer, answer_of, rejection, still_running};
 use crate::service::{Service, store_problem};
@@ -96,7 +96,7 @@ impl Service {
         arguments: Map<String, Value>,
         number: u64,
     ) -> Result<RunAnswer, Problem> {
-        let (token, words) = self.cancels.register(pb, &run.run_id);
+        let (token, slot) = self.cancels.register(pb, &run.run_id);
         let ending = self
             .call_ending(pb, run, document, arguments, number, &token)
             .await;
@@ -105,9 +105,9 @@ impl Service {
         // A cancel that came once the tool had answered leaves the answer standing.
         if token.is_cancelled()
             && ending.status != RunStatus::Succeeded
-            && let Some(words) = words.lock().unwrap_or_else(|p| p.into_inner()).clone()
+            && let Some(order) = slot.lock().unwrap_or_else(|p| p.into_inner()).clone()
         {
-            ending = cancelled(run, &words);
+            ending = cancelled(run, &order);
         }
         let ended = self.end(pb, run, next_seq, ending).await?;
         Ok(answer_of(&ended))
@@ -685,7 +685,7 @@ fn answer_of_result(result: &Value) -> Result<Value, String> {
 /// The ending of a call that failed, in the page's `because`.
 fn failed_ending(run: &Run, target: &Target, because: &str, message: &str) -> RunEnding {
     if because == CallBecause::Cancelled.as_str() {
-        return cancelled(run, "The run was cancelled.");
+        return cancelled(run, &CancelOrder::unspoken());
     }
     recorded_failure_ending(
         run,
@@ -706,7 +706,7 @@ fn recorded_failure_ending(
     let (because, detail) = match because {
         "timed_out" => ("timed_out", format!("The call timed out: {message}.")),
         "too_large" => ("too_large", format!("The call failed: {message}.")),
-        "cancelled" => return cancelled(run, "The run was cancelled."),
+        "cancelled" => return cancelled(run, &CancelOrder::unspoken()),
         _ => (
             "server_failed",
             format!("The tool server failed during the call: {message}."),
@@ -747,13 +747,13 @@ fn cannot_finish(
     rejection(problem, &run.run_id)
 }
 
-fn cancelled(run: &Run, words: &str) -> RunEnding {
+fn cancelled(run: &Run, order: &CancelOrder) -> RunEnding {
     let problem = Problem::new(
         Reason::Cancelled,
         title(&run.key.name, "was cancelled"),
-        words,
+        &order.words,
     )
-    .with_kind("requested");
+    .with_kind(&order.kind);
     rejection(problem, &run.run_id)
 }
 

@@ -125,8 +125,50 @@ impl Models {
     }
 }
 
-/// What cancels one run's model call, and the words of whoever cancels it.
-pub(crate) type CancelEntry = (CancellationToken, Arc<Mutex<Option<String>>>);
+/// How a run was cancelled: the words of its ending, and its kind: `requested` by
+/// `cancel_run`, `parent_ended` or `deadline` from a workflow that no longer waits for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CancelOrder {
+    pub words: String,
+    pub kind: String,
+}
+
+impl CancelOrder {
+    /// `kind` is `requested` when none is given.
+    pub(crate) fn new(words: impl Into<String>, kind: Option<&str>) -> Self {
+        Self {
+            words: words.into(),
+            kind: kind.unwrap_or("requested").to_owned(),
+        }
+    }
+
+    /// A cancel whose order was not kept: a plain request.
+    pub(crate) fn unspoken() -> Self {
+        Self::new("The run was cancelled.", None)
+    }
+
+    /// The order recorded in a `run_cancel_requested` event's data.
+    fn of_event(data: &Value) -> Self {
+        Self::new(
+            data["detail"].as_str().unwrap_or("The run was cancelled."),
+            data["kind"].as_str(),
+        )
+    }
+}
+
+/// The order of whoever cancels a run going on in this server, once one has.
+pub(crate) type CancelSlot = Arc<Mutex<Option<CancelOrder>>>;
+
+/// What cancels one run's call, and the order of whoever cancels it.
+pub(crate) type CancelEntry = (CancellationToken, CancelSlot);
+
+/// The order in `slot`, or a plain request when none was kept.
+pub(crate) fn cancel_order(slot: &CancelSlot) -> CancelOrder {
+    slot.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .unwrap_or_else(CancelOrder::unspoken)
+}
 type CancelMap = HashMap<(PlaybookRef, String), CancelEntry>;
 
 /// The runs going on in this server, each with what cancels its model call.
@@ -148,10 +190,10 @@ impl Cancels {
     }
 
     /// Cancels the run when it is going on in this server; false when it is not.
-    pub fn cancel(&self, pb: &PlaybookRef, run_id: &str, words: String) -> bool {
+    pub(crate) fn cancel(&self, pb: &PlaybookRef, run_id: &str, order: CancelOrder) -> bool {
         match self.lock().get(&(pb.clone(), run_id.to_owned())) {
-            Some((token, detail)) => {
-                *detail.lock().unwrap_or_else(|p| p.into_inner()) = Some(words);
+            Some((token, slot)) => {
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(order);
                 token.cancel();
                 true
             }
@@ -280,7 +322,7 @@ pub(crate) struct CallRecord {
 #[derive(Debug, Default)]
 pub(crate) struct History {
     pub(crate) calls: Vec<CallRecord>,
-    pub(crate) cancel_requested: Option<String>,
+    pub(crate) cancel_requested: Option<CancelOrder>,
     /// The tool calls this attempt recorded: `tool_call_started` and its ending, if any.
     pub(crate) tool_calls: Vec<CallRecord>,
 }
@@ -336,12 +378,7 @@ async fn read_history(store: &dyn Store, pb: &PlaybookRef, run: &Run) -> Result<
                 }
             }
             "run_cancel_requested" => {
-                history.cancel_requested = Some(
-                    data["detail"]
-                        .as_str()
-                        .unwrap_or("The run was cancelled.")
-                        .to_owned(),
-                );
+                history.cancel_requested = Some(CancelOrder::of_event(&data));
             }
             _ => {}
         }
@@ -584,7 +621,7 @@ async fn go_on(
     document: &ReasoningDocument,
     history: History,
     token: &CancellationToken,
-    cancel_words: &Arc<Mutex<Option<String>>>,
+    cancel_words: &CancelSlot,
 ) -> Result<RunEnding, Stopped> {
     let mut calls = history.calls;
     let mut spending = Spending::of(&calls);
@@ -593,9 +630,9 @@ async fn go_on(
     // A call started and never ended: the server stopped during it. It ends as interrupted.
     recorder.close_open_call(&mut calls).await?;
 
-    if let Some(words) = &history.cancel_requested {
+    if let Some(order) = &history.cancel_requested {
         let ended = calls.iter().any(|c| c.ended.is_some());
-        return Ok(cancelled(run, words, spending.record(ended)));
+        return Ok(cancelled(run, order, spending.record(ended)));
     }
 
     // A run that called tools goes on from its tool calls (reasoning page, "A run performed
@@ -758,12 +795,8 @@ async fn go_on(
             let sent = was_sent(&failure);
             let ended = sent || calls.iter().rev().skip(1).any(|c| c.ended.is_some());
             if failure.because == FailureBecause::Cancelled {
-                let words = cancel_words
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .clone()
-                    .unwrap_or_else(|| "The run was cancelled.".to_owned());
-                return Ok(cancelled(run, &words, spending.record(true)));
+                let order = cancel_order(cancel_words);
+                return Ok(cancelled(run, &order, spending.record(true)));
             }
             Ok(model_rejection(run, &failure, spending.record(ended)))
         }
@@ -1000,8 +1033,9 @@ pub(crate) fn model_rejection(
     ending
 }
 
-pub(crate) fn cancelled(run: &Run, words: &str, record: Option<Value>) -> RunEnding {
-    let mut problem = Problem::new(Reason::Cancelled, title(run, "was cancelled"), words);
+pub(crate) fn cancelled(run: &Run, order: &CancelOrder, record: Option<Value>) -> RunEnding {
+    let mut problem = Problem::new(Reason::Cancelled, title(run, "was cancelled"), &order.words)
+        .with_kind(&order.kind);
     problem.because = Some("cancelled".into());
     let mut ending = rejection(problem, &run.run_id);
     ending.record = record;
@@ -1233,11 +1267,11 @@ pub(crate) fn answer_output(
 }
 
 /// Ends a run that is not going on anywhere as cancelled, closing a call left open.
-pub async fn cancel_idle(
+pub(crate) async fn cancel_idle(
     store: &dyn Store,
     pb: &PlaybookRef,
     run: &Run,
-    words: &str,
+    order: &CancelOrder,
 ) -> Result<(RunEnding, i64), Stopped> {
     let history = read_history(store, pb, run).await?;
     let mut recorder = Recorder {
@@ -1251,18 +1285,18 @@ pub async fn cancel_idle(
     let spending = Spending::of(&calls);
     let ended = calls.iter().any(|c| c.ended.is_some());
     Ok((
-        cancelled(run, words, spending.record(ended)),
+        cancelled(run, order, spending.record(ended)),
         recorder.next_seq,
     ))
 }
 
 /// Records that a cancel was asked of a run going on elsewhere: it stops before its next model
 /// call.
-pub async fn request_cancel(
+pub(crate) async fn request_cancel(
     store: &dyn Store,
     pb: &PlaybookRef,
     run: &Run,
-    words: &str,
+    order: &CancelOrder,
 ) -> Result<(), Stopped> {
     let mut recorder = Recorder {
         store,
@@ -1271,7 +1305,11 @@ pub async fn request_cancel(
         next_seq: run.last_run_seq + 1,
     };
     recorder
-        .record_following("run_cancel_requested", json!({ "detail": words }), None)
+        .record_following(
+            "run_cancel_requested",
+            json!({ "detail": order.words, "kind": order.kind }),
+            None,
+        )
         .await
 }
 

@@ -9,7 +9,7 @@
 //! has used its calls, the last step is made without tools, the calls so far told as data.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use auto_engine::reasoning::{ReasoningDocument, ToolRef};
@@ -46,7 +46,7 @@ pub(crate) struct Start<'a> {
     pub model: &'a ModelRef,
     pub settings: &'a Settings,
     pub token: &'a CancellationToken,
-    pub cancel_words: &'a Arc<Mutex<Option<String>>>,
+    pub cancel_words: &'a crate::reasoning_runs::CancelSlot,
     /// The tool calls the run recorded before, for a run that goes on after a restart.
     pub tool_history: &'a [CallRecord],
 }
@@ -1130,13 +1130,8 @@ fn strip_content(data: &mut Value, keys: &[&str]) {
     }
 }
 
-fn cancel_words(start: &Start<'_>) -> String {
-    start
-        .cancel_words
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
-        .unwrap_or_else(|| "The run was cancelled.".to_owned())
+fn cancel_words(start: &Start<'_>) -> crate::reasoning_runs::CancelOrder {
+    crate::reasoning_runs::cancel_order(start.cancel_words)
 }
 
 /// "Its detail names the signal, how many bytes the tools returned, and the input tokens the

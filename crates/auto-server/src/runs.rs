@@ -764,17 +764,18 @@ impl Service {
             .detail
             .filter(|d| !d.trim().is_empty())
             .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
-        if self.cancels.cancel(pb, run_id, words.clone()) {
+        let order = reasoning_runs::CancelOrder::new(words, kind);
+        if self.cancels.cancel(pb, run_id, order.clone()) {
             // Going on in this server: its call ends at once, and the run with it.
             self.wait_in_flight(pb, run_id).await;
         } else if self.is_quiet(pb, &run).await? {
             // Going on nowhere: it ends now, a call left open ending as interrupted.
             let (ending, run_seq) =
-                reasoning_runs::cancel_idle(self.store.as_ref(), pb, &run, &words).await?;
+                reasoning_runs::cancel_idle(self.store.as_ref(), pb, &run, &order).await?;
             self.end(pb, &run, run_seq, ending).await?;
         } else {
             // Going on in another server: it stops before its next model call.
-            reasoning_runs::request_cancel(self.store.as_ref(), pb, &run, &words).await?;
+            reasoning_runs::request_cancel(self.store.as_ref(), pb, &run, &order).await?;
         }
         self.get_run(caller, pb, run_id).await
     }

@@ -762,6 +762,7 @@ async fn cancel_ends_a_call_in_flight() {
     assert_eq!(cancelled.body["status"], "rejected");
     assert_eq!(cancelled.body["problem"]["reason"], "cancelled");
     assert_eq!(cancelled.body["problem"]["detail"], "Not needed any more.");
+    assert_eq!(cancelled.body["problem"]["kind"], "requested");
     assert!(
         cancelled.body["record"]["duration_ms"].is_u64(),
         "{:#}",
@@ -772,6 +773,60 @@ async fn cancel_ends_a_call_in_flight() {
         .post(&format!("{pb}/runs/long/cancel"), json!({}))
         .await;
     again.assert_problem(409, "conflict");
+}
+
+/// A workflow's call past its timeout cancels the reasoning run it waited for with the kind
+/// `deadline`, while the model call is still in flight.
+#[tokio::test]
+async fn a_call_past_its_timeout_cancels_the_reasoning_run_with_kind_deadline() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+    let input = serde_json::to_string(&INPUT()).unwrap();
+    let impatient = format!(
+        "document:\n  dsl: '1.0.3'\n  namespace: tests\n  name: impatient\n  version: '1.0.0'\ndo:\n  - ask:\n      call: run_definition\n      with:\n        type: reasoning\n        name: review\n        input: {input}\n      timeout:\n        after: PT1S\n"
+    );
+    let reply = server
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": "workflow", "name": "impatient", "source": impatient, "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    double.script([Reply::Hang]);
+    let reply = server
+        .post(
+            &format!("{pb}/definitions/workflow/impatient/runs"),
+            json!({"run_id": "impatient-1", "input": {}}),
+        )
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    double.wait_for_requests(1, Duration::from_secs(10)).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let child = loop {
+        let runs = server.get(&format!("{pb}/runs?name=review")).await;
+        let child = runs.body["runs"]
+            .as_array()
+            .and_then(|r| r.first())
+            .cloned();
+        if let Some(child) = child.filter(|c| c["status"] != "started") {
+            break child;
+        }
+        assert!(std::time::Instant::now() < deadline, "{:#}", runs.body);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let child_id = child["run_id"].as_str().unwrap();
+    let child = server.get(&format!("{pb}/runs/{child_id}")).await.body;
+    assert_eq!(child["problem"]["reason"], "cancelled", "{child:#}");
+    assert_eq!(child["problem"]["kind"], "deadline", "{child:#}");
+    let parent = server.get(&format!("{pb}/runs/impatient-1")).await.body;
+    assert_eq!(parent["status"], "rejected", "{parent:#}");
+    assert_eq!(parent["problem"]["reason"], "unavailable", "{parent:#}");
 }
 
 #[tokio::test]
