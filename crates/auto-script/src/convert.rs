@@ -62,6 +62,7 @@ impl From<rquickjs::Error> for Stop {
 /// [`VALUE_DEPTH_MAX`] levels is a `RangeError`. The walk keeps its own stack, so a deep value
 /// costs no thread stack.
 pub(crate) fn to_js<'js>(ctx: &Ctx<'js>, value: &JsonValue) -> rquickjs::Result<Value<'js>> {
+    /// A container being built, with what is left of its members.
     enum Open<'a, 'js> {
         Array(
             Array<'js>,
@@ -69,34 +70,34 @@ pub(crate) fn to_js<'js>(ctx: &Ctx<'js>, value: &JsonValue) -> rquickjs::Result<
         ),
         Object(Object<'js>, serde_json::map::Iter<'a>),
     }
-    let mut stack: Vec<(Open<'_, 'js>, Option<(usize, &str)>)> = Vec::new();
-    let mut next = Some(value);
-    let mut place: Option<(usize, &str)> = None;
+    /// Where a value goes in its container.
+    enum Slot<'a> {
+        Index(usize),
+        Name(&'a str),
+    }
+    let mut stack: Vec<(Open<'_, 'js>, Option<Slot<'_>>)> = Vec::new();
+    let (mut value, mut slot) = (value, None);
     loop {
-        // Enter the next value: a leaf is made at once, a container opened.
-        let mut made = match next.take() {
-            Some(value) => match value {
-                JsonValue::Array(items) => {
-                    if stack.len() >= VALUE_DEPTH_MAX {
-                        return Err(rquickjs::Exception::throw_range(ctx, &nests_too_deep()));
-                    }
-                    let open = Open::Array(Array::new(ctx.clone())?, items.iter().enumerate());
-                    stack.push((open, place));
-                    None
+        // Enter the value: a leaf is made at once, a container opened.
+        let open = match value {
+            JsonValue::Array(items) => Some(Open::Array(
+                Array::new(ctx.clone())?,
+                items.iter().enumerate(),
+            )),
+            JsonValue::Object(members) => {
+                Some(Open::Object(Object::new(ctx.clone())?, members.iter()))
+            }
+            _ => None,
+        };
+        let mut made = match open {
+            Some(open) => {
+                if stack.len() >= VALUE_DEPTH_MAX {
+                    return Err(rquickjs::Exception::throw_range(ctx, &nests_too_deep()));
                 }
-                JsonValue::Object(members) => {
-                    if stack.len() >= VALUE_DEPTH_MAX {
-                        return Err(rquickjs::Exception::throw_range(ctx, &nests_too_deep()));
-                    }
-                    stack.push((
-                        Open::Object(Object::new(ctx.clone())?, members.iter()),
-                        place,
-                    ));
-                    None
-                }
-                leaf => Some((leaf_to_js(ctx, leaf)?, place)),
-            },
-            None => None,
+                stack.push((open, slot.take()));
+                None
+            }
+            None => Some((leaf_to_js(ctx, value)?, slot.take())),
         };
         // Hand what was made to its container, then find the next value, closing the
         // containers that are done.
@@ -104,37 +105,35 @@ pub(crate) fn to_js<'js>(ctx: &Ctx<'js>, value: &JsonValue) -> rquickjs::Result<
             let Some((open, _)) = stack.last_mut() else {
                 return Ok(made.map_or_else(|| Value::new_null(ctx.clone()), |(v, _)| v));
             };
-            if let Some((member, at)) = made.take() {
-                match (open, at) {
-                    (Open::Array(array, _), Some((index, _))) => array.set(index, member)?,
-                    (Open::Object(object, _), Some((_, name))) => object.prop(
-                        name,
-                        Property::from(member)
-                            .writable()
-                            .enumerable()
-                            .configurable(),
-                    )?,
-                    _ => {}
+            match (&*open, made.take()) {
+                (Open::Array(array, _), Some((member, Some(Slot::Index(index))))) => {
+                    array.set(index, member)?;
                 }
+                (Open::Object(object, _), Some((member, Some(Slot::Name(name))))) => object.prop(
+                    name,
+                    Property::from(member)
+                        .writable()
+                        .enumerable()
+                        .configurable(),
+                )?,
+                _ => {}
             }
-            let (open, _) = stack.last_mut().expect("the stack was not empty above");
-            let child = match open {
-                Open::Array(_, items) => items.next().map(|(index, item)| (item, (index, ""))),
+            let next = match open {
+                Open::Array(_, items) => items.next().map(|(i, item)| (item, Slot::Index(i))),
                 Open::Object(_, members) => members
                     .next()
-                    .map(|(name, member)| (member, (0, name.as_str()))),
+                    .map(|(name, member)| (member, Slot::Name(name.as_str()))),
             };
-            if let Some((value, at)) = child {
-                next = Some(value);
-                place = Some(at);
+            if let Some((child, at)) = next {
+                (value, slot) = (child, Some(at));
                 break;
             }
-            let (open, at) = stack.pop().expect("the stack was not empty above");
-            let value = match open {
+            let (done, at) = stack.pop().expect("the stack was not empty above");
+            let done = match done {
                 Open::Array(array, _) => array.into_value(),
                 Open::Object(object, _) => object.into_value(),
             };
-            made = Some((value, at));
+            made = Some((done, at));
         }
     }
 }

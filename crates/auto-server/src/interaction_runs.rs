@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 use crate::api::{AnswerInteraction, RequestDefinition, RequestList, RequestOut};
 use crate::auth::{Caller, Permission};
 use crate::problem::{Problem, ProblemIssue, Reason};
+use crate::reasoning_runs::CancelOrder;
 use crate::runs::{
     Ask, OUTPUT_BYTES_MAX, RunAnswer, answer_of, ending_fact, fact, new_run, rejection,
     started_fact, taken,
@@ -688,15 +689,7 @@ impl Service {
         words: &str,
         kind: &str,
     ) -> Result<(), Problem> {
-        let cancelled = |run: &Run| {
-            let problem = Problem::new(
-                Reason::Cancelled,
-                title(&run.key.name, "was cancelled"),
-                words,
-            )
-            .with_kind(kind);
-            rejection(problem, &run.run_id)
-        };
+        let order = CancelOrder::new(words, Some(kind));
         let request = self
             .store
             .get_request_of_run(pb, &run.run_id)
@@ -706,30 +699,37 @@ impl Service {
             Some(request) => {
                 self.close(pb, &request, RequestStatus::Cancelled, |run| {
                     let data = json!({ "request_id": request.request_id, "detail": words });
-                    Closing::without_answer(cancelled(run), data)
+                    Closing::without_answer(cancelled(run, &order), data)
                 })
                 .await?;
             }
             // A tool interaction's call going on in this server ends at once, and its attempt
             // ends the run cancelled.
-            None if self.cancels.cancel(
-                pb,
-                &run.run_id,
-                crate::reasoning_runs::CancelOrder::new(words, Some(kind)),
-            ) =>
-            {
+            None if self.cancels.cancel(pb, &run.run_id, order.clone()) => {
                 self.wait_in_flight(pb, &run.run_id).await;
             }
             // Invariant: a started interaction that asks a person has its request (both are
             // recorded in one transaction); a run without one (a tool interaction whose attempt
             // stopped with its server) ends as any other run does.
             None => {
-                self.end(pb, run, run.last_run_seq + 1, cancelled(run))
+                self.end(pb, run, run.last_run_seq + 1, cancelled(run, &order))
                     .await?;
             }
         }
         Ok(())
     }
+}
+
+/// An interaction run's ending when it is cancelled: rejected `cancelled` with the order's
+/// words and kind.
+pub(crate) fn cancelled(run: &Run, order: &CancelOrder) -> RunEnding {
+    let problem = Problem::new(
+        Reason::Cancelled,
+        title(&run.key.name, "was cancelled"),
+        &order.words,
+    )
+    .with_kind(&order.kind);
+    rejection(problem, &run.run_id)
 }
 
 /// Checks an interaction's input against its contract, then renders one of its templates with

@@ -32,7 +32,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::Caller;
-use crate::interaction_runs::{contract_issues, saved_interaction, title};
+use crate::interaction_runs::{cancelled, contract_issues, saved_interaction, title};
 use crate::problem::{Problem, ProblemIssue, Reason};
 use crate::reasoning_runs::{COMMIT_MARGIN_MS, CancelOrder, Recorder, sha256_hex};
 use crate::reasoning_tools::bound_words;
@@ -744,16 +744,6 @@ fn cannot_finish(
         .with_kind("effect_unknown")
     };
     problem.because = Some(because.to_owned());
-    rejection(problem, &run.run_id)
-}
-
-fn cancelled(run: &Run, order: &CancelOrder) -> RunEnding {
-    let problem = Problem::new(
-        Reason::Cancelled,
-        title(&run.key.name, "was cancelled"),
-        &order.words,
-    )
-    .with_kind(&order.kind);
     rejection(problem, &run.run_id)
 }
 

@@ -144,17 +144,20 @@ impl CancelOrder {
 
     /// A cancel whose order was not kept: a plain request.
     pub(crate) fn unspoken() -> Self {
-        Self::new("The run was cancelled.", None)
+        Self::new(UNSPOKEN_WORDS, None)
     }
 
     /// The order recorded in a `run_cancel_requested` event's data.
     fn of_event(data: &Value) -> Self {
         Self::new(
-            data["detail"].as_str().unwrap_or("The run was cancelled."),
+            data["detail"].as_str().unwrap_or(UNSPOKEN_WORDS),
             data["kind"].as_str(),
         )
     }
 }
+
+/// The words of a cancel whose order was not kept.
+const UNSPOKEN_WORDS: &str = "The run was cancelled.";
 
 /// The order of whoever cancels a run going on in this server, once one has.
 pub(crate) type CancelSlot = Arc<Mutex<Option<CancelOrder>>>;
