@@ -373,8 +373,14 @@ fn a_value_may_nest_512_levels_and_no_more() {
         message,
         "RangeError: The value nests deeper than 512 levels"
     );
-    // A variable that nests 512 levels goes in and comes out whole.
+    // A variable that nests 512 levels goes in and comes out whole; one of 513 does not go in.
     assert_eq!(eval_with("$data", &[("$data", &deepest)]).unwrap(), deepest);
+    let deeper = json!([deepest]);
+    let message = assert_expression_error(eval_with("0", &[("$data", &deeper)]));
+    assert_eq!(
+        message,
+        "RangeError: The value nests deeper than 512 levels"
+    );
 }
 
 #[test]
