@@ -14,12 +14,14 @@
 //! read before the proxy was met are read again there; both reads are within the evaluation.)
 
 use rquickjs::Type;
+use rquickjs::atom::PredefinedAtom;
 use rquickjs::function::This;
 use rquickjs::object::Property;
 use rquickjs::{Array, Atom, Ctx, Function, Object, Value};
 use serde_json::{Map, Number, Value as JsonValue};
 
 use crate::budget::{VALUE_DEPTH_MAX, VALUE_TEXT_BYTES_MAX};
+use crate::inputs::{InputCache, identity};
 
 /// Why a value did not come out.
 #[derive(Debug)]
@@ -56,26 +58,55 @@ impl From<rquickjs::Error> for Stop {
     }
 }
 
+/// A container of a frozen tree: its parent (none for the root) and where it sits in it (an
+/// array's index, or an object's member in order).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Node {
+    pub parent: Option<u32>,
+    pub position: usize,
+}
+
+/// How [`to_js`] builds a tree to keep: members read-only, every container frozen, and each
+/// container's node and identity noted in the order they were opened.
+pub(crate) struct Frozen<'a, 'js> {
+    pub freeze: &'a Function<'js>,
+    pub prevent_extensions: &'a Function<'js>,
+    pub nodes: &'a mut Vec<Node>,
+    pub identities: &'a mut Vec<u64>,
+}
+
 /// The JavaScript value of `value`, as `JSON.parse` makes it of the value's text: objects with
 /// the context's `Object.prototype` and their members defined (so a member named `__proto__`
 /// is a member), arrays, numbers, strings, booleans and null. A value nesting deeper than
 /// [`VALUE_DEPTH_MAX`] levels is a `RangeError`. The walk keeps its own stack, so a deep value
-/// costs no thread stack.
-pub(crate) fn to_js<'js>(ctx: &Ctx<'js>, value: &JsonValue) -> rquickjs::Result<Value<'js>> {
+/// costs no thread stack. With `frozen`, the value is built frozen, as [`Frozen`] says.
+pub(crate) fn to_js<'js>(
+    ctx: &Ctx<'js>,
+    value: &JsonValue,
+    mut frozen: Option<&mut Frozen<'_, 'js>>,
+) -> rquickjs::Result<Value<'js>> {
     /// A container being built, with what is left of its members.
     enum Open<'a, 'js> {
         Array(
             Array<'js>,
             std::iter::Enumerate<std::slice::Iter<'a, JsonValue>>,
         ),
-        Object(Object<'js>, serde_json::map::Iter<'a>),
+        Object(Object<'js>, std::iter::Enumerate<serde_json::map::Iter<'a>>),
     }
     /// Where a value goes in its container.
     enum Slot<'a> {
         Index(usize),
-        Name(&'a str),
+        Name(usize, &'a str),
     }
-    let mut stack: Vec<(Open<'_, 'js>, Option<Slot<'_>>)> = Vec::new();
+    impl Slot<'_> {
+        fn position(&self) -> usize {
+            match self {
+                Slot::Index(position) | Slot::Name(position, _) => *position,
+            }
+        }
+    }
+    // Each open container with where it goes and its node (when frozen).
+    let mut stack: Vec<(Open<'_, 'js>, Option<Slot<'_>>, u32)> = Vec::new();
     let (mut value, mut slot) = (value, None);
     loop {
         // Enter the value: a leaf is made at once, a container opened.
@@ -84,9 +115,10 @@ pub(crate) fn to_js<'js>(ctx: &Ctx<'js>, value: &JsonValue) -> rquickjs::Result<
                 Array::new(ctx.clone())?,
                 items.iter().enumerate(),
             )),
-            JsonValue::Object(members) => {
-                Some(Open::Object(Object::new(ctx.clone())?, members.iter()))
-            }
+            JsonValue::Object(members) => Some(Open::Object(
+                Object::new(ctx.clone())?,
+                members.iter().enumerate(),
+            )),
             _ => None,
         };
         let mut made = match open {
@@ -94,7 +126,16 @@ pub(crate) fn to_js<'js>(ctx: &Ctx<'js>, value: &JsonValue) -> rquickjs::Result<
                 if stack.len() >= VALUE_DEPTH_MAX {
                     return Err(rquickjs::Exception::throw_range(ctx, &nests_too_deep()));
                 }
-                stack.push((open, slot.take()));
+                let mut node = 0;
+                if let Some(frozen) = frozen.as_deref_mut() {
+                    node = u32::try_from(frozen.nodes.len()).unwrap_or(u32::MAX);
+                    frozen.nodes.push(Node {
+                        parent: stack.last().map(|(_, _, parent)| *parent),
+                        position: slot.as_ref().map_or(0, Slot::position),
+                    });
+                    frozen.identities.push(0);
+                }
+                stack.push((open, slot.take(), node));
                 None
             }
             None => Some((leaf_to_js(ctx, value)?, slot.take())),
@@ -102,37 +143,58 @@ pub(crate) fn to_js<'js>(ctx: &Ctx<'js>, value: &JsonValue) -> rquickjs::Result<
         // Hand what was made to its container, then find the next value, closing the
         // containers that are done.
         loop {
-            let Some((open, _)) = stack.last_mut() else {
+            let Some((open, _, _)) = stack.last_mut() else {
                 return Ok(made.map_or_else(|| Value::new_null(ctx.clone()), |(v, _)| v));
             };
             match (&*open, made.take()) {
                 (Open::Array(array, _), Some((member, Some(Slot::Index(index))))) => {
                     array.set(index, member)?;
                 }
-                (Open::Object(object, _), Some((member, Some(Slot::Name(name))))) => object.prop(
-                    name,
-                    Property::from(member)
-                        .writable()
-                        .enumerable()
-                        .configurable(),
-                )?,
+                (Open::Object(object, _), Some((member, Some(Slot::Name(_, name))))) => {
+                    let property = if frozen.is_some() {
+                        Property::from(member).enumerable()
+                    } else {
+                        Property::from(member)
+                            .writable()
+                            .enumerable()
+                            .configurable()
+                    };
+                    object.prop(name, property)?;
+                }
                 _ => {}
             }
             let next = match open {
                 Open::Array(_, items) => items.next().map(|(i, item)| (item, Slot::Index(i))),
                 Open::Object(_, members) => members
                     .next()
-                    .map(|(name, member)| (member, Slot::Name(name.as_str()))),
+                    .map(|(i, (name, member))| (member, Slot::Name(i, name.as_str()))),
             };
             if let Some((child, at)) = next {
                 (value, slot) = (child, Some(at));
                 break;
             }
-            let (done, at) = stack.pop().expect("the stack was not empty above");
+            let (done, at, node) = stack.pop().expect("the stack was not empty above");
             let done = match done {
-                Open::Array(array, _) => array.into_value(),
-                Open::Object(object, _) => object.into_value(),
+                Open::Array(array, _) => {
+                    let array = array.into_value();
+                    if let Some(frozen) = frozen.as_deref_mut() {
+                        frozen.freeze.call::<_, ()>((array.clone(),))?;
+                    }
+                    array
+                }
+                Open::Object(object, _) => {
+                    let object = object.into_value();
+                    if let Some(frozen) = frozen.as_deref_mut() {
+                        frozen.prevent_extensions.call::<_, ()>((object.clone(),))?;
+                    }
+                    object
+                }
             };
+            if let Some(frozen) = frozen.as_deref_mut()
+                && let Some(slot) = frozen.identities.get_mut(node as usize)
+            {
+                *slot = identity(&done);
+            }
             made = Some((done, at));
         }
     }
@@ -213,7 +275,9 @@ enum Entered<'js> {
 
 /// Reads the value the code gave into a JSON value, counting its JSON text as it goes. The walk
 /// keeps its own stack, so a value of 512 levels costs no thread stack.
-pub(crate) struct Outgoing<'js> {
+pub(crate) struct Outgoing<'c, 'js> {
+    /// The kept inputs, whose frozen objects are read from what they were built from.
+    inputs: Option<&'c InputCache>,
     object_prototype: Object<'js>,
     /// The prelude's `kindOf`: "a Map", "an object that is not plain".
     kind_of: Function<'js>,
@@ -225,19 +289,21 @@ pub(crate) struct Outgoing<'js> {
     bytes: usize,
 }
 
-impl<'js> Outgoing<'js> {
+impl<'c, 'js> Outgoing<'c, 'js> {
     pub(crate) fn new(
         ctx: &Ctx<'js>,
+        inputs: Option<&'c InputCache>,
         object_prototype: Object<'js>,
         kind_of: Function<'js>,
         to_json_text: Function<'js>,
     ) -> rquickjs::Result<Self> {
         Ok(Self {
+            inputs,
             object_prototype,
             kind_of,
             to_json_text,
-            to_json: Atom::from_str(ctx.clone(), "toJSON")?,
-            length: Atom::from_str(ctx.clone(), "length")?,
+            to_json: Atom::from_predefined(ctx.clone(), PredefinedAtom::ToJSON),
+            length: Atom::from_predefined(ctx.clone(), PredefinedAtom::Length),
             bytes: 0,
         })
     }
@@ -430,6 +496,23 @@ impl<'js> Outgoing<'js> {
         open: &[Reading<'js>],
         call_to_json: bool,
     ) -> Result<Entered<'js>, Stop> {
+        // A kept input's object is frozen, holds no function (so no `toJSON`) and no proxy, and
+        // its prototype is frozen: its value is what it was built from.
+        if let Some((source, measure)) = self
+            .inputs
+            .and_then(|inputs| inputs.source(identity(object.as_value())))
+        {
+            // As it is when it reads back the same, fits and nests within bounds; else read
+            // as the walk reads, for the same value or the same refusal.
+            if measure.normal
+                && open.len() + measure.height <= VALUE_DEPTH_MAX
+                && self.bytes + measure.bytes <= VALUE_TEXT_BYTES_MAX
+            {
+                self.bytes += measure.bytes;
+                return Ok(Entered::Leaf(source.clone()));
+            }
+            return Ok(Entered::Leaf(self.normalized(source, open.len())?));
+        }
         if call_to_json {
             let to_json: Value<'js> = object.get(self.to_json.clone())?;
             if let Some(to_json) = to_json.as_function() {
@@ -481,8 +564,132 @@ impl<'js> Outgoing<'js> {
     }
 }
 
+impl Outgoing<'_, '_> {
+    /// `value`, which a kept input was built from, as the walk would read its frozen tree back
+    /// at `depth` open containers: numbers as the engine holds them, names in the engine's
+    /// order, the same text counted and the same depth refused. Keeps its own stack.
+    fn normalized(&mut self, value: &JsonValue, depth: usize) -> Result<JsonValue, Refusal> {
+        enum Open<'a> {
+            Array(std::slice::Iter<'a, JsonValue>, Vec<JsonValue>),
+            Object(
+                std::vec::IntoIter<(&'a String, &'a JsonValue)>,
+                Map<String, JsonValue>,
+                Option<String>,
+            ),
+        }
+        let mut stack: Vec<Open<'_>> = Vec::new();
+        let mut next = Some(value);
+        loop {
+            let mut made = None;
+            match next.take() {
+                Some(JsonValue::Array(items)) => {
+                    self.open_at(depth + stack.len())?;
+                    stack.push(Open::Array(items.iter(), Vec::with_capacity(items.len())));
+                }
+                Some(JsonValue::Object(members)) => {
+                    self.open_at(depth + stack.len())?;
+                    // The engine keeps array-index names first, in ascending order, then the
+                    // rest in the order they were written.
+                    let mut ordered: Vec<(&String, &JsonValue)> = members.iter().collect();
+                    if ordered.iter().any(|(name, _)| array_index(name).is_some()) {
+                        ordered
+                            .sort_by_key(|(name, _)| array_index(name).map_or((1, 0), |i| (0, i)));
+                    }
+                    stack.push(Open::Object(
+                        ordered.into_iter(),
+                        Map::with_capacity(members.len()),
+                        None,
+                    ));
+                }
+                Some(leaf) => made = Some(self.normalized_leaf(leaf)?),
+                None => {}
+            }
+            loop {
+                let Some(top) = stack.last_mut() else {
+                    return Ok(made.unwrap_or(JsonValue::Null));
+                };
+                match top {
+                    Open::Array(items, out) => {
+                        out.extend(made.take());
+                        if let Some(item) = items.next() {
+                            if !out.is_empty() {
+                                self.count(1)?;
+                            }
+                            next = Some(item);
+                            break;
+                        }
+                    }
+                    Open::Object(members, out, pending) => {
+                        if let (Some(name), Some(member)) = (pending.take(), made.take()) {
+                            out.insert(name, member);
+                        }
+                        if let Some((name, member)) = members.next() {
+                            self.count(quoted_len(name) + 1 + usize::from(!out.is_empty()))?;
+                            *pending = Some(name.clone());
+                            next = Some(member);
+                            break;
+                        }
+                    }
+                }
+                made = Some(match stack.pop().expect("the stack was not empty above") {
+                    Open::Array(_, out) => JsonValue::Array(out),
+                    Open::Object(_, out, _) => JsonValue::Object(out),
+                });
+            }
+        }
+    }
+
+    fn normalized_leaf(&mut self, value: &JsonValue) -> Result<JsonValue, Refusal> {
+        Ok(match value {
+            JsonValue::Bool(b) => {
+                self.count(if *b { 4 } else { 5 })?;
+                JsonValue::Bool(*b)
+            }
+            JsonValue::Number(n) => match n.as_i64().and_then(|i| i32::try_from(i).ok()) {
+                Some(i) => {
+                    self.count(decimal_len(i64::from(i)))?;
+                    JsonValue::from(i)
+                }
+                None => {
+                    let (number, bytes) = number_of(n.as_f64().unwrap_or(f64::NAN));
+                    self.count(bytes)?;
+                    number
+                }
+            },
+            JsonValue::String(text) => {
+                self.count(quoted_len(text))?;
+                JsonValue::String(text.clone())
+            }
+            JsonValue::Null | JsonValue::Array(_) | JsonValue::Object(_) => {
+                self.count(4)?;
+                JsonValue::Null
+            }
+        })
+    }
+
+    /// A container opened at `depth`: refused past [`VALUE_DEPTH_MAX`], then counted.
+    fn open_at(&mut self, depth: usize) -> Result<(), Refusal> {
+        if depth >= VALUE_DEPTH_MAX {
+            return Err(Refusal::Cannot(format!("RangeError: {}", nests_too_deep())));
+        }
+        self.count(2)
+    }
+}
+
+/// The index `name` stands for when it is an array index: the canonical decimal text of a
+/// whole number below 2^32 - 1.
+pub(crate) fn array_index(name: &str) -> Option<u32> {
+    if name.is_empty() || name.len() > 10 || (name.len() > 1 && name.starts_with('0')) {
+        return None;
+    }
+    if !name.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    name.parse::<u32>().ok().filter(|i| *i < u32::MAX)
+}
+
 /// The bytes of `text` as a JSON string: quotes, and the escapes `JSON.stringify` writes.
-fn quoted_len(text: &str) -> usize {
+pub(crate) fn quoted_len(text: &str) -> usize {
     let escapes: usize = text
         .bytes()
         .map(|byte| match byte {
@@ -494,7 +701,7 @@ fn quoted_len(text: &str) -> usize {
     text.len() + 2 + escapes
 }
 
-fn decimal_len(i: i64) -> usize {
+pub(crate) fn decimal_len(i: i64) -> usize {
     let digits = i
         .unsigned_abs()
         .checked_ilog10()
@@ -505,7 +712,7 @@ fn decimal_len(i: i64) -> usize {
 /// A double as JSON: whole numbers of at most 2^53 as integers, numbers JSON lacks (NaN, the
 /// infinities) as null, others as `JSON.stringify` writes them read back, with the length of
 /// that text.
-fn number_of(f: f64) -> (JsonValue, usize) {
+pub(crate) fn number_of(f: f64) -> (JsonValue, usize) {
     const EXACT: f64 = 9_007_199_254_740_992.0;
     if !f.is_finite() {
         return (JsonValue::Null, 4);

@@ -6,7 +6,9 @@
 //! - [`strip_expression`] and [`strip_program`] turn accepted TypeScript into JavaScript.
 //! - [`Sandbox`] runs them: one prepared, frozen QuickJS context per thread, with the work,
 //!   time and memory budgets of the workflow page, the recorded clock and JSON values in and out.
-//!   [`evaluate`] and [`run_program`] use the calling thread's sandbox.
+//!   [`evaluate`] and [`run_program`] use the calling thread's sandbox. A variable whose value
+//!   stays the same from one evaluation to the next is handed out again as the frozen tree
+//!   built from it, and an evaluation that could tell runs again on its own (see `inputs.rs`).
 //!
 //! What the engine cannot give exactly, and what is done instead:
 //!
@@ -29,6 +31,7 @@ mod check;
 mod convert;
 mod depth;
 mod guard;
+mod inputs;
 mod library;
 mod position;
 mod sandbox;
@@ -47,6 +50,7 @@ pub use check::{
 };
 pub use depth::{COMPILER_STACK_BYTES_BASE, COMPILER_STACK_BYTES_PER_TEXT_BYTE, SCRIPT_BYTES_MAX};
 pub use guard::{NO_ASYNC, RESERVED_NAME};
+pub use inputs::{INPUT_CACHE_NAMES_MAX, INPUT_CACHE_VALUES_MAX};
 pub use library::{LIBRARY_GLOBALS, is_library_global};
 pub use position::{Position, ScriptOrigin, ScriptProblem};
 pub use sandbox::{Sandbox, evaluate, run_program, with_sandbox};

@@ -153,6 +153,34 @@
     writable: true, enumerable: false, configurable: true,
   });
 
+  // Inputs that stay the same from one evaluation to the next are built once and kept frozen
+  // (see inputs.rs). Code that writes to one fails, and so does the evaluation, which is then
+  // run again on inputs built for it alone; these are the ways code could see that an input is
+  // frozen without failing, and each marks the evaluation as one to run again.
+  let observed = false;
+  const { apply } = Reflect;
+  function observing(target, name) {
+    const original = target[name];
+    const wrapped = {
+      [name](...values) {
+        observed = true;
+        return apply(original, this, values);
+      },
+    }[name];
+    defineProperty(wrapped, "length", { value: original.length });
+    defineProperty(target, name, { value: wrapped, writable: true, enumerable: false, configurable: true });
+  }
+  for (const name of ["isFrozen", "isSealed", "isExtensible", "getOwnPropertyDescriptor", "getOwnPropertyDescriptors"]) {
+    observing(Object, name);
+  }
+  for (const name of [
+    "getOwnPropertyDescriptor", "isExtensible", "set", "defineProperty", "deleteProperty",
+    "setPrototypeOf", "preventExtensions",
+  ]) {
+    observing(Reflect, name);
+  }
+  const preventExtensions = Object.preventExtensions;
+
   // Freeze everything reachable from the global object and the hidden roots.
   const seen = new Set();
   const pending = [global, ...hiddenRoots];
@@ -317,6 +345,8 @@
     return false;
   }
   function caught(value) {
+    // What a catch caught may be a write to a frozen input.
+    observed = true;
     if (isOutOfMemory(value, 0)) {
       outOfMemorySeen = true;
       throw value;
@@ -350,8 +380,11 @@
   }
 
   return freeze({
-    begin: freeze(function begin(ms) { nowMs = ms; outOfMemorySeen = false; }),
-    outOfMemorySeen: freeze(function seen() { return outOfMemorySeen; }),
+    begin: freeze(function begin(ms) { nowMs = ms; outOfMemorySeen = false; observed = false; }),
+    // 1: a catch caught a memory overrun; 2: the code may have seen that an input is frozen.
+    seen: freeze(function seen() { return (outOfMemorySeen ? 1 : 0) | (observed ? 2 : 0); }),
+    freeze,
+    preventExtensions,
     caught: freeze(caught),
     toJsonText: freeze(toJsonText),
     describeError: freeze(describeError),

@@ -3,7 +3,8 @@
 //! page's budgets of work, time and memory, the recorded clock, and JSON values in and out.
 //!
 //! Architecture invariant: nothing an evaluation does survives it. The context's intrinsics
-//! are frozen, each expression runs as a strict function whose `$` names are its parameters,
+//! are frozen, so are the inputs kept for the next evaluation (see inputs.rs), each expression
+//! runs as a strict function whose `$` names are its parameters,
 //! and a context that an evaluation left with queued promise jobs is thrown away and built anew
 //! before the next one.
 
@@ -28,9 +29,14 @@ use crate::budget::{
 };
 use crate::convert::{Outgoing, Refusal, to_js};
 use crate::guard::CAUGHT_HOOK;
+use crate::inputs::InputCache;
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
 
 const PRELUDE: &str = include_str!("prelude.js");
+/// The prelude's `seen`: a `catch` caught a memory overrun.
+const SEEN_OUT_OF_MEMORY: u32 = 1;
+/// The prelude's `seen`: the code may have seen that an input is frozen (see inputs.rs).
+const SEEN_OBSERVED: u32 = 2;
 const EXPRESSION_FILE: &str = "expression";
 const PROGRAM_FILE: &str = "program";
 
@@ -44,7 +50,9 @@ struct CompiledProgram {
 pub struct Sandbox {
     // Invariant: every `Persistent` is dropped before the runtime it belongs to, so these
     // fields come first (fields drop in declaration order).
-    expressions: HashMap<String, Persistent<Function<'static>>>,
+    /// Compiled expressions by their text, each with the parameters it was compiled with.
+    expressions: HashMap<String, (String, Persistent<Function<'static>>)>,
+    inputs: InputCache,
     programs: HashMap<String, CompiledProgram>,
     hooks: Hooks,
     /// Source bytes of what `expressions` and `programs` hold.
@@ -52,6 +60,8 @@ pub struct Sandbox {
     context: Context,
     runtime: Runtime,
     meter: Rc<RefCell<Meter>>,
+    /// Whether variables' values are kept from one evaluation to the next (see inputs.rs).
+    keep_inputs: bool,
     /// Set when an evaluation left something behind (queued promise jobs) that the freeze
     /// cannot cover; such a sandbox must be built anew.
     spoiled: bool,
@@ -69,7 +79,11 @@ impl std::fmt::Debug for Sandbox {
 
 struct Hooks {
     begin: Persistent<Function<'static>>,
-    out_of_memory_seen: Persistent<Function<'static>>,
+    /// What the last evaluation's code did that the host must know: [`SEEN_OUT_OF_MEMORY`],
+    /// [`SEEN_OBSERVED`].
+    seen: Persistent<Function<'static>>,
+    freeze: Persistent<Function<'static>>,
+    prevent_extensions: Persistent<Function<'static>>,
     caught: Persistent<Function<'static>>,
     to_json_text: Persistent<Function<'static>>,
     describe_error: Persistent<Function<'static>>,
@@ -113,9 +127,11 @@ impl Sandbox {
                 let hooks: Object = ctx.eval_with_options(PRELUDE, options("prelude"))?;
                 Ok(Hooks {
                     begin: Persistent::save(&ctx, hooks.get::<_, Function>("begin")?),
-                    out_of_memory_seen: Persistent::save(
+                    seen: Persistent::save(&ctx, hooks.get::<_, Function>("seen")?),
+                    freeze: Persistent::save(&ctx, hooks.get::<_, Function>("freeze")?),
+                    prevent_extensions: Persistent::save(
                         &ctx,
-                        hooks.get::<_, Function>("outOfMemorySeen")?,
+                        hooks.get::<_, Function>("preventExtensions")?,
                     ),
                     caught: Persistent::save(&ctx, hooks.get::<_, Function>("caught")?),
                     to_json_text: Persistent::save(&ctx, hooks.get::<_, Function>("toJsonText")?),
@@ -133,12 +149,14 @@ impl Sandbox {
             .map_err(unprepared)?;
         Ok(Self {
             expressions: HashMap::new(),
+            inputs: InputCache::default(),
             programs: HashMap::new(),
             hooks,
             cached_bytes: 0,
             context,
             runtime,
             meter,
+            keep_inputs: true,
             spoiled: false,
         })
     }
@@ -168,8 +186,19 @@ impl Sandbox {
         *self.meter.borrow_mut() = Meter::idle();
         let function = self.compiled_expression(expression, vars);
         let result = function.and_then(|function| {
-            let inputs: Vec<&JsonValue> = vars.iter().map(|(_, value)| *value).collect();
-            self.run(&function, &[], &inputs, now_ms, allowance, None)
+            let keep = self.keep_inputs;
+            let (result, rerun) = self.run(&function, &[], vars, now_ms, allowance, None, keep);
+            if !rerun {
+                return result;
+            }
+            // The code may have told kept inputs from its own: run it again on its own (see
+            // inputs.rs), with the time that is left.
+            let allowance = Allowance {
+                time: allowance.time.saturating_sub(started.elapsed()),
+                ..allowance
+            };
+            self.run(&function, &[], vars, now_ms, allowance, None, false)
+                .0
         });
         let checkpoints = self.meter.borrow().checkpoints;
         budget.checkpoints_used = budget.checkpoints_used.saturating_add(checkpoints);
@@ -196,11 +225,30 @@ impl Sandbox {
         self.run(
             &factory,
             &["default"],
-            &[input],
+            &[("$input", input)],
             now_ms,
             allowance,
             Some(&lines),
+            false,
         )
+        .0
+    }
+
+    /// Whether variables' values are kept from one evaluation to the next, as frozen trees
+    /// handed out again while a variable's value stays the same; on by default. Off, every
+    /// evaluation builds its inputs anew. What code sees is the same either way: an evaluation
+    /// that could tell a kept input from its own runs again on its own.
+    pub fn keep_inputs(&mut self, keep: bool) {
+        self.keep_inputs = keep;
+        if !keep {
+            self.inputs.clear();
+        }
+    }
+
+    /// The values, leaves and containers, that the kept inputs hold together (at most
+    /// [`INPUT_CACHE_VALUES_MAX`](crate::INPUT_CACHE_VALUES_MAX)).
+    pub fn kept_values(&self) -> usize {
+        self.inputs.values()
     }
 
     /// Whether an evaluation left something behind that only a new sandbox clears.
@@ -213,6 +261,11 @@ impl Sandbox {
         expression: &str,
         vars: &[(&str, &JsonValue)],
     ) -> Result<Persistent<Function<'static>>, ScriptError> {
+        if let Some((parameters, function)) = self.expressions.get(expression)
+            && same_parameters(parameters, vars)
+        {
+            return Ok(function.clone());
+        }
         let mut parameters = String::new();
         for (index, (name, _)) in vars.iter().enumerate() {
             if !is_variable_name(name) {
@@ -224,13 +277,9 @@ impl Sandbox {
                 return Err(ScriptError::expression(format!("{name} is given twice")));
             }
             if index > 0 {
-                parameters.push_str(", ");
+                parameters.push_str(PARAMETER_SEPARATOR);
             }
             parameters.push_str(name);
-        }
-        let key = format!("{parameters}\u{0}{expression}");
-        if let Some(function) = self.expressions.get(&key) {
-            return Ok(function.clone());
         }
         let javascript = strip_expression(expression).map_err(|problems| {
             let text = problems.first().map_or_else(String::new, |p| {
@@ -243,7 +292,8 @@ impl Sandbox {
         );
         let function = self.compile(&source, EXPRESSION_FILE)?;
         self.make_room(source.len());
-        self.expressions.insert(key, function.clone());
+        self.expressions
+            .insert(expression.to_owned(), (parameters, function.clone()));
         Ok(function)
     }
 
@@ -311,58 +361,84 @@ impl Sandbox {
     }
 
     /// Calls `function` with `inputs`; for a program (`export` names the export to call),
-    /// `function` is the factory that returns the exports. Then converts the value.
+    /// `function` is the factory that returns the exports. Then converts the value. With
+    /// `keep`, inputs are taken from (and put in) the kept inputs; the second part of the
+    /// answer says whether they were and the evaluation must run again on inputs of its own
+    /// (see inputs.rs).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one private call site per kind of code"
+    )]
     fn run(
         &mut self,
         function: &Persistent<Function<'static>>,
         export: &[&str],
-        inputs: &[&JsonValue],
+        inputs: &[(&str, &JsonValue)],
         now_ms: i64,
         allowance: Allowance,
         lines: Option<&StrippedProgram>,
-    ) -> Result<JsonValue, ScriptError> {
+        keep: bool,
+    ) -> (Result<JsonValue, ScriptError>, bool) {
         self.start_meter(allowance);
-        let outcome = self.context.with(|ctx| {
-            let value = call_in(&ctx, &self.hooks, function, export, inputs, now_ms)
-                .map_err(Refusal::Thrown)
-                .and_then(|value| self.value_out(&ctx, value));
-            match value {
-                Ok(_) if self.out_of_memory_seen(&ctx) => Err(memory_error(allowance.kind)),
+        let hooks = &self.hooks;
+        let meter = &self.meter;
+        let kept = &mut self.inputs;
+        // Kept inputs are tried for every container, and an attempt counts as use: building a
+        // kept tree may fail where a plain one would not (memory that other kept values hold).
+        let used_kept = keep
+            && inputs
+                .iter()
+                .any(|(_, input)| matches!(input, JsonValue::Array(_) | JsonValue::Object(_)));
+        let (outcome, seen) = self.context.with(|ctx| {
+            let value = call_in(
+                &ctx,
+                hooks,
+                function,
+                export,
+                inputs,
+                now_ms,
+                keep.then_some(&mut *kept),
+            )
+            .map_err(Refusal::Thrown)
+            .and_then(|value| value_out(hooks, used_kept.then_some(&*kept), &ctx, value));
+            let outcome = match value {
                 Ok(value) => Ok(value),
                 Err(Refusal::Thrown(error)) => {
-                    Err(self.classify(&ctx, error, allowance.kind, lines))
+                    Err(classify(hooks, meter, &ctx, error, allowance.kind, lines))
                 }
                 Err(Refusal::Cannot(message)) => Err(ScriptError::expression(message)),
                 Err(Refusal::TooLarge) => Err(too_large_error(allowance.kind)),
-            }
+            };
+            // Read after any exception was taken, so the hook runs with none pending.
+            let seen = seen(hooks, &ctx);
+            let outcome = match outcome {
+                Ok(_) if seen & SEEN_OUT_OF_MEMORY != 0 => Err(memory_error(allowance.kind)),
+                other => other,
+            };
+            (outcome, seen)
         });
         self.meter.borrow_mut().active = false;
         if self.runtime.is_job_pending() {
             self.spoiled = true;
         }
-        if matches!(
+        let out_of_memory = matches!(
             outcome,
             Err(ScriptError::Runtime {
                 limit: Limit::Memory,
                 ..
             })
-        ) {
-            // What the cache holds counts against the limit too: start again from the prelude.
+        );
+        if out_of_memory {
+            // What the caches hold counts against the limit too: start again from the prelude.
             self.forget_compiled();
+            self.inputs.clear();
             self.runtime.run_gc();
         }
-        outcome
-    }
-
-    /// The JSON value of what the code gave.
-    fn value_out<'js>(&self, ctx: &Ctx<'js>, value: Value<'js>) -> Result<JsonValue, Refusal> {
-        Outgoing::new(
-            ctx,
-            self.hooks.object_prototype.clone().restore(ctx)?,
-            self.hooks.kind_of.clone().restore(ctx)?,
-            self.hooks.to_json_text.clone().restore(ctx)?,
-        )?
-        .convert(value)
+        let rerun = used_kept
+            && (seen & SEEN_OBSERVED != 0
+                || out_of_memory
+                || matches!(outcome, Err(ScriptError::Expression { .. })));
+        (outcome, rerun)
     }
 
     fn start_meter(&self, allowance: Allowance) {
@@ -376,65 +452,81 @@ impl Sandbox {
             tripped: None,
         };
     }
-
-    /// An exception as the error it stands for: a budget the meter saw run out, memory, or an
-    /// error of the code itself.
-    fn classify(
-        &self,
-        ctx: &Ctx<'_>,
-        error: rquickjs::Error,
-        kind: CodeKind,
-        lines: Option<&StrippedProgram>,
-    ) -> ScriptError {
-        if let Some(trip) = self.meter.borrow().tripped {
-            return trip_error(trip, kind);
-        }
-        if !matches!(error, rquickjs::Error::Exception) {
-            return match error {
-                rquickjs::Error::Allocation => memory_error(kind),
-                other => ScriptError::expression(other.to_string()),
-            };
-        }
-        let thrown = ctx.catch();
-        if self.out_of_memory_seen(ctx) {
-            return memory_error(kind);
-        }
-        let description = self
-            .hooks
-            .describe_error
-            .clone()
-            .restore(ctx)
-            .and_then(|describe| {
-                let described: Object = describe.call((thrown,))?;
-                Ok((
-                    described.get::<_, bool>("outOfMemory")?,
-                    described.get::<_, String>("message")?,
-                    described.get::<_, String>("stack")?,
-                ))
-            });
-        if let Some(trip) = self.meter.borrow().tripped {
-            return trip_error(trip, kind);
-        }
-        match description {
-            Ok((true, _, _)) => memory_error(kind),
-            Ok((false, message, stack)) => ScriptError::Expression {
-                message,
-                line: lines.and_then(|lines| program_line(&stack, lines)),
-            },
-            Err(_) => memory_error(kind),
-        }
-    }
 }
 
-impl Sandbox {
-    /// Whether a `catch` of the code caught a memory overrun during this evaluation.
-    fn out_of_memory_seen(&self, ctx: &Ctx<'_>) -> bool {
-        self.hooks
-            .out_of_memory_seen
-            .clone()
-            .restore(ctx)
-            .and_then(|seen| seen.call::<_, bool>(()))
-            .unwrap_or(true)
+/// What the code did that the host must know, as [`SEEN_OUT_OF_MEMORY`] and [`SEEN_OBSERVED`];
+/// both when the hook could not say.
+fn seen(hooks: &Hooks, ctx: &Ctx<'_>) -> u32 {
+    hooks
+        .seen
+        .clone()
+        .restore(ctx)
+        .and_then(|seen| seen.call::<_, u32>(()))
+        .unwrap_or(SEEN_OUT_OF_MEMORY | SEEN_OBSERVED)
+}
+
+/// The JSON value of what the code gave; `inputs` are the kept inputs it was given, if any.
+fn value_out<'js>(
+    hooks: &Hooks,
+    inputs: Option<&InputCache>,
+    ctx: &Ctx<'js>,
+    value: Value<'js>,
+) -> Result<JsonValue, Refusal> {
+    Outgoing::new(
+        ctx,
+        inputs,
+        hooks.object_prototype.clone().restore(ctx)?,
+        hooks.kind_of.clone().restore(ctx)?,
+        hooks.to_json_text.clone().restore(ctx)?,
+    )?
+    .convert(value)
+}
+
+/// An exception as the error it stands for: a budget the meter saw run out, memory, or an
+/// error of the code itself.
+fn classify(
+    hooks: &Hooks,
+    meter: &RefCell<Meter>,
+    ctx: &Ctx<'_>,
+    error: rquickjs::Error,
+    kind: CodeKind,
+    lines: Option<&StrippedProgram>,
+) -> ScriptError {
+    if let Some(trip) = meter.borrow().tripped {
+        return trip_error(trip, kind);
+    }
+    if !matches!(error, rquickjs::Error::Exception) {
+        return match error {
+            rquickjs::Error::Allocation => memory_error(kind),
+            other => ScriptError::expression(other.to_string()),
+        };
+    }
+    let thrown = ctx.catch();
+    if seen(hooks, ctx) & SEEN_OUT_OF_MEMORY != 0 {
+        return memory_error(kind);
+    }
+    let description = hooks
+        .describe_error
+        .clone()
+        .restore(ctx)
+        .and_then(|describe| {
+            let described: Object = describe.call((thrown,))?;
+            Ok((
+                described.get::<_, bool>("outOfMemory")?,
+                described.get::<_, String>("message")?,
+                described.get::<_, String>("stack")?,
+            ))
+        });
+    if let Some(trip) = meter.borrow().tripped {
+        return trip_error(trip, kind);
+    }
+    match description {
+        Ok((true, _, _)) => memory_error(kind),
+        Ok((false, message, stack)) => ScriptError::Expression {
+            message,
+            line: lines.and_then(|lines| program_line(&stack, lines)),
+        },
+        Err(_) => memory_error(kind),
     }
 }
 
@@ -444,8 +536,9 @@ fn call_in<'js>(
     hooks: &Hooks,
     function: &Persistent<Function<'static>>,
     export: &[&str],
-    inputs: &[&JsonValue],
+    inputs: &[(&str, &JsonValue)],
     now_ms: i64,
+    mut kept: Option<&mut InputCache>,
 ) -> rquickjs::Result<Value<'js>> {
     #[expect(
         clippy::cast_precision_loss,
@@ -468,8 +561,23 @@ fn call_in<'js>(
         };
     }
     let mut args = Args::new(ctx.clone(), inputs.len());
-    for input in inputs {
-        args.push_arg(to_js(ctx, input)?)?;
+    let freezing = match kept {
+        Some(_) => Some((
+            hooks.freeze.clone().restore(ctx)?,
+            hooks.prevent_extensions.clone().restore(ctx)?,
+        )),
+        None => None,
+    };
+    for (name, input) in inputs {
+        let built = match (kept.as_deref_mut(), &freezing) {
+            (Some(kept), Some((freeze, prevent))) => kept.get(ctx, name, input, freeze, prevent)?,
+            _ => None,
+        };
+        let value = match built {
+            Some(value) => value,
+            None => to_js(ctx, input, None)?,
+        };
+        args.push_arg(value)?;
     }
     function.call_arg(args)
 }
@@ -507,6 +615,26 @@ fn program_line(stack: &str, lines: &StrippedProgram) -> Option<u32> {
         .take_while(char::is_ascii_digit)
         .collect();
     lines.program_line(digits.parse().ok()?)
+}
+
+const PARAMETER_SEPARATOR: &str = ", ";
+
+/// Whether `parameters`, as compiled, are the names of `vars` in order.
+fn same_parameters(parameters: &str, vars: &[(&str, &JsonValue)]) -> bool {
+    let mut rest = parameters;
+    for (index, (name, _)) in vars.iter().enumerate() {
+        if index > 0 {
+            match rest.strip_prefix(PARAMETER_SEPARATOR) {
+                Some(after) => rest = after,
+                None => return false,
+            }
+        }
+        match rest.strip_prefix(name) {
+            Some(after) => rest = after,
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 fn is_variable_name(name: &str) -> bool {

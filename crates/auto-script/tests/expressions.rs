@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use auto_script::{InputBudget, ScriptError, evaluate};
+use auto_script::{InputBudget, Sandbox, ScriptError, evaluate};
 use serde_json::{Map, Value};
 
 const NOW_MS_DEFAULT: i64 = 1_790_000_000_000;
@@ -64,6 +64,20 @@ fn rendered(result: &Result<Value, ScriptError>) -> String {
 }
 
 fn run(case: &Case) -> String {
+    run_in(case, |expression, vars, now_ms, budget| {
+        evaluate(expression, vars, now_ms, budget)
+    })
+}
+
+fn run_in(
+    case: &Case,
+    mut evaluate: impl FnMut(
+        &str,
+        &[(&str, &Value)],
+        i64,
+        &mut InputBudget,
+    ) -> Result<Value, ScriptError>,
+) -> String {
     let vars: Map<String, Value> = case
         .vars_line
         .as_deref()
@@ -124,6 +138,45 @@ fn every_expression_gives_what_the_corpus_says() {
         "{} of {} cases differ:\n{}",
         failures.len(),
         cases.len(),
+        failures.join("\n")
+    );
+}
+
+/// Kept inputs are the sandbox's own business: every case gives the same in a sandbox that
+/// builds its inputs for each evaluation, and in one that keeps them, when the value is built
+/// and kept and when it is handed out again.
+#[test]
+fn every_expression_gives_the_same_with_inputs_kept_or_built_each_time() {
+    let text = std::fs::read_to_string(corpus_path()).expect("the corpus is readable");
+    let (cases, _) = parse(&text);
+    let mut built = Sandbox::new().expect("a sandbox");
+    built.keep_inputs(false);
+    let mut kept = Sandbox::new().expect("a sandbox");
+    let mut failures = Vec::new();
+    let mut most_kept = 0;
+    for case in &cases {
+        let expected = run_in(case, |e, v, n, b| built.evaluate(e, v, n, b));
+        assert_eq!(
+            built.kept_values(),
+            0,
+            "nothing is kept when keeping is off"
+        );
+        for round in ["built and kept", "kept"] {
+            let actual = run_in(case, |e, v, n, b| kept.evaluate(e, v, n, b));
+            if actual != expected {
+                failures.push(format!(
+                    "{} ({round})\n  built each time: {expected}\n  kept:   {actual}",
+                    case.expression
+                ));
+            }
+        }
+        most_kept = most_kept.max(kept.kept_values());
+    }
+    assert!(most_kept > 0, "the kept sandbox kept inputs");
+    assert!(
+        failures.is_empty(),
+        "{} cases differ:\n{}",
+        failures.len(),
         failures.join("\n")
     );
 }
