@@ -17,7 +17,7 @@ use rquickjs::Type;
 use rquickjs::atom::PredefinedAtom;
 use rquickjs::function::This;
 use rquickjs::object::Property;
-use rquickjs::{Array, Atom, Ctx, Function, Object, Value};
+use rquickjs::{Array, Atom, Ctx, Function, Object, Persistent, Value};
 use serde_json::{Map, Number, Value as JsonValue};
 
 use crate::budget::{VALUE_DEPTH_MAX, VALUE_TEXT_BYTES_MAX};
@@ -278,11 +278,13 @@ enum Entered<'js> {
 pub(crate) struct Outgoing<'c, 'js> {
     /// The kept inputs, whose frozen objects are read from what they were built from.
     inputs: Option<&'c InputCache>,
-    object_prototype: Object<'js>,
+    ctx: Ctx<'js>,
+    /// The identity of the context's `Object.prototype`.
+    object_prototype: u64,
     /// The prelude's `kindOf`: "a Map", "an object that is not plain".
-    kind_of: Function<'js>,
+    kind_of: &'c Persistent<Function<'static>>,
     /// The prelude's `toJsonText`, for a value that holds a proxy.
-    to_json_text: Function<'js>,
+    to_json_text: &'c Persistent<Function<'static>>,
     to_json: Atom<'js>,
     length: Atom<'js>,
     /// Bytes of the JSON text so far.
@@ -293,12 +295,13 @@ impl<'c, 'js> Outgoing<'c, 'js> {
     pub(crate) fn new(
         ctx: &Ctx<'js>,
         inputs: Option<&'c InputCache>,
-        object_prototype: Object<'js>,
-        kind_of: Function<'js>,
-        to_json_text: Function<'js>,
+        object_prototype: u64,
+        kind_of: &'c Persistent<Function<'static>>,
+        to_json_text: &'c Persistent<Function<'static>>,
     ) -> rquickjs::Result<Self> {
         Ok(Self {
             inputs,
+            ctx: ctx.clone(),
             object_prototype,
             kind_of,
             to_json_text,
@@ -314,7 +317,8 @@ impl<'c, 'js> Outgoing<'c, 'js> {
             Ok(json) => Ok(json),
             Err(Stop::Refused(refusal)) => Err(refusal),
             Err(Stop::Proxy) => {
-                let text: rquickjs::String = self.to_json_text.call((value,))?;
+                let to_json_text = self.to_json_text.clone().restore(&self.ctx)?;
+                let text: rquickjs::String = to_json_text.call((value,))?;
                 let text = text.to_string()?;
                 if text.len() > VALUE_TEXT_BYTES_MAX {
                     return Err(Refusal::TooLarge);
@@ -539,15 +543,22 @@ impl<'c, 'js> Outgoing<'c, 'js> {
                     array,
                     length,
                     next: 0,
-                    items: Vec::new(),
+                    // Room for what the length says, up to what a reader would not miss.
+                    #[expect(
+                        clippy::cast_possible_truncation,
+                        clippy::cast_sign_loss,
+                        reason = "a length is a whole number below 2^32, clamped first"
+                    )]
+                    items: Vec::with_capacity(length.clamp(0.0, 4096.0) as usize),
                 }
             }
             None => {
                 if object
                     .get_prototype()
-                    .is_some_and(|p| p != self.object_prototype)
+                    .is_some_and(|p| identity(p.as_value()) != self.object_prototype)
                 {
-                    let kind: String = self.kind_of.call((object,))?;
+                    let kind_of = self.kind_of.clone().restore(&self.ctx)?;
+                    let kind: String = kind_of.call((object,))?;
                     return Err(Self::cannot(&kind, &key));
                 }
                 let names = object

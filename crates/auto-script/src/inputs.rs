@@ -128,8 +128,8 @@ impl InputCache {
         ctx: &Ctx<'js>,
         name: &str,
         value: &JsonValue,
-        freeze: &Function<'js>,
-        prevent_extensions: &Function<'js>,
+        freeze: &Persistent<Function<'static>>,
+        prevent_extensions: &Persistent<Function<'static>>,
     ) -> rquickjs::Result<Option<Value<'js>>> {
         if !matches!(value, JsonValue::Array(_) | JsonValue::Object(_)) {
             return Ok(None);
@@ -152,12 +152,14 @@ impl InputCache {
         }
         let mut nodes = Vec::new();
         let mut identities = Vec::new();
+        let freeze = freeze.clone().restore(ctx)?;
+        let prevent_extensions = prevent_extensions.clone().restore(ctx)?;
         let root = to_js(
             ctx,
             value,
             Some(&mut Frozen {
-                freeze,
-                prevent_extensions,
+                freeze: &freeze,
+                prevent_extensions: &prevent_extensions,
                 nodes: &mut nodes,
                 identities: &mut identities,
             }),
@@ -189,19 +191,30 @@ impl InputCache {
         let kept = self.kept.iter().find(|kept| kept.id == id)?;
         let node = usize::try_from(node).ok()?;
         let measure = *kept.measures.get(node)?;
-        // The positions from the root down, found from the node up.
-        let mut path: Vec<usize> = Vec::new();
+        // The positions from the root down, found from the node up; a shallow node, the
+        // common one, needs no allocation.
+        let mut shallow = [0_usize; 16];
+        let mut deep = Vec::new();
+        let mut depth = 0;
         let mut at = node;
         while let Some(step) = kept.nodes.get(at) {
             let Some(parent) = step.parent else { break };
-            path.push(step.position);
+            match shallow.get_mut(depth) {
+                Some(slot) => *slot = step.position,
+                None => deep.push(step.position),
+            }
+            depth += 1;
             at = usize::try_from(parent).ok()?;
         }
+        let path = shallow[..depth.min(shallow.len())]
+            .iter()
+            .chain(&deep)
+            .rev();
         let mut value = &kept.value;
-        for position in path.into_iter().rev() {
+        for position in path {
             value = match value {
-                JsonValue::Array(items) => items.get(position)?,
-                JsonValue::Object(members) => members.values().nth(position)?,
+                JsonValue::Array(items) => items.get(*position)?,
+                JsonValue::Object(members) => members.values().nth(*position)?,
                 _ => return None,
             };
         }
@@ -353,16 +366,7 @@ fn same(a: &JsonValue, b: &JsonValue) -> bool {
         let equal = match (a, b) {
             (JsonValue::Null, JsonValue::Null) => true,
             (JsonValue::Bool(x), JsonValue::Bool(y)) => x == y,
-            (JsonValue::Number(x), JsonValue::Number(y)) => {
-                match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
-                    (Some(i), Some(j), _, _) => i == j,
-                    (_, _, Some(i), Some(j)) => i == j,
-                    _ if x.is_f64() && y.is_f64() => {
-                        x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits)
-                    }
-                    _ => false,
-                }
-            }
+            (JsonValue::Number(x), JsonValue::Number(y)) => same_number(x, y),
             (JsonValue::String(x), JsonValue::String(y)) => x == y,
             (JsonValue::Array(x), JsonValue::Array(y)) => {
                 x.len() == y.len()
@@ -385,6 +389,12 @@ fn same(a: &JsonValue, b: &JsonValue) -> bool {
     true
 }
 
+/// Numbers of the same kind and value, with `-0.0` apart from `0.0` (serde_json's equality
+/// holds them equal, and the engine does not).
+fn same_number(x: &serde_json::Number, y: &serde_json::Number) -> bool {
+    x == y && (!x.is_f64() || x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits))
+}
+
 /// Compares two members at once when they are strings or small numbers, the common leaves;
 /// else leaves them for [`same`]'s loop.
 fn same_leaf_or_push<'a>(
@@ -394,9 +404,7 @@ fn same_leaf_or_push<'a>(
 ) -> bool {
     match (a, b) {
         (JsonValue::String(x), JsonValue::String(y)) => x == y,
-        (JsonValue::Number(x), JsonValue::Number(y)) if x.is_i64() && y.is_i64() => {
-            x.as_i64() == y.as_i64()
-        }
+        (JsonValue::Number(x), JsonValue::Number(y)) => same_number(x, y),
         _ => {
             pending.push((a, b));
             true

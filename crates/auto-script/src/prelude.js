@@ -70,7 +70,13 @@
   }
 
   // Date: the recorded time, UTC only.
-  let nowMs = 0;
+  // What the host and the code share, which no global reaches: [0] the recorded time, which
+  // the host sets before each evaluation; [1] what the code did that the host must know, which
+  // the host clears: 1, a catch caught a memory overrun; 2, the code may have seen that an
+  // input is frozen (see inputs.rs).
+  const state = [0, 0];
+  const SEEN_OUT_OF_MEMORY = 1;
+  const SEEN_OBSERVED = 2;
   const DATE_ONLY = /^(?:\d{4}|[+-]\d{6})(?:-\d{2}(?:-\d{2})?)?$/;
   const DATE_TIME_WITH_OFFSET =
     /^(?:\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
@@ -94,7 +100,7 @@
     }
     let ms;
     if (values.length === 0) {
-      ms = nowMs;
+      ms = state[0];
     } else if (typeof values[0] === "number") {
       ms = values[0];
     } else if (typeof values[0] === "string") {
@@ -114,7 +120,7 @@
     value: FixedDate, writable: true, enumerable: false, configurable: true,
   });
   defineProperty(FixedDate, "now", {
-    value: function now() { return nowMs; }, writable: true, configurable: true,
+    value: function now() { return state[0]; }, writable: true, configurable: true,
   });
   defineProperty(FixedDate, "parse", {
     value: function parse(text) { return parseDate(`${text}`); }, writable: true, configurable: true,
@@ -157,13 +163,12 @@
   // (see inputs.rs). Code that writes to one fails, and so does the evaluation, which is then
   // run again on inputs built for it alone; these are the ways code could see that an input is
   // frozen without failing, and each marks the evaluation as one to run again.
-  let observed = false;
   const { apply } = Reflect;
   function observing(target, name) {
     const original = target[name];
     const wrapped = {
       [name](...values) {
-        observed = true;
+        state[1] |= SEEN_OBSERVED;
         return apply(original, this, values);
       },
     }[name];
@@ -330,7 +335,6 @@
   // Memory overruns: QuickJS throws them as an InternalError that `try` could catch, so every
   // catch hands what it caught to `caught` first (see guard.rs), which notes the overrun and
   // throws it on. An error that a `using` disposal suppressed is looked into as well.
-  let outOfMemorySeen = false;
   function isOutOfMemory(value, depth) {
     if (typeof value !== "object" || value === null || depth > 32) {
       return false;
@@ -346,9 +350,9 @@
   }
   function caught(value) {
     // What a catch caught may be a write to a frozen input.
-    observed = true;
+    state[1] |= SEEN_OBSERVED;
     if (isOutOfMemory(value, 0)) {
-      outOfMemorySeen = true;
+      state[1] |= SEEN_OUT_OF_MEMORY;
       throw value;
     }
   }
@@ -380,9 +384,7 @@
   }
 
   return freeze({
-    begin: freeze(function begin(ms) { nowMs = ms; outOfMemorySeen = false; observed = false; }),
-    // 1: a catch caught a memory overrun; 2: the code may have seen that an input is frozen.
-    seen: freeze(function seen() { return (outOfMemorySeen ? 1 : 0) | (observed ? 2 : 0); }),
+    state,
     freeze,
     preventExtensions,
     caught: freeze(caught),

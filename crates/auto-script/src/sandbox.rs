@@ -18,7 +18,7 @@ use rquickjs::context::intrinsic::{
     Date, Eval, Json, MapSet, Promise, Proxy, RegExp, RegExpCompiler, TypedArrays,
 };
 use rquickjs::function::Args;
-use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
+use rquickjs::{Array, Context, Ctx, Function, Object, Persistent, Runtime, Value};
 use serde_json::Value as JsonValue;
 
 use crate::budget::{
@@ -29,13 +29,13 @@ use crate::budget::{
 };
 use crate::convert::{Outgoing, Refusal, to_js};
 use crate::guard::CAUGHT_HOOK;
-use crate::inputs::InputCache;
+use crate::inputs::{InputCache, identity};
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
 
 const PRELUDE: &str = include_str!("prelude.js");
-/// The prelude's `seen`: a `catch` caught a memory overrun.
+/// In the prelude's `state[1]`: a `catch` caught a memory overrun.
 const SEEN_OUT_OF_MEMORY: u32 = 1;
-/// The prelude's `seen`: the code may have seen that an input is frozen (see inputs.rs).
+/// In the prelude's `state[1]`: the code may have seen that an input is frozen (see inputs.rs).
 const SEEN_OBSERVED: u32 = 2;
 const EXPRESSION_FILE: &str = "expression";
 const PROGRAM_FILE: &str = "program";
@@ -78,17 +78,17 @@ impl std::fmt::Debug for Sandbox {
 }
 
 struct Hooks {
-    begin: Persistent<Function<'static>>,
-    /// What the last evaluation's code did that the host must know: [`SEEN_OUT_OF_MEMORY`],
-    /// [`SEEN_OBSERVED`].
-    seen: Persistent<Function<'static>>,
+    /// What the host and the code share: `[0]` the recorded time, `[1]` what the code did
+    /// that the host must know ([`SEEN_OUT_OF_MEMORY`], [`SEEN_OBSERVED`]).
+    state: Persistent<Array<'static>>,
     freeze: Persistent<Function<'static>>,
     prevent_extensions: Persistent<Function<'static>>,
     caught: Persistent<Function<'static>>,
     to_json_text: Persistent<Function<'static>>,
     describe_error: Persistent<Function<'static>>,
     kind_of: Persistent<Function<'static>>,
-    object_prototype: Persistent<Object<'static>>,
+    /// The identity of the context's `Object.prototype`, which lives as long as the context.
+    object_prototype: u64,
 }
 
 impl Sandbox {
@@ -126,8 +126,7 @@ impl Sandbox {
             .with(|ctx| -> rquickjs::Result<Hooks> {
                 let hooks: Object = ctx.eval_with_options(PRELUDE, options("prelude"))?;
                 Ok(Hooks {
-                    begin: Persistent::save(&ctx, hooks.get::<_, Function>("begin")?),
-                    seen: Persistent::save(&ctx, hooks.get::<_, Function>("seen")?),
+                    state: Persistent::save(&ctx, hooks.get::<_, Array>("state")?),
                     freeze: Persistent::save(&ctx, hooks.get::<_, Function>("freeze")?),
                     prevent_extensions: Persistent::save(
                         &ctx,
@@ -140,9 +139,8 @@ impl Sandbox {
                         hooks.get::<_, Function>("describeError")?,
                     ),
                     kind_of: Persistent::save(&ctx, hooks.get::<_, Function>("kindOf")?),
-                    object_prototype: Persistent::save(
-                        &ctx,
-                        hooks.get::<_, Object>("objectPrototype")?,
+                    object_prototype: identity(
+                        hooks.get::<_, Object>("objectPrototype")?.as_value(),
                     ),
                 })
             })
@@ -458,10 +456,10 @@ impl Sandbox {
 /// both when the hook could not say.
 fn seen(hooks: &Hooks, ctx: &Ctx<'_>) -> u32 {
     hooks
-        .seen
+        .state
         .clone()
         .restore(ctx)
-        .and_then(|seen| seen.call::<_, u32>(()))
+        .and_then(|state| state.get::<u32>(1))
         .unwrap_or(SEEN_OUT_OF_MEMORY | SEEN_OBSERVED)
 }
 
@@ -475,9 +473,9 @@ fn value_out<'js>(
     Outgoing::new(
         ctx,
         inputs,
-        hooks.object_prototype.clone().restore(ctx)?,
-        hooks.kind_of.clone().restore(ctx)?,
-        hooks.to_json_text.clone().restore(ctx)?,
+        hooks.object_prototype,
+        &hooks.kind_of,
+        &hooks.to_json_text,
     )?
     .convert(value)
 }
@@ -545,7 +543,9 @@ fn call_in<'js>(
         reason = "times within 2^53 ms, 285,000 years, are exact"
     )]
     let now = now_ms as f64;
-    hooks.begin.clone().restore(ctx)?.call::<_, ()>((now,))?;
+    let state = hooks.state.clone().restore(ctx)?;
+    state.set(0, now)?;
+    state.set(1, 0)?;
     let mut function = function.clone().restore(ctx)?;
     if let Some(name) = export.first() {
         let exports: Object = function.call(())?;
@@ -561,17 +561,10 @@ fn call_in<'js>(
         };
     }
     let mut args = Args::new(ctx.clone(), inputs.len());
-    let freezing = match kept {
-        Some(_) => Some((
-            hooks.freeze.clone().restore(ctx)?,
-            hooks.prevent_extensions.clone().restore(ctx)?,
-        )),
-        None => None,
-    };
     for (name, input) in inputs {
-        let built = match (kept.as_deref_mut(), &freezing) {
-            (Some(kept), Some((freeze, prevent))) => kept.get(ctx, name, input, freeze, prevent)?,
-            _ => None,
+        let built = match kept.as_deref_mut() {
+            Some(kept) => kept.get(ctx, name, input, &hooks.freeze, &hooks.prevent_extensions)?,
+            None => None,
         };
         let value = match built {
             Some(value) => value,
