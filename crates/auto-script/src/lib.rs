@@ -25,6 +25,7 @@
 //!   own stack, which is held to 512 KiB.
 
 mod budget;
+mod bytecode;
 mod check;
 mod convert;
 mod depth;

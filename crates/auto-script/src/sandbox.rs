@@ -26,6 +26,7 @@ use crate::budget::{
     PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX,
     ScriptError, Trip, memory_error, too_large_error, trip_error,
 };
+use crate::bytecode::run_prelude;
 use crate::convert::{Outgoing, Refusal, to_js};
 use crate::guard::CAUGHT_HOOK;
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
@@ -79,7 +80,8 @@ struct Hooks {
 
 impl Sandbox {
     /// A fresh sandbox: a runtime with the memory and stack limits, and a context prepared by
-    /// the prelude (library trimmed, Date replaced, code from text blocked, all frozen).
+    /// the prelude (library trimmed, Date replaced, code from text blocked, all frozen), read
+    /// from the bytecode compiled once per process.
     pub fn new() -> Result<Self, ScriptError> {
         let unprepared =
             |_| ScriptError::runtime(Limit::Memory, "The sandbox could not be prepared.");
@@ -110,7 +112,7 @@ impl Sandbox {
         .map_err(unprepared)?;
         let hooks = context
             .with(|ctx| -> rquickjs::Result<Hooks> {
-                let hooks: Object = ctx.eval_with_options(PRELUDE, options("prelude"))?;
+                let hooks: Object = run_prelude(&ctx, PRELUDE, "prelude")?.get()?;
                 Ok(Hooks {
                     begin: Persistent::save(&ctx, hooks.get::<_, Function>("begin")?),
                     out_of_memory_seen: Persistent::save(
