@@ -29,6 +29,7 @@ mod bytecode;
 mod check;
 mod convert;
 mod depth;
+mod freeze;
 mod guard;
 mod library;
 mod position;

@@ -28,10 +28,13 @@ use crate::budget::{
 };
 use crate::bytecode::run_prelude;
 use crate::convert::{Outgoing, Refusal, to_js};
+use crate::freeze::freeze_reachable;
 use crate::guard::CAUGHT_HOOK;
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
 
 const PRELUDE: &str = include_str!("prelude.js");
+/// The global the prelude leaves the roots of the deep freeze in, for [`Sandbox::new`] to take.
+const FREEZE_ROOTS: &str = "__freezeRoots";
 const EXPRESSION_FILE: &str = "expression";
 const PROGRAM_FILE: &str = "program";
 
@@ -80,8 +83,8 @@ struct Hooks {
 
 impl Sandbox {
     /// A fresh sandbox: a runtime with the memory and stack limits, and a context prepared by
-    /// the prelude (library trimmed, Date replaced, code from text blocked, all frozen), read
-    /// from the bytecode compiled once per process.
+    /// the prelude (library trimmed, Date replaced, code from text blocked), read from the
+    /// bytecode compiled once per process, then all of it frozen.
     pub fn new() -> Result<Self, ScriptError> {
         let unprepared =
             |_| ScriptError::runtime(Limit::Memory, "The sandbox could not be prepared.");
@@ -113,6 +116,10 @@ impl Sandbox {
         let hooks = context
             .with(|ctx| -> rquickjs::Result<Hooks> {
                 let hooks: Object = run_prelude(&ctx, PRELUDE, "prelude")?.get()?;
+                let globals = ctx.globals();
+                let roots: Vec<Value> = globals.get(FREEZE_ROOTS)?;
+                globals.remove(FREEZE_ROOTS)?;
+                freeze_reachable(&ctx, roots)?;
                 Ok(Hooks {
                     begin: Persistent::save(&ctx, hooks.get::<_, Function>("begin")?),
                     out_of_memory_seen: Persistent::save(
