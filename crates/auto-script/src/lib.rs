@@ -27,9 +27,11 @@
 //!   own stack, which is held to 512 KiB.
 
 mod budget;
+mod bytecode;
 mod check;
 mod convert;
 mod depth;
+mod freeze;
 mod guard;
 mod inputs;
 mod library;

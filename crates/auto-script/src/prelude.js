@@ -1,7 +1,7 @@
 // Prepares a fresh QuickJS context once: removes what the library lacks, puts in the fixed-clock,
-// UTC-only Date, blocks code built from text, makes localeCompare read no locale, and deep-freezes
-// everything reachable so that one evaluation can leave nothing for the next. It returns the
-// host's hooks, which no global reaches.
+// UTC-only Date, blocks code built from text, makes localeCompare read no locale, and names the
+// roots from which the host then deep-freezes everything reachable (see freeze.rs), so that one
+// evaluation can leave nothing for the next. It returns the host's hooks, which no global reaches.
 (function () {
   "use strict";
   const global = globalThis;
@@ -9,7 +9,7 @@
     defineProperty, freeze, getOwnPropertyDescriptor, getPrototypeOf, keys,
     prototype: ObjectPrototype,
   } = Object;
-  const { ownKeys, construct } = Reflect;
+  const { construct } = Reflect;
   const stringify = JSON.stringify;
   const isArray = Array.isArray;
   const OriginalDate = Date;
@@ -186,42 +186,9 @@
   }
   const preventExtensions = Object.preventExtensions;
 
-  // Freeze everything reachable from the global object and the hidden roots.
-  const seen = new Set();
-  const pending = [global, ...hiddenRoots];
-  while (pending.length > 0) {
-    const item = pending.pop();
-    if ((typeof item !== "object" && typeof item !== "function") || item === null || seen.has(item)) {
-      continue;
-    }
-    seen.add(item);
-    freeze(item);
-    pending.push(getPrototypeOf(item));
-    const isFunction = typeof item === "function";
-    const keys = ownKeys(item);
-    for (let index = 0, count = keys.length; index < count; index++) {
-      const key = keys[index];
-      // A built-in function's length and name are plain numbers and strings: nothing to walk.
-      if (isFunction && (key === "length" || key === "name")) {
-        continue;
-      }
-      const descriptor = getOwnPropertyDescriptor(item, key);
-      const value = descriptor.value;
-      if (value !== undefined) {
-        if ((typeof value === "object" && value !== null) || typeof value === "function") {
-          pending.push(value);
-        }
-      } else {
-        const { get, set } = descriptor;
-        if (get !== undefined) {
-          pending.push(get);
-        }
-        if (set !== undefined) {
-          pending.push(set);
-        }
-      }
-    }
-  }
+  // Everything reachable from the global object and the hidden roots is frozen once this
+  // returns, by the host (see freeze.rs), which takes the roots from this name and deletes it.
+  defineProperty(global, "__freezeRoots", { value: [global, ...hiddenRoots], configurable: true });
 
   function kindOf(value) {
     if (typeof value !== "object") {

@@ -27,7 +27,9 @@ use crate::budget::{
     PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX,
     ScriptError, Trip, memory_error, too_large_error, trip_error,
 };
+use crate::bytecode::run_prelude;
 use crate::convert::{Outgoing, Refusal, to_js};
+use crate::freeze::freeze_reachable;
 use crate::guard::CAUGHT_HOOK;
 use crate::inputs::{InputCache, identity};
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
@@ -37,6 +39,8 @@ const PRELUDE: &str = include_str!("prelude.js");
 const SEEN_OUT_OF_MEMORY: u32 = 1;
 /// In the prelude's `state[1]`: the code may have seen that an input is frozen (see inputs.rs).
 const SEEN_OBSERVED: u32 = 2;
+/// The global the prelude leaves the roots of the deep freeze in, for [`Sandbox::new`] to take.
+const FREEZE_ROOTS: &str = "__freezeRoots";
 const EXPRESSION_FILE: &str = "expression";
 const PROGRAM_FILE: &str = "program";
 
@@ -93,7 +97,8 @@ struct Hooks {
 
 impl Sandbox {
     /// A fresh sandbox: a runtime with the memory and stack limits, and a context prepared by
-    /// the prelude (library trimmed, Date replaced, code from text blocked, all frozen).
+    /// the prelude (library trimmed, Date replaced, code from text blocked), read from the
+    /// bytecode compiled once per process, then all of it frozen.
     pub fn new() -> Result<Self, ScriptError> {
         let unprepared =
             |_| ScriptError::runtime(Limit::Memory, "The sandbox could not be prepared.");
@@ -124,7 +129,11 @@ impl Sandbox {
         .map_err(unprepared)?;
         let hooks = context
             .with(|ctx| -> rquickjs::Result<Hooks> {
-                let hooks: Object = ctx.eval_with_options(PRELUDE, options("prelude"))?;
+                let hooks: Object = run_prelude(&ctx, PRELUDE, "prelude")?.get()?;
+                let globals = ctx.globals();
+                let roots: Vec<Value> = globals.get(FREEZE_ROOTS)?;
+                globals.remove(FREEZE_ROOTS)?;
+                freeze_reachable(&ctx, roots)?;
                 Ok(Hooks {
                     state: Persistent::save(&ctx, hooks.get::<_, Array>("state")?),
                     freeze: Persistent::save(&ctx, hooks.get::<_, Function>("freeze")?),
