@@ -1,9 +1,29 @@
 // The expressions of crates/auto-script/benches/eval.rs in QuickJS compiled to WebAssembly
 // (quickjs-emscripten) on Node: values in and out as JSON text, one reused context with a
-// 64 MiB limit and an interrupt handler, and a fresh context per evaluation. The fresh case
-// runs no prelude (no freezing, no Date replacement), so it costs less than the Rust one.
+// 64 MiB limit and an interrupt handler, and a fresh context per evaluation, bare and with
+// everything reachable frozen, the isolation work the sandbox does to every context it prepares
+// (its prelude itself needs a newer QuickJS than this package's). The bare fresh case does none
+// of that work, so it costs less than the Rust one.
 // Run: npm install && npm run bench
 import { getQuickJS } from "quickjs-emscripten";
+
+// The deep freeze the sandbox does in Rust once its prelude has run (crates/auto-script/src/freeze.rs).
+const FREEZE = `(() => {
+  const roots = [globalThis, Function.prototype];
+  const seen = new Set();
+  const pending = [...roots];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if ((typeof item !== "object" && typeof item !== "function") || item === null || seen.has(item)) continue;
+    seen.add(item);
+    Object.freeze(item);
+    pending.push(Object.getPrototypeOf(item));
+    for (const key of Reflect.ownKeys(item)) {
+      const { value, get, set } = Object.getOwnPropertyDescriptor(item, key);
+      pending.push(value, get, set);
+    }
+  }
+})()`;
 
 const SPREAD = "({ ...$input, n: $data.n + 1 })";
 const FILTER = "$data.items.filter((item) => item.price > 50)";
@@ -71,4 +91,21 @@ for (const [name, expression, inputValue, dataValue] of [
     fresh.dispose();
   });
 }
+for (const [name, expression, inputValue, dataValue] of [
+  ["spread", SPREAD, input, data],
+  ["filter 100 items", FILTER, {}, list],
+]) {
+  measure(`fresh context, all frozen/${name}`, () => {
+    const fresh = runtime.newContext();
+    vm_eval(fresh, FREEZE).dispose();
+    const fn = compile(fresh, expression);
+    evaluateWith(fresh, fn, inputValue, dataValue);
+    fn.dispose();
+    fresh.dispose();
+  });
+}
 runtime.dispose();
+
+function vm_eval(vm, source) {
+  return vm.unwrapResult(vm.evalCode(source));
+}

@@ -21,6 +21,7 @@ use rquickjs::{Array, Atom, Ctx, Function, Object, Persistent, Value};
 use serde_json::{Map, Number, Value as JsonValue};
 
 use crate::budget::{VALUE_DEPTH_MAX, VALUE_TEXT_BYTES_MAX};
+use crate::freeze::{freeze_object, prevent_extensions};
 use crate::inputs::{InputCache, identity};
 
 /// Why a value did not come out.
@@ -68,9 +69,7 @@ pub(crate) struct Node {
 
 /// How [`to_js`] builds a tree to keep: members read-only, every container frozen, and each
 /// container's node and identity noted in the order they were opened.
-pub(crate) struct Frozen<'a, 'js> {
-    pub freeze: &'a Function<'js>,
-    pub prevent_extensions: &'a Function<'js>,
+pub(crate) struct Frozen<'a> {
     pub nodes: &'a mut Vec<Node>,
     pub identities: &'a mut Vec<u64>,
 }
@@ -83,7 +82,7 @@ pub(crate) struct Frozen<'a, 'js> {
 pub(crate) fn to_js<'js>(
     ctx: &Ctx<'js>,
     value: &JsonValue,
-    mut frozen: Option<&mut Frozen<'_, 'js>>,
+    mut frozen: Option<&mut Frozen<'_>>,
 ) -> rquickjs::Result<Value<'js>> {
     /// A container being built, with what is left of its members.
     enum Open<'a, 'js> {
@@ -177,15 +176,15 @@ pub(crate) fn to_js<'js>(
             let done = match done {
                 Open::Array(array, _) => {
                     let array = array.into_value();
-                    if let Some(frozen) = frozen.as_deref_mut() {
-                        frozen.freeze.call::<_, ()>((array.clone(),))?;
+                    if frozen.is_some() {
+                        freeze_object(ctx, &array)?;
                     }
                     array
                 }
                 Open::Object(object, _) => {
                     let object = object.into_value();
-                    if let Some(frozen) = frozen.as_deref_mut() {
-                        frozen.prevent_extensions.call::<_, ()>((object.clone(),))?;
+                    if frozen.is_some() {
+                        prevent_extensions(ctx, &object)?;
                     }
                     object
                 }

@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use rquickjs::{Ctx, Function, Persistent, Value};
+use rquickjs::{Ctx, Persistent, Value};
 use serde_json::Value as JsonValue;
 
 use crate::convert::{Frozen, Node, array_index, decimal_len, number_of, quoted_len, to_js};
@@ -128,8 +128,6 @@ impl InputCache {
         ctx: &Ctx<'js>,
         name: &str,
         value: &JsonValue,
-        freeze: &Persistent<Function<'static>>,
-        prevent_extensions: &Persistent<Function<'static>>,
     ) -> rquickjs::Result<Option<Value<'js>>> {
         if !matches!(value, JsonValue::Array(_) | JsonValue::Object(_)) {
             return Ok(None);
@@ -152,14 +150,10 @@ impl InputCache {
         }
         let mut nodes = Vec::new();
         let mut identities = Vec::new();
-        let freeze = freeze.clone().restore(ctx)?;
-        let prevent_extensions = prevent_extensions.clone().restore(ctx)?;
         let root = to_js(
             ctx,
             value,
             Some(&mut Frozen {
-                freeze: &freeze,
-                prevent_extensions: &prevent_extensions,
                 nodes: &mut nodes,
                 identities: &mut identities,
             }),

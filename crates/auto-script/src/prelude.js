@@ -184,7 +184,6 @@
   ]) {
     observing(Reflect, name);
   }
-  const preventExtensions = Object.preventExtensions;
 
   // Everything reachable from the global object and the hidden roots is frozen once this
   // returns, by the host (see freeze.rs), which takes the roots from this name and deletes it.
@@ -352,8 +351,6 @@
 
   return freeze({
     state,
-    freeze,
-    preventExtensions,
     caught: freeze(caught),
     toJsonText: freeze(toJsonText),
     describeError: freeze(describeError),

@@ -85,8 +85,6 @@ struct Hooks {
     /// What the host and the code share: `[0]` the recorded time, `[1]` what the code did
     /// that the host must know ([`SEEN_OUT_OF_MEMORY`], [`SEEN_OBSERVED`]).
     state: Persistent<Array<'static>>,
-    freeze: Persistent<Function<'static>>,
-    prevent_extensions: Persistent<Function<'static>>,
     caught: Persistent<Function<'static>>,
     to_json_text: Persistent<Function<'static>>,
     describe_error: Persistent<Function<'static>>,
@@ -136,11 +134,6 @@ impl Sandbox {
                 freeze_reachable(&ctx, roots)?;
                 Ok(Hooks {
                     state: Persistent::save(&ctx, hooks.get::<_, Array>("state")?),
-                    freeze: Persistent::save(&ctx, hooks.get::<_, Function>("freeze")?),
-                    prevent_extensions: Persistent::save(
-                        &ctx,
-                        hooks.get::<_, Function>("preventExtensions")?,
-                    ),
                     caught: Persistent::save(&ctx, hooks.get::<_, Function>("caught")?),
                     to_json_text: Persistent::save(&ctx, hooks.get::<_, Function>("toJsonText")?),
                     describe_error: Persistent::save(
@@ -572,7 +565,7 @@ fn call_in<'js>(
     let mut args = Args::new(ctx.clone(), inputs.len());
     for (name, input) in inputs {
         let built = match kept.as_deref_mut() {
-            Some(kept) => kept.get(ctx, name, input, &hooks.freeze, &hooks.prevent_extensions)?,
+            Some(kept) => kept.get(ctx, name, input)?,
             None => None,
         };
         let value = match built {
