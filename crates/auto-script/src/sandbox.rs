@@ -221,11 +221,30 @@ impl Sandbox {
             time: Duration::from_millis(PROGRAM_TIME_MS_MAX),
             kind: CodeKind::Program,
         };
+        let started = Instant::now();
         let (factory, lines) = self.compiled_program(program)?;
+        let inputs = [("$input", input)];
+        let (result, rerun) = self.run(
+            &factory,
+            &["default"],
+            &inputs,
+            now_ms,
+            allowance,
+            Some(&lines),
+            false,
+        );
+        if !rerun {
+            return result;
+        }
+        // It ran out of memory while expressions' inputs were kept: again without them.
+        let allowance = Allowance {
+            time: allowance.time.saturating_sub(started.elapsed()),
+            ..allowance
+        };
         self.run(
             &factory,
             &["default"],
-            &[("$input", input)],
+            &inputs,
             now_ms,
             allowance,
             Some(&lines),
@@ -379,6 +398,7 @@ impl Sandbox {
         lines: Option<&StrippedProgram>,
         keep: bool,
     ) -> (Result<JsonValue, ScriptError>, bool) {
+        let had_kept = self.inputs.values() > 0;
         self.start_meter(allowance);
         let hooks = &self.hooks;
         let meter = &self.meter;
@@ -434,10 +454,12 @@ impl Sandbox {
             self.inputs.clear();
             self.runtime.run_gc();
         }
-        let rerun = used_kept
+        // Kept values take room in the sandbox's memory, so any code that ran out of it while
+        // some were kept runs again without them.
+        let rerun = (used_kept
             && (seen & SEEN_OBSERVED != 0
-                || out_of_memory
-                || matches!(outcome, Err(ScriptError::Expression { .. })));
+                || matches!(outcome, Err(ScriptError::Expression { .. }))))
+            || (out_of_memory && had_kept);
         (outcome, rerun)
     }
 

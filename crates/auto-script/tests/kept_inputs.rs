@@ -292,3 +292,49 @@ fn a_memory_overrun_forgets_the_kept_inputs_and_the_sandbox_goes_on() {
         Ok(json!(3))
     );
 }
+
+/// The longest text `"x".repeat(n)` that `sandbox` can make, within 64 KiB.
+fn longest_text(sandbox: &mut Sandbox) -> usize {
+    let (mut fits, mut fails) = (0_usize, 64 * 1024 * 1024);
+    while fails - fits > 64 * 1024 {
+        let n = usize::midpoint(fits, fails);
+        match eval(sandbox, &format!("'x'.repeat({n}).length"), &[]) {
+            Ok(_) => fits = n,
+            Err(ScriptError::Runtime {
+                limit: Limit::Memory,
+                ..
+            }) => fails = n,
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    fits
+}
+
+#[test]
+fn code_that_needs_the_room_kept_inputs_take_gets_it() {
+    let n = longest_text(&mut built()) - 256 * 1024;
+    let big = Value::Array(vec![json!("a kept text"); INPUT_CACHE_VALUES_MAX - 1]);
+    let mut keeping = kept();
+    let keep = |sandbox: &mut Sandbox| {
+        assert_eq!(
+            eval(sandbox, "$data.length", &[("$data", &big)]),
+            Ok(json!(INPUT_CACHE_VALUES_MAX - 1))
+        );
+        assert_eq!(sandbox.kept_values(), INPUT_CACHE_VALUES_MAX);
+    };
+    keep(&mut keeping);
+    assert_eq!(
+        eval(&mut keeping, &format!("'x'.repeat({n}).length"), &[]),
+        Ok(json!(n)),
+        "an expression with no input of its own"
+    );
+    assert_eq!(keeping.kept_values(), 0, "the kept inputs made room");
+    keep(&mut keeping);
+    let program = "export default function (n: number) { return 'x'.repeat(n).length; }";
+    assert_eq!(
+        keeping.run_program(program, &json!(n), NOW_MS),
+        Ok(json!(n)),
+        "a computation program"
+    );
+    assert_eq!(keeping.kept_values(), 0, "the kept inputs made room");
+}
