@@ -1,15 +1,24 @@
 //! Any text as a workflow expression: the check never panics; an expression that passes it is
 //! evaluated in the reused sandbox, which ends with a value or one of its two errors (never a
-//! crash, a hang past its budgets, or a leak into the next evaluation), and stays usable.
+//! crash, a hang past its budgets, or a leak into the next evaluation), and stays usable. The
+//! reused sandbox keeps its inputs from one evaluation to the next; a sandbox that builds them
+//! each time gives the same value or expression error.
 
 #![no_main]
 
-use auto_script::{InputBudget, Place, ScriptError, check_expression, evaluate};
+use std::cell::RefCell;
+
+use auto_script::{InputBudget, Place, Sandbox, ScriptError, check_expression, evaluate};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 
 const NOW_MS: i64 = 1_780_000_000_000;
 const OFFERED: &[&str] = &["$data", "$input"];
+
+thread_local! {
+    /// A sandbox that builds its inputs for each evaluation.
+    static BUILT: RefCell<Option<Sandbox>> = const { RefCell::new(None) };
+}
 
 fuzz_target!(|data: &[u8]| {
     let Ok(source) = std::str::from_utf8(data) else {
@@ -22,8 +31,20 @@ fuzz_target!(|data: &[u8]| {
     let input = json!({"n": 1, "items": [1, 2, 3], "name": "a"});
     let vars = [("$data", &input), ("$input", &input)];
     let mut budget = InputBudget::new();
-    match evaluate(source, &vars, NOW_MS, &mut budget) {
-        Ok(_) | Err(ScriptError::Expression { .. } | ScriptError::Runtime { .. }) => {}
+    let kept = evaluate(source, &vars, NOW_MS, &mut budget);
+    let built = BUILT.with(|built| {
+        let mut built = built.borrow_mut();
+        let sandbox = built.get_or_insert_with(|| {
+            let mut sandbox = Sandbox::new().expect("a sandbox");
+            sandbox.keep_inputs(false);
+            sandbox
+        });
+        sandbox.evaluate(source, &vars, NOW_MS, &mut InputBudget::new())
+    });
+    // Budgets of time may end the two differently; values and the code's own errors may not.
+    match (&kept, &built) {
+        (Err(ScriptError::Runtime { .. }), _) | (_, Err(ScriptError::Runtime { .. })) => {}
+        _ => assert_eq!(kept, built, "kept and built inputs differ for {source:?}"),
     }
     // Nothing one expression did is seen by the next: the sandbox is as it was.
     let mut fresh = InputBudget::new();
