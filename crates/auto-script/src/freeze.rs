@@ -101,25 +101,27 @@ fn push_properties<'js>(
 /// Freezes `value`, an object of `ctx`, as `Object.freeze` does: a kept input's array (see
 /// inputs.rs), without a call into JavaScript.
 pub(crate) fn freeze_object(ctx: &Ctx<'_>, value: &Value<'_>) -> Result<()> {
-    if !value.is_object() {
-        return Ok(());
-    }
-    // SAFETY: `ctx` is live and `value` an object of it, which the borrow keeps alive across
-    // the call; `JS_FreezeObject` takes no reference.
-    if unsafe { qjs::JS_FreezeObject(ctx.as_raw().as_ptr(), value.as_raw()) } < 0 {
-        return Err(Error::Exception);
-    }
-    Ok(())
+    apply(ctx, value, qjs::JS_FreezeObject)
 }
 
 /// Makes `value`, an object of `ctx`, non-extensible, as `Object.preventExtensions` does: a kept
 /// input's object, whose members were defined read-only, is then frozen.
 pub(crate) fn prevent_extensions(ctx: &Ctx<'_>, value: &Value<'_>) -> Result<()> {
+    apply(ctx, value, qjs::JS_PreventExtensions)
+}
+
+/// Calls `operation`, one of QuickJS's integrity calls, on `value` when it is an object.
+fn apply(
+    ctx: &Ctx<'_>,
+    value: &Value<'_>,
+    operation: unsafe extern "C" fn(*mut qjs::JSContext, qjs::JSValue) -> std::os::raw::c_int,
+) -> Result<()> {
     if !value.is_object() {
         return Ok(());
     }
-    // SAFETY: as in `freeze_object`.
-    if unsafe { qjs::JS_PreventExtensions(ctx.as_raw().as_ptr(), value.as_raw()) } < 0 {
+    // SAFETY: `ctx` is live and `value` an object of it, which the borrow keeps alive across
+    // the call; the integrity calls take no reference.
+    if unsafe { operation(ctx.as_raw().as_ptr(), value.as_raw()) } < 0 {
         return Err(Error::Exception);
     }
     Ok(())

@@ -185,21 +185,9 @@ impl Sandbox {
         // Invariant: the meter counts this evaluation only, even when it fails to compile.
         *self.meter.borrow_mut() = Meter::idle();
         let function = self.compiled_expression(expression, vars);
-        let result = function.and_then(|function| {
-            let keep = self.keep_inputs;
-            let (result, rerun) = self.run(&function, &[], vars, now_ms, allowance, None, keep);
-            if !rerun {
-                return result;
-            }
-            // The code may have told kept inputs from its own: run it again on its own (see
-            // inputs.rs), with the time that is left.
-            let allowance = Allowance {
-                time: allowance.time.saturating_sub(started.elapsed()),
-                ..allowance
-            };
-            self.run(&function, &[], vars, now_ms, allowance, None, false)
-                .0
-        });
+        let keep = self.keep_inputs;
+        let result = function
+            .and_then(|function| self.run(&function, &[], vars, now_ms, allowance, None, keep));
         let checkpoints = self.meter.borrow().checkpoints;
         budget.checkpoints_used = budget.checkpoints_used.saturating_add(checkpoints);
         budget.time_used = budget.time_used.saturating_add(started.elapsed());
@@ -221,36 +209,16 @@ impl Sandbox {
             time: Duration::from_millis(PROGRAM_TIME_MS_MAX),
             kind: CodeKind::Program,
         };
-        let started = Instant::now();
         let (factory, lines) = self.compiled_program(program)?;
-        let inputs = [("$input", input)];
-        let (result, rerun) = self.run(
-            &factory,
-            &["default"],
-            &inputs,
-            now_ms,
-            allowance,
-            Some(&lines),
-            false,
-        );
-        if !rerun {
-            return result;
-        }
-        // It ran out of memory while expressions' inputs were kept: again without them.
-        let allowance = Allowance {
-            time: allowance.time.saturating_sub(started.elapsed()),
-            ..allowance
-        };
         self.run(
             &factory,
             &["default"],
-            &inputs,
+            &[("$input", input)],
             now_ms,
             allowance,
             Some(&lines),
             false,
         )
-        .0
     }
 
     /// Whether variables' values are kept from one evaluation to the next, as frozen trees
@@ -381,14 +349,44 @@ impl Sandbox {
 
     /// Calls `function` with `inputs`; for a program (`export` names the export to call),
     /// `function` is the factory that returns the exports. Then converts the value. With
-    /// `keep`, inputs are taken from (and put in) the kept inputs; the second part of the
-    /// answer says whether they were and the evaluation must run again on inputs of its own
-    /// (see inputs.rs).
+    /// `keep`, inputs are taken from (and put in) the kept inputs, and an evaluation that could
+    /// tell them from its own runs again on its own (see inputs.rs).
     #[expect(
         clippy::too_many_arguments,
         reason = "one private call site per kind of code"
     )]
     fn run(
+        &mut self,
+        function: &Persistent<Function<'static>>,
+        export: &[&str],
+        inputs: &[(&str, &JsonValue)],
+        now_ms: i64,
+        allowance: Allowance,
+        lines: Option<&StrippedProgram>,
+        keep: bool,
+    ) -> Result<JsonValue, ScriptError> {
+        let started = Instant::now();
+        let (result, rerun) =
+            self.run_once(function, export, inputs, now_ms, allowance, lines, keep);
+        if !rerun {
+            return result;
+        }
+        // The code may have told kept inputs from its own, or ran out of memory while some were
+        // kept: again on inputs of its own (see inputs.rs), with the time that is left.
+        let allowance = Allowance {
+            time: allowance.time.saturating_sub(started.elapsed()),
+            ..allowance
+        };
+        self.run_once(function, export, inputs, now_ms, allowance, lines, false)
+            .0
+    }
+
+    /// One run of [`Self::run`]; the second part of the answer says whether it must run again.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one private call site per kind of code"
+    )]
+    fn run_once(
         &mut self,
         function: &Persistent<Function<'static>>,
         export: &[&str],
