@@ -1,6 +1,10 @@
 //! How long reading takes: the reasoning page's example source (front matter split and read),
 //! and a workflow-shaped document at the page's source limit of 65,536 bytes.
 
+/// The `auto` binary's allocator, so these figures are what the binary does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 
 use auto_doc::{YamlConfig, read_markdown, read_yaml};

@@ -6,6 +6,10 @@
 //!
 //! Run with `cargo bench -p auto-engine --bench workflow`.
 
+/// The `auto` binary's allocator, so these figures are what the binary does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 
 use auto_engine::workflow::engine::{self, Input, RunInfo, Workflow};

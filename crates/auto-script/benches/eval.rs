@@ -2,6 +2,10 @@
 //! inputs kept from one evaluation to the next, and with a new input each time), the same in a
 //! sandbox built for each evaluation, and the save-time check of one expression.
 
+/// The `auto` binary's allocator, so these figures are what the binary does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 
 use auto_script::{InputBudget, Place, Sandbox, check_expression, evaluate};

@@ -2,6 +2,10 @@
 //! reasoning page's example document, commit the version and its event with fsync) on SQLite,
 //! and on PostgreSQL when `AUTO_TEST_POSTGRES` holds a URL.
 
+/// The `auto` binary's allocator, so these figures are what the binary does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -31,6 +31,10 @@
 //! `--warmup N` (50), `--playbooks N` (1: every run in one playbook; more spreads the runs over
 //! that many), `--url URL`, `--model provider/model`.
 
+/// The `auto` binary's allocator, so these figures are what the binary does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -16,6 +16,10 @@
 //! provider counts the first step's input at about 1.5 bytes a token, so the result is cut to
 //! the room that leaves in a 200,000-token context window before the model reads it.
 
+/// The `auto` binary's allocator, so these figures are what the binary does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::{Duration, Instant};
 
 use auto_server::Options;

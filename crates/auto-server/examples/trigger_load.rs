@@ -11,6 +11,10 @@
 //! `AUTO_TEST_POSTGRES` or the local test database). The server sweeps every 1 s, as by
 //! default, and soon after each event it records.
 
+/// The `auto` binary's allocator, so these figures are what the binary does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

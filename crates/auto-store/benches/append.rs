@@ -4,6 +4,10 @@
 //! what the per-playbook order costs: appends to one playbook commit one after the other, to
 //! several playbooks side by side.
 
+/// The `auto` binary's allocator, so these figures are what the binary does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

@@ -2,6 +2,10 @@
 //! (fixture 002, 9.5 KB) when `scripts/fetch-golden-liquid.sh` has put a copy under
 //! `tests/golden/benchmark/` (it is not committed).
 
+/// The `auto` binary's allocator, so these figures are what the binary does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 use std::path::PathBuf;
 
