@@ -23,6 +23,7 @@ use serde_json::{Map, Number, Value as JsonValue};
 use crate::budget::{VALUE_DEPTH_MAX, VALUE_TEXT_BYTES_MAX};
 use crate::freeze::{freeze_object, prevent_extensions};
 use crate::inputs::{InputCache, identity};
+use crate::plain::{Plain, PlainShapes};
 
 /// Why a value did not come out.
 #[derive(Debug)]
@@ -217,30 +218,38 @@ fn nests_too_deep() -> String {
     format!("The value nests deeper than {VALUE_DEPTH_MAX} levels")
 }
 
-/// Where a member sits in its parent, for a `toJSON` and for the words of a refusal.
-#[derive(Clone, Debug)]
+/// Where a member sits in its parent, for a `toJSON` and for the words of a refusal. A
+/// member's name is not copied here: it is the name its parent, the last container open, is
+/// reading.
+#[derive(Clone, Copy, Debug)]
 enum Key {
     Top,
     Index(usize),
-    Name(String),
+    Member,
 }
 
 impl Key {
-    fn text(&self) -> String {
+    fn text(self, open: &[Reading<'_>]) -> String {
         match self {
             Key::Top => String::new(),
             Key::Index(index) => index.to_string(),
-            Key::Name(name) => name.clone(),
+            Key::Member => match open.last().map(|reading| &reading.walk) {
+                Some(Walk::Members {
+                    pending: Some(name),
+                    ..
+                }) => name.clone(),
+                _ => String::new(),
+            },
         }
     }
 
     /// ` (at "name")`, or nothing at the top.
-    fn at(&self) -> String {
+    fn at(self, open: &[Reading<'_>]) -> String {
         match self {
             Key::Top => String::new(),
             other => format!(
                 " (at {})",
-                serde_json::to_string(&other.text()).unwrap_or_default()
+                serde_json::to_string(&other.text(open)).unwrap_or_default()
             ),
         }
     }
@@ -280,6 +289,8 @@ pub(crate) struct Outgoing<'c, 'js> {
     ctx: Ctx<'js>,
     /// The identity of the context's `Object.prototype`.
     object_prototype: u64,
+    /// What marks plain data, for the quick read tried first; none, no quick read.
+    shapes: Option<PlainShapes>,
     /// The prelude's `kindOf`: "a Map", "an object that is not plain".
     kind_of: &'c Persistent<Function<'static>>,
     /// The prelude's `toJsonText`, for a value that holds a proxy.
@@ -295,6 +306,7 @@ impl<'c, 'js> Outgoing<'c, 'js> {
         ctx: &Ctx<'js>,
         inputs: Option<&'c InputCache>,
         object_prototype: u64,
+        shapes: Option<PlainShapes>,
         kind_of: &'c Persistent<Function<'static>>,
         to_json_text: &'c Persistent<Function<'static>>,
     ) -> rquickjs::Result<Self> {
@@ -302,6 +314,7 @@ impl<'c, 'js> Outgoing<'c, 'js> {
             inputs,
             ctx: ctx.clone(),
             object_prototype,
+            shapes,
             kind_of,
             to_json_text,
             to_json: Atom::from_predefined(ctx.clone(), PredefinedAtom::ToJSON),
@@ -312,6 +325,13 @@ impl<'c, 'js> Outgoing<'c, 'js> {
 
     /// The JSON value of `value`.
     pub(crate) fn convert(&mut self, value: Value<'js>) -> Result<JsonValue, Refusal> {
+        if let Some((json, bytes)) = self
+            .shapes
+            .and_then(|shapes| Plain::new(&self.ctx, shapes, self.inputs, self.bytes).read(&value))
+        {
+            self.bytes = bytes;
+            return Ok(json);
+        }
         match self.walk(value.clone()) {
             Ok(json) => Ok(json),
             Err(Stop::Refused(refusal)) => Err(refusal),
@@ -405,11 +425,18 @@ impl<'c, 'js> Outgoing<'c, 'js> {
                 let Some(atom) = names.next() else {
                     return Ok(None);
                 };
-                let name = atom.to_string()?;
+                // Through a string, whose text is read whole and checked: rquickjs's
+                // `Atom::to_string` stops at a NUL and takes the rest as UTF-8 unchecked.
+                let name = atom.to_js_string()?.to_string().map_err(|_| {
+                    Stop::Refused(Refusal::Cannot(
+                        "TypeError: JSON cannot carry a name that is not Unicode text, such as a lone surrogate"
+                            .to_owned(),
+                    ))
+                })?;
                 self.count(quoted_len(&name) + 1 + usize::from(!members.is_empty()))?;
                 let member: Value<'js> = reading.object.get(atom)?;
-                *pending = Some(name.clone());
-                Ok(Some((member, Key::Name(name))))
+                *pending = Some(name);
+                Ok(Some((member, Key::Member)))
             }
         }
     }
@@ -422,10 +449,10 @@ impl<'c, 'js> Outgoing<'c, 'js> {
         Ok(())
     }
 
-    fn cannot(kind: &str, key: &Key) -> Stop {
+    fn cannot(kind: &str, key: Key, open: &[Reading<'_>]) -> Stop {
         Stop::Refused(Refusal::Cannot(format!(
             "TypeError: JSON cannot carry {kind}{}",
-            key.at()
+            key.at(open)
         )))
     }
 
@@ -469,22 +496,24 @@ impl<'c, 'js> Outgoing<'c, 'js> {
                     .map_err(|_| {
                         Stop::Refused(Refusal::Cannot(format!(
                             "TypeError: JSON cannot carry a string that is not Unicode text, such as a lone surrogate{}",
-                            key.at()
+                            key.at(open)
                         )))
                     })?
                     .unwrap_or_default();
                 self.count(quoted_len(&text))?;
                 JsonValue::String(text)
             }
-            Type::BigInt => return Err(Self::cannot("a BigInt", &key)),
-            Type::Symbol => return Err(Self::cannot("a symbol", &key)),
-            Type::Function | Type::Constructor => return Err(Self::cannot("a function", &key)),
+            Type::BigInt => return Err(Self::cannot("a BigInt", key, open)),
+            Type::Symbol => return Err(Self::cannot("a symbol", key, open)),
+            Type::Function | Type::Constructor => {
+                return Err(Self::cannot("a function", key, open));
+            }
             Type::Module | Type::Unknown => {
-                return Err(Self::cannot("an object that is not plain", &key));
+                return Err(Self::cannot("an object that is not plain", key, open));
             }
             Type::Array | Type::Object | Type::Exception | Type::Promise | Type::Proxy => {
                 let Some(object) = value.into_object() else {
-                    return Err(Self::cannot("an object that is not plain", &key));
+                    return Err(Self::cannot("an object that is not plain", key, open));
                 };
                 return self.open(object, key, open, call_to_json);
             }
@@ -519,7 +548,7 @@ impl<'c, 'js> Outgoing<'c, 'js> {
         if call_to_json {
             let to_json: Value<'js> = object.get(self.to_json.clone())?;
             if let Some(to_json) = to_json.as_function() {
-                let replaced: Value<'js> = to_json.call((This(object.clone()), key.text()))?;
+                let replaced: Value<'js> = to_json.call((This(object.clone()), key.text(open)))?;
                 return self.enter(replaced, key, open, false);
             }
         }
@@ -558,15 +587,15 @@ impl<'c, 'js> Outgoing<'c, 'js> {
                 {
                     let kind_of = self.kind_of.clone().restore(&self.ctx)?;
                     let kind: String = kind_of.call((object,))?;
-                    return Err(Self::cannot(&kind, &key));
+                    return Err(Self::cannot(&kind, key, open));
                 }
                 let names = object
                     .keys::<Atom<'js>>()
                     .collect::<rquickjs::Result<Vec<_>>>()?;
                 Walk::Members {
+                    members: Map::with_capacity(names.len()),
                     names: names.into_iter(),
                     pending: None,
-                    members: Map::new(),
                 }
             }
         };
@@ -700,13 +729,26 @@ pub(crate) fn array_index(name: &str) -> Option<u32> {
 
 /// The bytes of `text` as a JSON string: quotes, and the escapes `JSON.stringify` writes.
 pub(crate) fn quoted_len(text: &str) -> usize {
+    /// What each byte adds to its own one byte: `\"`-style escapes one, `\u00XX` five.
+    const EXTRA: [u8; 256] = {
+        let mut extra = [0u8; 256];
+        let mut byte = 0;
+        while byte < 0x20 {
+            extra[byte] = 5;
+            byte += 1;
+        }
+        extra[b'"' as usize] = 1;
+        extra[b'\\' as usize] = 1;
+        extra[b'\n' as usize] = 1;
+        extra[b'\r' as usize] = 1;
+        extra[b'\t' as usize] = 1;
+        extra[0x08] = 1;
+        extra[0x0c] = 1;
+        extra
+    };
     let escapes: usize = text
         .bytes()
-        .map(|byte| match byte {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
-            0..0x20 => 5,
-            _ => 0,
-        })
+        .map(|byte| usize::from(EXTRA[usize::from(byte)]))
         .sum();
     text.len() + 2 + escapes
 }

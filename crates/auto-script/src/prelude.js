@@ -356,5 +356,6 @@
     describeError: freeze(describeError),
     kindOf: freeze(kindOf),
     objectPrototype: ObjectPrototype,
+    arrayPrototype: Array.prototype,
   });
 })()

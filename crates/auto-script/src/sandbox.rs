@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use foldhash::fast::RandomState;
 use rquickjs::context::EvalOptions;
 use rquickjs::context::intrinsic::{
     Date, Eval, Json, MapSet, Promise, Proxy, RegExp, RegExpCompiler, TypedArrays,
@@ -32,6 +33,7 @@ use crate::convert::{Outgoing, Refusal, to_js};
 use crate::freeze::freeze_reachable;
 use crate::guard::CAUGHT_HOOK;
 use crate::inputs::{InputCache, identity};
+use crate::plain::PlainShapes;
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
 
 const PRELUDE: &str = include_str!("prelude.js");
@@ -54,10 +56,12 @@ struct CompiledProgram {
 pub struct Sandbox {
     // Invariant: every `Persistent` is dropped before the runtime it belongs to, so these
     // fields come first (fields drop in declaration order).
-    /// Compiled expressions by their text, each with the parameters it was compiled with.
-    expressions: HashMap<String, (String, Persistent<Function<'static>>)>,
+    /// Compiled expressions by their text, each with the parameters it was compiled with;
+    /// looked up at every evaluation, hence foldhash rather than SipHash (the maps are bounded,
+    /// and foldhash is seeded per map).
+    expressions: HashMap<String, (String, Persistent<Function<'static>>), RandomState>,
     inputs: InputCache,
-    programs: HashMap<String, CompiledProgram>,
+    programs: HashMap<String, CompiledProgram, RandomState>,
     hooks: Hooks,
     /// Source bytes of what `expressions` and `programs` hold.
     cached_bytes: usize,
@@ -66,6 +70,8 @@ pub struct Sandbox {
     meter: Rc<RefCell<Meter>>,
     /// Whether variables' values are kept from one evaluation to the next (see inputs.rs).
     keep_inputs: bool,
+    /// Whether what the code gives back is read first as plain data (see plain.rs).
+    read_plain: bool,
     /// Set when an evaluation left something behind (queued promise jobs) that the freeze
     /// cannot cover; such a sandbox must be built anew.
     spoiled: bool,
@@ -91,6 +97,8 @@ struct Hooks {
     kind_of: Persistent<Function<'static>>,
     /// The identity of the context's `Object.prototype`, which lives as long as the context.
     object_prototype: u64,
+    /// What marks plain data in the context, for the quick read of what the code gives back.
+    shapes: PlainShapes,
 }
 
 impl Sandbox {
@@ -144,19 +152,26 @@ impl Sandbox {
                     object_prototype: identity(
                         hooks.get::<_, Object>("objectPrototype")?.as_value(),
                     ),
+                    shapes: PlainShapes::of(
+                        &ctx,
+                        &hooks.get::<_, Value>("objectPrototype")?,
+                        &hooks.get::<_, Value>("arrayPrototype")?,
+                    )
+                    .ok_or(rquickjs::Error::Unknown)?,
                 })
             })
             .map_err(unprepared)?;
         Ok(Self {
-            expressions: HashMap::new(),
+            expressions: HashMap::default(),
             inputs: InputCache::default(),
-            programs: HashMap::new(),
+            programs: HashMap::default(),
             hooks,
             cached_bytes: 0,
             context,
             runtime,
             meter,
             keep_inputs: true,
+            read_plain: true,
             spoiled: false,
         })
     }
@@ -230,6 +245,14 @@ impl Sandbox {
         if !keep {
             self.inputs.clear();
         }
+    }
+
+    /// Whether what the code gives back is read first as plain data, through QuickJS's own
+    /// calls, before the walk that reads any value; on by default. Off, every value goes through
+    /// the walk. What comes back is the same either way: the quick read gives up, before any of
+    /// the value's code runs, on anything but plain data.
+    pub fn read_plain_first(&mut self, first: bool) {
+        self.read_plain = first;
     }
 
     /// The values, leaves and containers, that the kept inputs hold together (at most
@@ -399,6 +422,7 @@ impl Sandbox {
         let had_kept = self.inputs.values() > 0;
         self.start_meter(allowance);
         let hooks = &self.hooks;
+        let shapes = self.read_plain.then_some(hooks.shapes);
         let meter = &self.meter;
         let kept = &mut self.inputs;
         // Kept inputs are tried for every container, and an attempt counts as use: building a
@@ -418,7 +442,7 @@ impl Sandbox {
                 keep.then_some(&mut *kept),
             )
             .map_err(Refusal::Thrown)
-            .and_then(|value| value_out(hooks, used_kept.then_some(&*kept), &ctx, value));
+            .and_then(|value| value_out(hooks, shapes, used_kept.then_some(&*kept), &ctx, value));
             let outcome = match value {
                 Ok(value) => Ok(value),
                 Err(Refusal::Thrown(error)) => {
@@ -488,6 +512,7 @@ fn seen(hooks: &Hooks, ctx: &Ctx<'_>) -> u32 {
 /// The JSON value of what the code gave; `inputs` are the kept inputs it was given, if any.
 fn value_out<'js>(
     hooks: &Hooks,
+    shapes: Option<PlainShapes>,
     inputs: Option<&InputCache>,
     ctx: &Ctx<'js>,
     value: Value<'js>,
@@ -496,6 +521,7 @@ fn value_out<'js>(
         ctx,
         inputs,
         hooks.object_prototype,
+        shapes,
         &hooks.kind_of,
         &hooks.to_json_text,
     )?

@@ -180,3 +180,47 @@ fn every_expression_gives_the_same_with_inputs_kept_or_built_each_time() {
         failures.join("\n")
     );
 }
+
+/// The quick read of plain data is the sandbox's own business too: every case gives the same
+/// when every value goes through the full walk, and when the quick read comes first, with
+/// inputs kept and built.
+#[test]
+fn every_expression_gives_the_same_with_or_without_the_quick_read_of_plain_data() {
+    let text = std::fs::read_to_string(corpus_path()).expect("the corpus is readable");
+    let (cases, _) = parse(&text);
+    let mut walked = Sandbox::new().expect("a sandbox");
+    walked.read_plain_first(false);
+    walked.keep_inputs(false);
+    let mut quick = Sandbox::new().expect("a sandbox");
+    let mut quick_built = Sandbox::new().expect("a sandbox");
+    quick_built.keep_inputs(false);
+    let mut failures = Vec::new();
+    for case in &cases {
+        let expected = run_in(case, |e, v, n, b| walked.evaluate(e, v, n, b));
+        let rounds = [
+            ("quick, inputs built", 0),
+            ("quick, inputs kept", 1),
+            ("quick, inputs kept again", 1),
+        ];
+        for (round, which) in rounds {
+            let sandbox = if which == 0 {
+                &mut quick_built
+            } else {
+                &mut quick
+            };
+            let actual = run_in(case, |e, v, n, b| sandbox.evaluate(e, v, n, b));
+            if actual != expected {
+                failures.push(format!(
+                    "{} ({round})\n  walked: {expected}\n  quick:  {actual}",
+                    case.expression
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} cases differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
