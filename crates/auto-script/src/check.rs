@@ -20,6 +20,7 @@ use crate::depth::{SCRIPT_BYTES_MAX, with_compiler_stack};
 use crate::guard;
 use crate::library::is_library_global;
 use crate::position::{ScriptProblem, locate_all};
+use crate::tangle::too_tangled;
 
 /// "A save allows the check 2 seconds of the server's wall-clock time; a document whose check
 /// takes longer is refused invalid_input." (workflow page, "Expressions")
@@ -131,19 +132,25 @@ fn check_program_within(source: &str, offered_names: &[&str]) -> Vec<ScriptProbl
 }
 
 /// The refusal of a text longer than a document can be, if `source` is one.
+/// A text the compiler must not read: longer than [`SCRIPT_BYTES_MAX`], or with a `<` too deep
+/// in brackets to read in time (see `tangle.rs`).
 pub(crate) fn too_long(source: &str) -> Option<ScriptProblem> {
-    (source.len() > SCRIPT_BYTES_MAX).then(|| ScriptProblem {
-        line: 1,
-        column: 1,
-        text: TOO_LONG.to_owned(),
-    })
+    if source.len() > SCRIPT_BYTES_MAX {
+        return Some(ScriptProblem {
+            line: 1,
+            column: 1,
+            text: TOO_LONG.to_owned(),
+        });
+    }
+    too_tangled(source)
 }
 
 /// The checks of one document, which together may take [`DOCUMENT_CHECK_TIME_MS_MAX`].
 ///
 /// This is the one place where checking reads a clock, because the page bounds a save by the
 /// server's wall-clock time. A single check is not interrupted: a document is at most 65,536
-/// bytes, so one parse takes milliseconds; the bound is tested between checks.
+/// bytes, and no `<` sits deeper than 16 brackets (see `tangle.rs`), so one parse takes
+/// milliseconds; the bound is tested between checks.
 #[derive(Debug)]
 pub struct DocumentCheck {
     started: Instant,

@@ -39,6 +39,7 @@ mod plain;
 mod position;
 mod sandbox;
 mod strip;
+mod tangle;
 
 pub use budget::{
     CHECKPOINT_STEPS, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX,
@@ -58,3 +59,4 @@ pub use library::{LIBRARY_GLOBALS, is_library_global};
 pub use position::{Position, ScriptOrigin, ScriptProblem};
 pub use sandbox::{Sandbox, evaluate, run_program, with_sandbox};
 pub use strip::{STRIP_CACHE_ENTRIES_MAX, StrippedProgram, strip_expression, strip_program};
+pub use tangle::{ANGLE_NESTING_MAX, ANGLE_TOO_DEEP};

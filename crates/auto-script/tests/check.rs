@@ -173,3 +173,63 @@ fn the_deepest_nesting_a_document_can_hold_is_checked_quickly_and_safely() {
     );
     assert_eq!(check_program(&too_long, &[]), refused);
 }
+
+/// TypeScript's readings multiply with each bracket around a `<`: 12 levels of `({[0<` took a
+/// second, 20 would take hours. A `<` inside more than 16 open brackets is refused before the
+/// compiler reads the text; at 16 the worst known shape, with a long text inside, still checks
+/// quickly.
+#[test]
+fn a_less_than_too_deep_in_brackets_is_refused_before_the_compiler_tries_its_readings() {
+    use auto_script::{ANGLE_NESTING_MAX, ANGLE_TOO_DEEP, InputBudget, evaluate, strip_expression};
+    let place = Place::offering(&["$data"]);
+    // At the bound: a `<` inside 16 brackets is an expression like any other.
+    let at_bound = format!(
+        "{}1 < 2{}",
+        "[".repeat(ANGLE_NESTING_MAX),
+        "]".repeat(ANGLE_NESTING_MAX)
+    );
+    assert_eq!(check_expression(&at_bound, &place), vec![]);
+    let value = evaluate(&at_bound, &[], 0, &mut InputBudget::new()).expect("it runs");
+    let mut innermost = &value;
+    for _ in 0..ANGLE_NESTING_MAX {
+        innermost = &innermost[0];
+    }
+    assert_eq!(innermost, &serde_json::json!(true));
+    // One past: refused where the `<` stands, by the check, the program check and the strip.
+    let past = format!(
+        "{}1 < 2{}",
+        "[".repeat(ANGLE_NESTING_MAX + 1),
+        "]".repeat(ANGLE_NESTING_MAX + 1)
+    );
+    let refused = vec![ScriptProblem {
+        line: 1,
+        column: 20,
+        text: ANGLE_TOO_DEEP.to_owned(),
+    }];
+    assert_eq!(check_expression(&past, &place), refused);
+    assert_eq!(strip_expression(&past).err(), Some(refused));
+    let program = format!("export default function () {{ return {past}; }}");
+    assert_eq!(check_program(&program, &[])[0].text, ANGLE_TOO_DEEP);
+    // What the fuzz target found, and the shape grown past any time a save could wait.
+    let started = std::time::Instant::now();
+    let found = "$dS([[f[[([{[[0<=jOj<[f[([{[[0<f[([{[[0<=jOj<[-f[(OjOj<[([{[[0<=jOj,[f[([{[[0<([{[[0<f[([f[(OjOj<[([{[0<0<<0<[0<([0<0<<0<[0<OjOj<[([{[[0<=jOj<[f[([{[[0<f[([{[[0<=jOj<[-f[(OjOj<[([{[[0<=jOj,[f[([{[[0<f[([{[[0<=jOj<[-f[([{[[0<a<&>";
+    for text in [found.to_owned(), format!("f{}a", "[({[0<".repeat(30))] {
+        let problems = check_expression(&text, &place);
+        assert_eq!(problems.len(), 1, "{text}");
+        assert_eq!(problems[0].text, ANGLE_TOO_DEEP);
+    }
+    // The worst known shape at the bound, its last `<` inside 16 brackets, around 60 KB of text:
+    // about 0.2 s in a release build.
+    let inner = "a + ".repeat(15_000);
+    let worst = format!("f{}{inner}a", "[({[0<".repeat(4));
+    assert!(
+        check_expression(&worst, &place)
+            .iter()
+            .all(|p| p.text != ANGLE_TOO_DEEP)
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}

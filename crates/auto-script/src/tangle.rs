@@ -1,0 +1,213 @@
+//! A bound on how deep a `<` may sit in brackets, checked before the compiler reads a text.
+//!
+//! The compiler (oxc's parser) reads TypeScript by trying readings and going back: at a `<` it
+//! tries type arguments (`f<T>(x)`), and at a `(` followed by `[` or `{` it tries arrow
+//! parameters. The tries nest, and a `<` inside brackets is read again for each reading of
+//! each level around it: about three times the work a level, so 12 levels of `({[0<` in 60
+//! bytes took a second and 20 would take hours, a save that never ends (the fuzz target found
+//! it). The document's 2 seconds are tested between checks and cannot stop one parse, and the
+//! parser has no bound of its own, so a text is read here first, in one pass: strings,
+//! template text, comments and regular expressions are skipped, brackets counted, and a `<`
+//! inside more than [`ANGLE_NESTING_MAX`] open brackets is refused where it stands. At the
+//! bound the worst text we know of checks in milliseconds.
+//!
+//! The scan tells a regular expression from a division as the language does in the common
+//! case: a `/` after a name, a number, a string or a closing bracket divides; elsewhere it
+//! starts a regular expression. Where that guess is wrong (`return /(/`), brackets are counted
+//! that are not there, which can only refuse sooner, never let a deeper text through.
+
+use crate::position::ScriptProblem;
+
+/// The open brackets (`(`, `[`, `{` and a template's `${`) a `<` may sit inside.
+pub const ANGLE_NESTING_MAX: usize = 16;
+
+/// Refusal of a `<` inside more than [`ANGLE_NESTING_MAX`] open brackets.
+pub const ANGLE_TOO_DEEP: &str = "A `<` may sit inside at most 16 open brackets: each bracket around it multiplies the readings TypeScript tries, and the check must end in time.";
+
+/// The first `<` of `source` inside more than [`ANGLE_NESTING_MAX`] open brackets, as a
+/// problem at its place.
+pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
+    let bytes = source.as_bytes();
+    // Open brackets; `$` stands for a template's `${`, whose `}` returns to the template text.
+    let mut open: Vec<u8> = Vec::new();
+    // Whether the last thing read ends an operand, so that a `/` after it divides.
+    let mut after_operand = false;
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        match byte {
+            b'\'' | b'"' => {
+                at = string_end(bytes, at + 1, byte);
+                after_operand = true;
+                continue;
+            }
+            b'`' => {
+                match template_end(bytes, at + 1) {
+                    (next, true) => {
+                        open.push(b'$');
+                        at = next;
+                        after_operand = false;
+                    }
+                    (next, false) => {
+                        at = next;
+                        after_operand = true;
+                    }
+                }
+                continue;
+            }
+            b'/' if bytes.get(at + 1) == Some(&b'/') => {
+                at = bytes[at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(bytes.len(), |end| at + end);
+                continue;
+            }
+            b'/' if bytes.get(at + 1) == Some(&b'*') => {
+                at = source[at + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |end| at + 2 + end + 2);
+                continue;
+            }
+            b'/' if !after_operand => {
+                at = regex_end(bytes, at + 1);
+                after_operand = true;
+                continue;
+            }
+            b'(' | b'[' | b'{' => {
+                open.push(byte);
+                after_operand = false;
+            }
+            b'}' if open.last() == Some(&b'$') => {
+                open.pop();
+                match template_end(bytes, at + 1) {
+                    (next, true) => {
+                        open.push(b'$');
+                        at = next;
+                        after_operand = false;
+                    }
+                    (next, false) => {
+                        at = next;
+                        after_operand = true;
+                    }
+                }
+                continue;
+            }
+            b')' | b']' | b'}' => {
+                open.pop();
+                after_operand = true;
+            }
+            b'<' => {
+                if open.len() > ANGLE_NESTING_MAX {
+                    return Some(ScriptProblem::at_offset(source, at, ANGLE_TOO_DEEP));
+                }
+                after_operand = false;
+            }
+            b'_' | b'$' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' | 0x80.. => {
+                after_operand = true;
+            }
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            _ => after_operand = false,
+        }
+        at += 1;
+    }
+    None
+}
+
+/// Where a string that opened before `at` with `quote` ends: past its closing quote, or at
+/// the end of its line or text.
+fn string_end(bytes: &[u8], mut at: usize, quote: u8) -> usize {
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' => at += 2,
+            b'\n' => return at,
+            b if b == quote => return at + 1,
+            _ => at += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Where template text that starts at `at` ends, and whether it ends at a `${` (past it) rather
+/// than at its closing backquote (past it) or the end of the text.
+fn template_end(bytes: &[u8], mut at: usize) -> (usize, bool) {
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' => at += 2,
+            b'`' => return (at + 1, false),
+            b'$' if bytes.get(at + 1) == Some(&b'{') => return (at + 2, true),
+            _ => at += 1,
+        }
+    }
+    (bytes.len(), false)
+}
+
+/// Where a regular expression whose body starts at `at` ends: past its closing `/` and flags,
+/// or at the end of its line or text.
+fn regex_end(bytes: &[u8], mut at: usize) -> usize {
+    let mut in_class = false;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' => at += 2,
+            b'\n' => return at,
+            b'[' => {
+                in_class = true;
+                at += 1;
+            }
+            b']' => {
+                in_class = false;
+                at += 1;
+            }
+            b'/' if !in_class => {
+                at += 1;
+                while at < bytes.len() && bytes[at].is_ascii_alphabetic() {
+                    at += 1;
+                }
+                return at;
+            }
+            _ => at += 1,
+        }
+    }
+    bytes.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(levels: usize) -> String {
+        format!("{}a < b{}", "(".repeat(levels), ")".repeat(levels))
+    }
+
+    #[test]
+    fn a_less_than_inside_16_brackets_passes_and_inside_17_is_refused_where_it_stands() {
+        assert_eq!(too_tangled(&nested(ANGLE_NESTING_MAX)), None);
+        let problem = too_tangled(&nested(ANGLE_NESTING_MAX + 1)).expect("refused");
+        assert_eq!(problem.text, ANGLE_TOO_DEEP);
+        assert_eq!((problem.line, problem.column), (1, 20));
+    }
+
+    #[test]
+    fn brackets_in_strings_templates_comments_and_regular_expressions_are_not_counted() {
+        let deep = "(".repeat(40);
+        for text in [
+            format!("'{deep}' < 'a'"),
+            format!("\"{deep}\" < \"a\""),
+            format!("`{deep}` < `a`"),
+            format!("/* {deep} */ 1 < 2"),
+            format!("// {deep}\n1 < 2"),
+            format!("/{}/.test('') < 2", "\\(".repeat(40)),
+            format!("/[{deep}]/.test('') < 2"),
+            format!("a / b / c < {}", "(1)".repeat(40)),
+        ] {
+            assert_eq!(too_tangled(&text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_template_s_substitutions_are_brackets() {
+        let text = format!("{}`${{a < b}}`{}", "(".repeat(16), ")".repeat(16));
+        assert!(too_tangled(&text).is_some());
+        let text = format!("{}`${{a}}` < b{}", "(".repeat(16), ")".repeat(16));
+        assert_eq!(too_tangled(&text), None);
+    }
+}
