@@ -42,17 +42,7 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 continue;
             }
             b'`' => {
-                match template_end(bytes, at + 1) {
-                    (next, true) => {
-                        open.push(b'$');
-                        at = next;
-                        after_operand = false;
-                    }
-                    (next, false) => {
-                        at = next;
-                        after_operand = true;
-                    }
-                }
+                (at, after_operand) = template_text(bytes, at + 1, &mut open);
                 continue;
             }
             b'/' if bytes.get(at + 1) == Some(&b'/') => {
@@ -79,17 +69,7 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
             }
             b'}' if open.last() == Some(&b'$') => {
                 open.pop();
-                match template_end(bytes, at + 1) {
-                    (next, true) => {
-                        open.push(b'$');
-                        at = next;
-                        after_operand = false;
-                    }
-                    (next, false) => {
-                        at = next;
-                        after_operand = true;
-                    }
-                }
+                (at, after_operand) = template_text(bytes, at + 1, &mut open);
                 continue;
             }
             b')' | b']' | b'}' => {
@@ -125,6 +105,16 @@ fn string_end(bytes: &[u8], mut at: usize, quote: u8) -> usize {
         }
     }
     bytes.len()
+}
+
+/// Reads template text from `at`: where the scan goes on, and whether it goes on after an
+/// operand (the template ended) or inside a `${`, which opens a bracket.
+fn template_text(bytes: &[u8], at: usize, open: &mut Vec<u8>) -> (usize, bool) {
+    let (next, substitution) = template_end(bytes, at);
+    if substitution {
+        open.push(b'$');
+    }
+    (next, !substitution)
 }
 
 /// Where template text that starts at `at` ends, and whether it ends at a `${` (past it) rather
