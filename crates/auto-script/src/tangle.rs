@@ -1,25 +1,75 @@
-//! A bound on how deep a `<` may sit in brackets, checked before the compiler reads a text.
+//! Bounds on the shapes that make the compiler's work multiply, checked before it reads a text.
 //!
 //! The compiler (oxc's parser) reads TypeScript by trying readings and going back: at a `<` it
-//! tries type arguments (`f<T>(x)`), and at a `(` followed by `[` or `{` it tries arrow
-//! parameters. The tries nest, and a `<` inside brackets is read again for each reading of
-//! each level around it: about three times the work a level, so 12 levels of `({[0<` in 60
-//! bytes took a second and 20 would take hours, a save that never ends (the fuzz target found
-//! it). The document's 2 seconds are tested between checks and cannot stop one parse, and the
-//! parser has no bound of its own, so a text is read here first, in one pass: strings,
-//! template text, comments and regular expressions are skipped, brackets counted, and a `<`
-//! inside more than [`ANGLE_NESTING_MAX`] open brackets is refused where it stands. At the
-//! bound the worst text we know of checks in milliseconds.
+//! tries type arguments (`f<T>(x)`), and at a `(` that opens a `[` or `{` it tries arrow
+//! parameters (`({ a }) => a`), whose type annotations it tries too. The tries nest, and what
+//! sits inside is read again for each reading of each level around it:
+//!
+//! - about three times the work a level for a `<`: 12 levels of `({[0<` in 60 bytes took a
+//!   second, 20 would take hours;
+//! - about twice for annotations: 650 bytes of `[(G:([` and `({[` took 9 seconds and 4.6 GB.
+//!
+//! The fuzz target found both. A save that never ends, or that takes the server's memory, is
+//! what the document's 2 seconds are for, but they are tested between checks and cannot stop
+//! one parse, and the parser has no bound of its own. So a text is read here first, in one
+//! pass (strings, template text, comments and regular expressions skipped, brackets counted):
+//!
+//! - a `<` inside more than [`ANGLE_NESTING_MAX`] open brackets is refused where it stands;
+//! - a `(` that opens a `[` or `{` inside more than [`ARROW_HEADS_MAX`] others is refused
+//!   where it stands. A call's parenthesis (after a name or a closing bracket) is no such head.
+//!
+//! At the bounds the worst texts we know of check in a fraction of a second.
 //!
 //! The scan tells a regular expression from a division as the language does in the common
-//! case: a `/` after a name, a number, a string or a closing bracket divides; elsewhere it
-//! starts a regular expression. Where that guess is wrong (`return /(/`), brackets are counted
-//! that are not there, which can only refuse sooner, never let a deeper text through.
+//! case: a `/` after a name, a number, a string or a closing bracket divides; elsewhere (and
+//! after a word such as `return`) it starts a regular expression. Where that guess is wrong,
+//! brackets are counted that are not there, which can only refuse sooner.
 
 use crate::position::ScriptProblem;
 
 /// The open brackets (`(`, `[`, `{` and a template's `${`) a `<` may sit inside.
 pub const ANGLE_NESTING_MAX: usize = 16;
+
+/// The parentheses that open a `[` or `{` (`({`, `([`, which may be arrow parameters) a `(` of
+/// the same kind may sit inside.
+pub const ARROW_HEADS_MAX: usize = 8;
+
+/// Refusal of such a parenthesis inside more than [`ARROW_HEADS_MAX`] others.
+pub const ARROW_HEADS_TOO_DEEP: &str = "A `(` that opens a `[` or `{` may sit inside at most 8 others: TypeScript reads each as possible arrow parameters, each one around multiplies the readings, and the check must end in time.";
+
+/// What `open` holds for a parenthesis that opens a `[` or `{`.
+const HEAD: u8 = b'h';
+
+/// Words after which an expression starts, so that a `(` after them groups and a `/` starts a
+/// regular expression.
+const EXPRESSION_KEYWORDS: &[&str] = &[
+    "as",
+    "await",
+    "case",
+    "delete",
+    "do",
+    "else",
+    "extends",
+    "in",
+    "instanceof",
+    "keyof",
+    "new",
+    "of",
+    "return",
+    "satisfies",
+    "throw",
+    "typeof",
+    "void",
+    "yield",
+];
+
+/// Whether the first thing after `at`, past white space, is a `[` or a `{`.
+fn next_is_pattern_start(bytes: &[u8], at: usize) -> bool {
+    bytes[at.min(bytes.len())..]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'[' || b == b'{')
+}
 
 /// Refusal of a `<` inside more than [`ANGLE_NESTING_MAX`] open brackets.
 pub const ANGLE_TOO_DEEP: &str = "A `<` may sit inside at most 16 open brackets: each bracket around it multiplies the readings TypeScript tries, and the check must end in time.";
@@ -63,6 +113,13 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 after_operand = true;
                 continue;
             }
+            b'(' if !after_operand && next_is_pattern_start(bytes, at + 1) => {
+                if open.iter().filter(|&&b| b == HEAD).count() >= ARROW_HEADS_MAX {
+                    return Some(ScriptProblem::at_offset(source, at, ARROW_HEADS_TOO_DEEP));
+                }
+                open.push(HEAD);
+                after_operand = false;
+            }
             b'(' | b'[' | b'{' => {
                 open.push(byte);
                 after_operand = false;
@@ -83,7 +140,17 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 after_operand = false;
             }
             b'_' | b'$' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' | 0x80.. => {
-                after_operand = true;
+                let end = bytes[at..]
+                    .iter()
+                    .position(|&b| {
+                        !(b == b'_' || b == b'$' || b.is_ascii_alphanumeric() || b >= 0x80)
+                    })
+                    .map_or(bytes.len(), |length| at + length);
+                // A word after which an expression starts leaves no operand: `typeof (`, `return
+                // /re/`.
+                after_operand = !EXPRESSION_KEYWORDS.contains(&&source[at..end]);
+                at = end;
+                continue;
             }
             b' ' | b'\t' | b'\r' | b'\n' => {}
             _ => after_operand = false,
@@ -191,6 +258,24 @@ mod tests {
         ] {
             assert_eq!(too_tangled(&text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn a_parenthesis_that_opens_a_pattern_inside_8_others_passes_and_inside_9_is_refused() {
+        let heads = |levels: usize| format!("{}a{}", "({ a: ".repeat(levels), " })".repeat(levels));
+        assert_eq!(too_tangled(&heads(ARROW_HEADS_MAX)), None);
+        let problem = too_tangled(&heads(ARROW_HEADS_MAX + 1)).expect("refused");
+        assert_eq!(problem.text, ARROW_HEADS_TOO_DEEP);
+        assert_eq!((problem.line, problem.column), (1, 49));
+        // After a word that starts an expression, a parenthesis groups.
+        let typed = format!("{}a{}", "typeof ([".repeat(9), "])".repeat(9));
+        assert!(too_tangled(&typed).is_some());
+    }
+
+    #[test]
+    fn a_call_s_parenthesis_is_no_head() {
+        let calls = format!("{}a{}", "f({ a: [g([".repeat(20), "])] })".repeat(20));
+        assert_eq!(too_tangled(&calls), None);
     }
 
     #[test]
