@@ -287,10 +287,10 @@ pub(crate) struct Outgoing<'c, 'js> {
     /// The kept inputs, whose frozen objects are read from what they were built from.
     inputs: Option<&'c InputCache>,
     ctx: Ctx<'js>,
-    /// The identity of the context's `Object.prototype`.
-    object_prototype: u64,
-    /// What marks plain data, for the quick read tried first; none, no quick read.
-    shapes: Option<PlainShapes>,
+    /// What marks plain data: the walk's `Object.prototype`, and the quick read's shapes.
+    shapes: PlainShapes,
+    /// Whether the quick read of plain data is tried first.
+    read_plain: bool,
     /// The prelude's `kindOf`: "a Map", "an object that is not plain".
     kind_of: &'c Persistent<Function<'static>>,
     /// The prelude's `toJsonText`, for a value that holds a proxy.
@@ -305,16 +305,16 @@ impl<'c, 'js> Outgoing<'c, 'js> {
     pub(crate) fn new(
         ctx: &Ctx<'js>,
         inputs: Option<&'c InputCache>,
-        object_prototype: u64,
-        shapes: Option<PlainShapes>,
+        shapes: PlainShapes,
+        read_plain: bool,
         kind_of: &'c Persistent<Function<'static>>,
         to_json_text: &'c Persistent<Function<'static>>,
     ) -> rquickjs::Result<Self> {
         Ok(Self {
             inputs,
             ctx: ctx.clone(),
-            object_prototype,
             shapes,
+            read_plain,
             kind_of,
             to_json_text,
             to_json: Atom::from_predefined(ctx.clone(), PredefinedAtom::ToJSON),
@@ -326,8 +326,9 @@ impl<'c, 'js> Outgoing<'c, 'js> {
     /// The JSON value of `value`.
     pub(crate) fn convert(&mut self, value: Value<'js>) -> Result<JsonValue, Refusal> {
         if let Some((json, bytes)) = self
-            .shapes
-            .and_then(|shapes| Plain::new(&self.ctx, shapes, self.inputs, self.bytes).read(&value))
+            .read_plain
+            .then(|| Plain::new(&self.ctx, self.shapes, self.inputs, self.bytes).read(&value))
+            .flatten()
         {
             self.bytes = bytes;
             return Ok(json);
@@ -536,10 +537,7 @@ impl<'c, 'js> Outgoing<'c, 'js> {
         {
             // As it is when it reads back the same, fits and nests within bounds; else read
             // as the walk reads, for the same value or the same refusal.
-            if measure.normal
-                && open.len() + measure.height <= VALUE_DEPTH_MAX
-                && self.bytes + measure.bytes <= VALUE_TEXT_BYTES_MAX
-            {
+            if measure.fits(open.len(), self.bytes) {
                 self.bytes += measure.bytes;
                 return Ok(Entered::Leaf(source.clone()));
             }
@@ -583,7 +581,7 @@ impl<'c, 'js> Outgoing<'c, 'js> {
             None => {
                 if object
                     .get_prototype()
-                    .is_some_and(|p| identity(p.as_value()) != self.object_prototype)
+                    .is_some_and(|p| identity(p.as_value()) != self.shapes.object_prototype())
                 {
                     let kind_of = self.kind_of.clone().restore(&self.ctx)?;
                     let kind: String = kind_of.call((object,))?;

@@ -93,6 +93,16 @@ pub(crate) struct Measure {
     pub normal: bool,
 }
 
+impl Measure {
+    /// Whether the value can be given back as it was built, read at `depth` open containers
+    /// after `bytes` of text: it reads back the same, and nests and fits within the bounds.
+    pub(crate) fn fits(self, depth: usize, bytes: usize) -> bool {
+        self.normal
+            && depth + self.height <= crate::budget::VALUE_DEPTH_MAX
+            && bytes + self.bytes <= crate::budget::VALUE_TEXT_BYTES_MAX
+    }
+}
+
 /// One variable's kept value and the frozen tree built from it.
 struct Kept {
     id: u32,

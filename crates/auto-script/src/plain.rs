@@ -28,7 +28,7 @@ use std::mem::MaybeUninit;
 use rquickjs::{Ctx, Value, qjs};
 use serde_json::{Map, Value as JsonValue};
 
-use crate::budget::{VALUE_DEPTH_MAX, VALUE_TEXT_BYTES_MAX};
+use crate::budget::VALUE_TEXT_BYTES_MAX;
 use crate::convert::{decimal_len, number_of, quoted_len};
 use crate::inputs::InputCache;
 
@@ -77,6 +77,13 @@ impl PlainShapes {
             array_class,
             to_json,
         })
+    }
+}
+
+impl PlainShapes {
+    /// The identity of the context's `Object.prototype`.
+    pub(crate) fn object_prototype(self) -> u64 {
+        self.object_prototype
     }
 }
 
@@ -203,10 +210,7 @@ impl<'c> Plain<'c> {
         let identity = address(value);
         if let Some((source, measure)) = self.inputs.and_then(|inputs| inputs.source(identity)) {
             // As the walk takes a kept object; anything else is the walk's to read.
-            if measure.normal
-                && self.open.len() + measure.height <= VALUE_DEPTH_MAX
-                && self.bytes + measure.bytes <= VALUE_TEXT_BYTES_MAX
-            {
+            if measure.fits(self.open.len(), self.bytes) {
                 self.bytes += measure.bytes;
                 return Some(source.clone());
             }

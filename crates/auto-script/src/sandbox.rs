@@ -32,7 +32,7 @@ use crate::bytecode::run_prelude;
 use crate::convert::{Outgoing, Refusal, to_js};
 use crate::freeze::freeze_reachable;
 use crate::guard::CAUGHT_HOOK;
-use crate::inputs::{InputCache, identity};
+use crate::inputs::InputCache;
 use crate::plain::PlainShapes;
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
 
@@ -87,6 +87,18 @@ impl std::fmt::Debug for Sandbox {
     }
 }
 
+/// What one run calls: `function` with `inputs` and the clock at `now_ms`; for a program,
+/// `export` names the export to call, `function` is the factory that returns the exports, and
+/// `lines` maps its errors back to the program's lines.
+#[derive(Clone, Copy)]
+struct Code<'a> {
+    function: &'a Persistent<Function<'static>>,
+    export: &'a [&'a str],
+    inputs: &'a [(&'a str, &'a JsonValue)],
+    now_ms: i64,
+    lines: Option<&'a StrippedProgram>,
+}
+
 struct Hooks {
     /// What the host and the code share: `[0]` the recorded time, `[1]` what the code did
     /// that the host must know ([`SEEN_OUT_OF_MEMORY`], [`SEEN_OBSERVED`]).
@@ -95,9 +107,8 @@ struct Hooks {
     to_json_text: Persistent<Function<'static>>,
     describe_error: Persistent<Function<'static>>,
     kind_of: Persistent<Function<'static>>,
-    /// The identity of the context's `Object.prototype`, which lives as long as the context.
-    object_prototype: u64,
-    /// What marks plain data in the context, for the quick read of what the code gives back.
+    /// What marks plain data in the context (`Object.prototype` and `Array.prototype`, which
+    /// live as long as it), for the quick read and the walk of what the code gives back.
     shapes: PlainShapes,
 }
 
@@ -149,9 +160,6 @@ impl Sandbox {
                         hooks.get::<_, Function>("describeError")?,
                     ),
                     kind_of: Persistent::save(&ctx, hooks.get::<_, Function>("kindOf")?),
-                    object_prototype: identity(
-                        hooks.get::<_, Object>("objectPrototype")?.as_value(),
-                    ),
                     shapes: PlainShapes::of(
                         &ctx,
                         &hooks.get::<_, Value>("objectPrototype")?,
@@ -201,8 +209,16 @@ impl Sandbox {
         *self.meter.borrow_mut() = Meter::idle();
         let function = self.compiled_expression(expression, vars);
         let keep = self.keep_inputs;
-        let result = function
-            .and_then(|function| self.run(&function, &[], vars, now_ms, allowance, None, keep));
+        let result = function.and_then(|function| {
+            let code = Code {
+                function: &function,
+                export: &[],
+                inputs: vars,
+                now_ms,
+                lines: None,
+            };
+            self.run(code, allowance, keep)
+        });
         let checkpoints = self.meter.borrow().checkpoints;
         budget.checkpoints_used = budget.checkpoints_used.saturating_add(checkpoints);
         budget.time_used = budget.time_used.saturating_add(started.elapsed());
@@ -225,15 +241,14 @@ impl Sandbox {
             kind: CodeKind::Program,
         };
         let (factory, lines) = self.compiled_program(program)?;
-        self.run(
-            &factory,
-            &["default"],
-            &[("$input", input)],
+        let code = Code {
+            function: &factory,
+            export: &["default"],
+            inputs: &[("$input", input)],
             now_ms,
-            allowance,
-            Some(&lines),
-            false,
-        )
+            lines: Some(&lines),
+        };
+        self.run(code, allowance, false)
     }
 
     /// Whether variables' values are kept from one evaluation to the next, as frozen trees
@@ -370,27 +385,17 @@ impl Sandbox {
         })
     }
 
-    /// Calls `function` with `inputs`; for a program (`export` names the export to call),
-    /// `function` is the factory that returns the exports. Then converts the value. With
-    /// `keep`, inputs are taken from (and put in) the kept inputs, and an evaluation that could
-    /// tell them from its own runs again on its own (see inputs.rs).
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one private call site per kind of code"
-    )]
+    /// Runs `code` and converts its value. With `keep`, inputs are taken from (and put in) the
+    /// kept inputs, and an evaluation that could tell them from its own runs again on its own
+    /// (see inputs.rs).
     fn run(
         &mut self,
-        function: &Persistent<Function<'static>>,
-        export: &[&str],
-        inputs: &[(&str, &JsonValue)],
-        now_ms: i64,
+        code: Code<'_>,
         allowance: Allowance,
-        lines: Option<&StrippedProgram>,
         keep: bool,
     ) -> Result<JsonValue, ScriptError> {
         let started = Instant::now();
-        let (result, rerun) =
-            self.run_once(function, export, inputs, now_ms, allowance, lines, keep);
+        let (result, rerun) = self.run_once(code, allowance, keep);
         if !rerun {
             return result;
         }
@@ -400,29 +405,27 @@ impl Sandbox {
             time: allowance.time.saturating_sub(started.elapsed()),
             ..allowance
         };
-        self.run_once(function, export, inputs, now_ms, allowance, lines, false)
-            .0
+        self.run_once(code, allowance, false).0
     }
 
     /// One run of [`Self::run`]; the second part of the answer says whether it must run again.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one private call site per kind of code"
-    )]
     fn run_once(
         &mut self,
-        function: &Persistent<Function<'static>>,
-        export: &[&str],
-        inputs: &[(&str, &JsonValue)],
-        now_ms: i64,
+        code: Code<'_>,
         allowance: Allowance,
-        lines: Option<&StrippedProgram>,
         keep: bool,
     ) -> (Result<JsonValue, ScriptError>, bool) {
+        let Code {
+            function,
+            export,
+            inputs,
+            now_ms,
+            lines,
+        } = code;
         let had_kept = self.inputs.values() > 0;
         self.start_meter(allowance);
         let hooks = &self.hooks;
-        let shapes = self.read_plain.then_some(hooks.shapes);
+        let read_plain = self.read_plain;
         let meter = &self.meter;
         let kept = &mut self.inputs;
         // Kept inputs are tried for every container, and an attempt counts as use: building a
@@ -442,7 +445,9 @@ impl Sandbox {
                 keep.then_some(&mut *kept),
             )
             .map_err(Refusal::Thrown)
-            .and_then(|value| value_out(hooks, shapes, used_kept.then_some(&*kept), &ctx, value));
+            .and_then(|value| {
+                value_out(hooks, read_plain, used_kept.then_some(&*kept), &ctx, value)
+            });
             let outcome = match value {
                 Ok(value) => Ok(value),
                 Err(Refusal::Thrown(error)) => {
@@ -512,7 +517,7 @@ fn seen(hooks: &Hooks, ctx: &Ctx<'_>) -> u32 {
 /// The JSON value of what the code gave; `inputs` are the kept inputs it was given, if any.
 fn value_out<'js>(
     hooks: &Hooks,
-    shapes: Option<PlainShapes>,
+    read_plain: bool,
     inputs: Option<&InputCache>,
     ctx: &Ctx<'js>,
     value: Value<'js>,
@@ -520,8 +525,8 @@ fn value_out<'js>(
     Outgoing::new(
         ctx,
         inputs,
-        hooks.object_prototype,
-        shapes,
+        hooks.shapes,
+        read_plain,
         &hooks.kind_of,
         &hooks.to_json_text,
     )?

@@ -85,6 +85,8 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
     let bytes = source.as_bytes();
     // Open brackets; `$` stands for a template's `${`, whose `}` returns to the template text.
     let mut open: Vec<u8> = Vec::new();
+    // How many of `open` are parentheses that may open arrow parameters.
+    let mut heads = 0;
     // Whether the last thing read ends an operand, so that a `/` after it divides.
     let mut after_operand = false;
     let mut at = 0;
@@ -119,9 +121,10 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 continue;
             }
             b'(' if !after_operand && next_is_parameter_start(bytes, at + 1) => {
-                if open.iter().filter(|&&b| b == HEAD).count() >= ARROW_HEADS_MAX {
+                if heads >= ARROW_HEADS_MAX {
                     return Some(ScriptProblem::at_offset(source, at, ARROW_HEADS_TOO_DEEP));
                 }
+                heads += 1;
                 open.push(HEAD);
                 after_operand = false;
             }
@@ -135,7 +138,9 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 continue;
             }
             b')' | b']' | b'}' => {
-                open.pop();
+                if open.pop() == Some(HEAD) {
+                    heads -= 1;
+                }
                 after_operand = true;
             }
             b'<' => {
