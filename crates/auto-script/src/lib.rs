@@ -59,4 +59,7 @@ pub use library::{LIBRARY_GLOBALS, is_library_global};
 pub use position::{Position, ScriptOrigin, ScriptProblem};
 pub use sandbox::{Sandbox, evaluate, run_program, with_sandbox};
 pub use strip::{STRIP_CACHE_ENTRIES_MAX, StrippedProgram, strip_expression, strip_program};
-pub use tangle::{ANGLE_NESTING_MAX, ANGLE_TOO_DEEP, ARROW_HEADS_MAX, ARROW_HEADS_TOO_DEEP};
+pub use tangle::{
+    ANGLE_NESTING_MAX, ANGLE_TOO_DEEP, ARROW_HEADS_MAX, ARROW_HEADS_TOO_DEEP,
+    SPECULATION_BYTES_MAX, SPECULATION_TOO_LONG,
+};

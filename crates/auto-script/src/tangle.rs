@@ -8,9 +8,13 @@
 //! - about three times the work a level for a `<`: 12 levels of `({[0<` in 60 bytes took a
 //!   second, 20 would take hours;
 //! - about twice for annotations: 650 bytes of `[(G:([` and `({[` took 9 seconds and 4.6 GB;
-//! - 340 bytes of `(s = d<F ... (syd = (s = ...`, defaults around `<`, took 5 seconds.
+//! - 340 bytes of `(s = d<F ... (syd = (s = ...`, defaults around `<`, took 5 seconds;
+//! - what follows a `<` is read as type arguments until the reading fails, and read again as
+//!   a comparison: 4,000 bytes of `d<t<t<t...`, where every reading runs to the end, took
+//!   4.5 seconds and 540 MB (the parser keeps what a failed reading built until it ends), and
+//!   the 65,536 bytes a document may hold would take hours and all the memory there is.
 //!
-//! The fuzz target found all three. A save that never ends, or that takes the server's memory, is
+//! The fuzz target found all four. A save that never ends, or that takes the server's memory, is
 //! what the document's 2 seconds are for, but they are tested between checks and cannot stop
 //! one parse, and the parser has no bound of its own. So a text is read here first, in one
 //! pass (strings, template text, comments and regular expressions skipped, brackets counted):
@@ -18,7 +22,15 @@
 //! - a `<` inside more than [`ANGLE_NESTING_MAX`] open brackets is refused where it stands;
 //! - a grouping `(` that may open arrow parameters (before a name, a `[`, a `{` or `...`) inside
 //!   more than [`ARROW_HEADS_MAX`] others is refused where it stands. A call's parenthesis
-//!   (after a name or a closing bracket) is no such head.
+//!   (after a name or a closing bracket) is no such head;
+//! - the bytes that the readings of every `<` as type arguments may cover, together, are at
+//!   most [`SPECULATION_BYTES_MAX`]. A reading runs from its `<` to the first place where type
+//!   arguments surely end: the `>` that closes them, a bracket closed that opened before the
+//!   `<`, or, outside the brackets opened since, a token no type holds (`;`, `=` other than in
+//!   `=>`, `&&`, `||`, `??`, an arithmetic operator, `-` before anything but a number). Inside a
+//!   bracket almost anything may sit (defaults, computed keys), so a reading goes on to its
+//!   end. A `<` inside parentheses that may open arrow parameters is read again for each
+//!   reading of them, so its bytes count twice for each such parenthesis around it.
 //!
 //! At the bounds the worst texts we know of check in a fraction of a second.
 //!
@@ -38,6 +50,15 @@ pub const ARROW_HEADS_MAX: usize = 6;
 
 /// Refusal of such a parenthesis inside more than [`ARROW_HEADS_MAX`] others.
 pub const ARROW_HEADS_TOO_DEEP: &str = "A `(` that may open arrow parameters (before a name, a `[`, a `{` or `...`) may sit inside at most 6 others: TypeScript reads each as possible arrow parameters, each one around multiplies the readings, and the check must end in time.";
+
+/// The bytes the readings of a text's `<`s as type arguments may cover together (see the
+/// module's comment for how they are counted): 4,096 bytes inside the most arrow heads there
+/// may be, or 262,144 at the top. At the bound the worst text checks in about a third of a
+/// second; a comparison in real code is read for a few bytes (`i < n;`, `(a < b)`).
+pub const SPECULATION_BYTES_MAX: u64 = 262_144;
+
+/// Refusal of a text whose `<`s give more than [`SPECULATION_BYTES_MAX`] bytes of readings.
+pub const SPECULATION_TOO_LONG: &str = "What follows each `<` is read first as type arguments (`f<T>(x)`) until they surely end, then again as a comparison; with this `<` the readings pass 262,144 bytes together, and the check must end in time. End comparisons sooner, for instance in parentheses.";
 
 /// What `open` holds for a grouping parenthesis that may open arrow parameters.
 const HEAD: u8 = b'h';
@@ -85,13 +106,20 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
     let bytes = source.as_bytes();
     // Open brackets; `$` stands for a template's `${`, whose `}` returns to the template text.
     let mut open: Vec<u8> = Vec::new();
+    // What the readings of `<` as type arguments run over, in text order.
+    let mut marks: Vec<Mark> = Vec::new();
     // How many of `open` are parentheses that may open arrow parameters.
     let mut heads = 0;
     // Whether the last thing read ends an operand, so that a `/` after it divides.
     let mut after_operand = false;
+    // Whether the last thing read is the word `async`, after which a `(` may open arrow
+    // parameters (`async (a) => a`) though a `/` divides.
+    let mut after_async = false;
     let mut at = 0;
     while at < bytes.len() {
         let byte = bytes[at];
+        let was_async = std::mem::take(&mut after_async);
+        let head_may_open = !after_operand || was_async;
         match byte {
             b'\'' | b'"' => {
                 at = string_end(bytes, at + 1, byte);
@@ -103,10 +131,10 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 continue;
             }
             b'/' if bytes.get(at + 1) == Some(&b'/') => {
-                at = bytes[at..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(bytes.len(), |end| at + end);
+                at += 2;
+                while at < bytes.len() && !is_line_end(bytes, at) {
+                    at += 1;
+                }
                 continue;
             }
             b'/' if bytes.get(at + 1) == Some(&b'*') => {
@@ -120,20 +148,23 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 after_operand = true;
                 continue;
             }
-            b'(' if !after_operand && next_is_parameter_start(bytes, at + 1) => {
+            b'(' if head_may_open && next_is_parameter_start(bytes, at + 1) => {
                 if heads >= ARROW_HEADS_MAX {
                     return Some(ScriptProblem::at_offset(source, at, ARROW_HEADS_TOO_DEEP));
                 }
                 heads += 1;
                 open.push(HEAD);
+                marks.push(Mark::open(at));
                 after_operand = false;
             }
             b'(' | b'[' | b'{' => {
                 open.push(byte);
+                marks.push(Mark::open(at));
                 after_operand = false;
             }
             b'}' if open.last() == Some(&b'$') => {
                 open.pop();
+                marks.push(Mark::close(at));
                 (at, after_operand) = template_text(bytes, at + 1, &mut open);
                 continue;
             }
@@ -141,12 +172,96 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 if open.pop() == Some(HEAD) {
                     heads -= 1;
                 }
+                marks.push(Mark::close(at));
                 after_operand = true;
             }
             b'<' => {
                 if open.len() > ANGLE_NESTING_MAX {
                     return Some(ScriptProblem::at_offset(source, at, ANGLE_TOO_DEEP));
                 }
+                after_operand = false;
+                match bytes.get(at + 1) {
+                    // `<=` and `<<=` compare or shift; no type starts with `=`.
+                    Some(b'=') => marks.push(Mark::stop(at)),
+                    Some(b'<') if bytes.get(at + 2) == Some(&b'=') => {
+                        marks.push(Mark::stop(at));
+                        at += 2;
+                    }
+                    // `<<` may open type arguments too (`f<<T>() => T>()`).
+                    Some(b'<') => {
+                        marks.push(Mark::angle(at, heads, open.len()));
+                        at += 1;
+                    }
+                    _ => marks.push(Mark::angle(at, heads, open.len())),
+                }
+            }
+            b'>' => {
+                marks.push(Mark::right_angle(at));
+                after_operand = false;
+            }
+            b'=' => {
+                match bytes.get(at + 1) {
+                    Some(b'>') => at += 1,
+                    _ => marks.push(Mark::stop(at)),
+                }
+                after_operand = false;
+            }
+            b'+' | b'-' if bytes.get(at + 1) == Some(&byte) => {
+                // `a++ / b` divides.
+                marks.push(Mark::stop(at));
+                at += 1;
+                after_operand = true;
+            }
+            b'\\' => {
+                // An escape in a name, `\u0061` or `\u{61}`; the compiler takes any other
+                // character after a `\` into the name too (and reports it), `\`` included.
+                at += 1;
+                if bytes.get(at) == Some(&b'u') && bytes.get(at + 1) == Some(&b'{') {
+                    at += 2;
+                    while at < bytes.len() && bytes[at].is_ascii_hexdigit() {
+                        at += 1;
+                    }
+                    if bytes.get(at) == Some(&b'}') {
+                        at += 1;
+                    }
+                } else {
+                    at += bytes.get(at).map_or(0, |&b| utf8_width(b));
+                }
+                after_operand = true;
+                continue;
+            }
+            b'-' => {
+                // Only a negative number is a type.
+                if !bytes[at + 1..]
+                    .iter()
+                    .find(|b| !b.is_ascii_whitespace())
+                    .is_some_and(|b| b.is_ascii_digit() || *b == b'.')
+                {
+                    marks.push(Mark::stop(at));
+                }
+                after_operand = false;
+            }
+            b'?' if bytes.get(at + 1) != Some(&b'?') => {
+                // After a type, a `?` before another type starts a conditional type, which
+                // needs an `extends` before it; before anything else it marks the type
+                // nullable. `?.` is no type.
+                let next = bytes[at + 1..].iter().find(|b| !b.is_ascii_whitespace());
+                if !next.is_some_and(|b| b",>)]}:;=".contains(b)) {
+                    marks.push(Mark::new(at, MarkKind::Question));
+                }
+                after_operand = false;
+            }
+            b':' => {
+                marks.push(Mark::new(at, MarkKind::Colon));
+                after_operand = false;
+            }
+            b'&' | b'|' | b'?' if bytes.get(at + 1) == Some(&byte) => {
+                marks.push(Mark::stop(at));
+                at += 1;
+                after_operand = false;
+            }
+            b';' | b'+' | b'*' | b'/' | b'%' | b'^' | b'~' | b'#' | b'@' => {
+                marks.push(Mark::stop(at));
                 after_operand = false;
             }
             b'_' | b'$' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' | 0x80.. => {
@@ -158,14 +273,155 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                     .map_or(bytes.len(), |length| at + length);
                 // A word after which an expression starts leaves no operand: `typeof (`, `return
                 // /re/`.
-                after_operand = !EXPRESSION_KEYWORDS.contains(&&source[at..end]);
+                let word = &source[at..end];
+                after_operand = !EXPRESSION_KEYWORDS.contains(&word);
+                after_async = word == "async";
+                if word == "extends" {
+                    marks.push(Mark::new(at, MarkKind::Extends));
+                }
                 at = end;
                 continue;
             }
-            b' ' | b'\t' | b'\r' | b'\n' => {}
+            b' ' | b'\t' | b'\r' | b'\n' => after_async = was_async,
             _ => after_operand = false,
         }
         at += 1;
+    }
+    too_much_speculation(source, &marks)
+}
+
+/// A place the readings of `<` as type arguments care about.
+#[derive(Clone, Copy)]
+struct Mark {
+    at: u32,
+    kind: MarkKind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MarkKind {
+    /// A `<` that may open type arguments, inside `heads` arrow heads and `depth` brackets.
+    Angle {
+        heads: u8,
+        depth: u8,
+    },
+    RightAngle,
+    Open,
+    Close,
+    /// A token no type holds outside brackets.
+    Stop,
+    /// A `?` before what may start a type: a conditional type, which needs an `extends`.
+    Question,
+    /// A `:`, which only a conditional type holds outside brackets.
+    Colon,
+    /// The word `extends`.
+    Extends,
+}
+
+impl Mark {
+    fn angle(at: usize, heads: usize, depth: usize) -> Self {
+        let small = |n: usize| u8::try_from(n).unwrap_or(u8::MAX);
+        Self::new(
+            at,
+            MarkKind::Angle {
+                heads: small(heads),
+                depth: small(depth),
+            },
+        )
+    }
+    fn right_angle(at: usize) -> Self {
+        Self::new(at, MarkKind::RightAngle)
+    }
+    fn open(at: usize) -> Self {
+        Self::new(at, MarkKind::Open)
+    }
+    fn close(at: usize) -> Self {
+        Self::new(at, MarkKind::Close)
+    }
+    fn stop(at: usize) -> Self {
+        Self::new(at, MarkKind::Stop)
+    }
+    fn new(at: usize, kind: MarkKind) -> Self {
+        // Texts are at most SCRIPT_BYTES_MAX long.
+        Self {
+            at: u32::try_from(at).unwrap_or(u32::MAX),
+            kind,
+        }
+    }
+}
+
+/// The first `<` with which the readings as type arguments pass [`SPECULATION_BYTES_MAX`]
+/// bytes together, as a problem at its place.
+///
+/// A reading's bytes count once for each way the parser may come to read them: twice for each
+/// arrow head around the `<` (read as parameters, then as an expression), and twice for each
+/// reading of an earlier `<` that holds this one inside a bracket opened since (in a bracket,
+/// a type may hold an expression again: a default, a computed key). A `<` beside an earlier
+/// one, outside such brackets, is part of the earlier reading's type and read as type
+/// arguments only once that reading has failed, so it adds its bytes but multiplies nothing.
+///
+/// Each reading is walked once and the walks stop when the bound is passed; the readings
+/// still open at a `<` each span more bytes than there are `<`s since, so there are few.
+fn too_much_speculation(source: &str, marks: &[Mark]) -> Option<ScriptProblem> {
+    let mut total: u64 = 0;
+    // The readings still open: where each ends, and the brackets around its `<`.
+    let mut readings: Vec<(u32, u8)> = Vec::new();
+    for (index, mark) in marks.iter().enumerate() {
+        let MarkKind::Angle { heads, depth } = mark.kind else {
+            continue;
+        };
+        readings.retain(|&(end, _)| end > mark.at);
+        let holding = readings
+            .iter()
+            .filter(|&&(_, around)| around < depth)
+            .count();
+        let ways = u32::from(heads).saturating_add(u32::try_from(holding).unwrap_or(u32::MAX));
+        let end = reading_end(&marks[index + 1..])
+            .unwrap_or(u32::try_from(source.len()).unwrap_or(u32::MAX));
+        let bytes = u64::from(end - mark.at - 1);
+        total = total.saturating_add(bytes.saturating_mul(1u64 << ways.min(40)));
+        if total > SPECULATION_BYTES_MAX {
+            return Some(ScriptProblem::at_offset(
+                source,
+                mark.at as usize,
+                SPECULATION_TOO_LONG,
+            ));
+        }
+        readings.push((end, depth));
+    }
+    None
+}
+
+/// Where a reading as type arguments surely ends, among the marks after its `<`: at the `>`
+/// that closes them, a bracket that opened before them, or, outside brackets opened since, a
+/// stop, or a `?` or `:` with no `extends` before it. `None`: it runs to the end of the text.
+fn reading_end(after: &[Mark]) -> Option<u32> {
+    let mut depth = 0usize;
+    let mut angles = 1usize;
+    let mut conditional = false;
+    for mark in after {
+        if depth > 0 {
+            match mark.kind {
+                MarkKind::Open => depth += 1,
+                MarkKind::Close => depth -= 1,
+                _ => {}
+            }
+            continue;
+        }
+        match mark.kind {
+            MarkKind::Open => depth += 1,
+            MarkKind::Angle { .. } => angles += 1,
+            MarkKind::RightAngle => {
+                angles -= 1;
+                if angles == 0 {
+                    return Some(mark.at);
+                }
+            }
+            MarkKind::Extends => conditional = true,
+            MarkKind::Question | MarkKind::Colon if conditional => {}
+            MarkKind::Close | MarkKind::Stop | MarkKind::Question | MarkKind::Colon => {
+                return Some(mark.at);
+            }
+        }
     }
     None
 }
@@ -176,12 +432,33 @@ fn string_end(bytes: &[u8], mut at: usize, quote: u8) -> usize {
     while at < bytes.len() {
         match bytes[at] {
             b'\\' => at += 2,
-            b'\n' => return at,
+            b'\n' | b'\r' => return at,
             b if b == quote => return at + 1,
             _ => at += 1,
         }
     }
     bytes.len()
+}
+
+/// The bytes of the UTF-8 character that starts with `first`.
+fn utf8_width(first: u8) -> usize {
+    match first {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        0xC0.. => 2,
+        _ => 1,
+    }
+}
+
+/// Whether a line ends at `at`: at a line feed, a carriage return, or a line or paragraph
+/// separator (U+2028, U+2029), as the language ends comments and regular expressions. Ending
+/// where the compiler goes on would hide brackets from the scan.
+fn is_line_end(bytes: &[u8], at: usize) -> bool {
+    match bytes[at] {
+        b'\n' | b'\r' => true,
+        0xE2 => matches!(bytes.get(at + 1..at + 3), Some([0x80, 0xA8 | 0xA9])),
+        _ => false,
+    }
 }
 
 /// Reads template text from `at`: where the scan goes on, and whether it goes on after an
@@ -215,7 +492,7 @@ fn regex_end(bytes: &[u8], mut at: usize) -> usize {
     while at < bytes.len() {
         match bytes[at] {
             b'\\' => at += 2,
-            b'\n' => return at,
+            _ if is_line_end(bytes, at) => return at,
             b'[' => {
                 in_class = true;
                 at += 1;
@@ -300,5 +577,73 @@ mod tests {
         assert!(too_tangled(&text).is_some());
         let text = format!("{}`${{a}}` < b{}", "(".repeat(16), ")".repeat(16));
         assert_eq!(too_tangled(&text), None);
+    }
+
+    /// `<` inside `heads` arrow heads, then a name of `bytes` bytes, then the heads closed.
+    fn reading(heads: usize, bytes: usize) -> String {
+        format!(
+            "{}x<{}{}",
+            "(a = ".repeat(heads),
+            "b".repeat(bytes),
+            ")".repeat(heads)
+        )
+    }
+
+    #[test]
+    fn readings_of_262144_bytes_pass_and_one_more_is_refused_at_its_less_than() {
+        // Inside six heads each byte counts 64 times: 4,096 bytes are the bound.
+        let heads = ARROW_HEADS_MAX;
+        let at_bound = (SPECULATION_BYTES_MAX >> heads) as usize;
+        assert_eq!(too_tangled(&reading(heads, at_bound)), None);
+        let problem = too_tangled(&reading(heads, at_bound + 1)).expect("refused");
+        assert_eq!(problem.text, SPECULATION_TOO_LONG);
+        assert_eq!((problem.line, problem.column), (1, 32));
+        // With no head around, many `<`s add up: each reads to the end of `d<t<t<t...`.
+        let chain = |count: usize| format!("d{}", "<t".repeat(count));
+        assert_eq!(too_tangled(&chain(512)), None);
+        let problem = too_tangled(&chain(513)).expect("refused");
+        assert_eq!(problem.text, SPECULATION_TOO_LONG);
+    }
+
+    #[test]
+    fn a_reading_ends_where_type_arguments_surely_end() {
+        let long = "b".repeat(70_000);
+        // Each of these would read the long name 64 times over if it did not end first.
+        for end in [
+            ">", ")", "]", "}", ";", "=", "==", "&&", "||", "??", "+", "*", "/", "%", "^", "- b",
+            "++", "? d : e", ": d", "?.d",
+        ] {
+            let text = format!("{}x< c {end} {long}{}", "(a = ".repeat(6), ")".repeat(6));
+            assert_eq!(too_tangled(&text), None, "{end}");
+        }
+        // Inside brackets opened after the `<`, and past an arrow or a negative number, it
+        // goes on.
+        for inside in [
+            "(c = 1; d)",
+            "{ [c + 1]: d }",
+            "() => c",
+            "-1 | c",
+            "extends d ? e : f",
+            "?, d",
+        ] {
+            let text = format!("{}x< {inside} {long}{}", "(a = ".repeat(6), ")".repeat(6));
+            assert!(too_tangled(&text).is_some(), "{inside}");
+        }
+        // `<=` and `<<=` open no reading.
+        let text = format!("{}x <= c {long}{}", "(a = ".repeat(6), ")".repeat(6));
+        assert_eq!(too_tangled(&text), None);
+        let text = format!("{}x <<= c {long}{}", "(a = ".repeat(6), ")".repeat(6));
+        assert_eq!(too_tangled(&text), None);
+    }
+
+    #[test]
+    fn comparisons_of_real_code_are_read_for_a_few_bytes() {
+        let body = "for (let i = 0; i < items.length; i++) {\n  if (items[i].n < limit && seen.size < 10) { total += items[i].n < 0 ? -items[i].n : items[i].n; }\n  const ok = a < b, big = (x << 2) < y;\n}\n";
+        let program = format!(
+            "export default function (items, limit) {{\n  let total = 0; const seen = new Set();\n{}  return total;\n}}\n",
+            body.repeat(64_000 / body.len())
+        );
+        assert!(program.len() > 60_000 && program.len() < 65_536);
+        assert_eq!(too_tangled(&program), None);
     }
 }

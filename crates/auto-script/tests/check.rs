@@ -253,3 +253,113 @@ fn a_less_than_too_deep_in_brackets_is_refused_before_the_compiler_tries_its_rea
         started.elapsed()
     );
 }
+
+/// What follows a `<` is read as type arguments until the reading fails, then again as a
+/// comparison, and the parser keeps what each failed reading built: 4,000 bytes of `d<t<t...`,
+/// where every reading runs to the end, took 4.5 seconds and 540 MB. The readings a text's `<`s
+/// may take together are bounded before the compiler reads it.
+#[test]
+fn less_thans_whose_readings_as_type_arguments_pass_the_bound_are_refused_before_the_compiler() {
+    use auto_script::{SPECULATION_BYTES_MAX, SPECULATION_TOO_LONG, strip_expression};
+    let place = Place::offering(&["$data"]);
+    // `$data<$data<...`: the n-th `<` from the end reads 6n - 1 bytes, 3c² + 2c in all for c
+    // of them: 261,665 bytes for 295, 262,848 for 296.
+    let chain = |count: usize| format!("$data{}", "<$data".repeat(count));
+    const { assert!(3 * 295 * 295 + 2 * 295 <= SPECULATION_BYTES_MAX) };
+    assert_eq!(check_expression(&chain(295), &place), vec![]);
+    let problems = check_expression(&chain(296), &place);
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].text, SPECULATION_TOO_LONG);
+    // `d<t<t...` of 2,000: the i-th `<` reads 3,999 - 2i bytes, and the first k together
+    // 4,000k - k², which passes the bound at the 67th `<`, 134th byte.
+    let started = std::time::Instant::now();
+    let past = format!("d{}", "<t".repeat(2_000));
+    let refused = vec![ScriptProblem {
+        line: 1,
+        column: 134,
+        text: SPECULATION_TOO_LONG.to_owned(),
+    }];
+    assert_eq!(check_expression(&past, &place), refused);
+    assert_eq!(strip_expression(&past).err(), Some(refused));
+    let program = format!("export default function (t, d) {{\n  return {past};\n}}\n");
+    let problems = check_program(&program, &[]);
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].text, SPECULATION_TOO_LONG);
+    assert_eq!((problems[0].line, problems[0].column), (2, 143));
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+    // A long program of ordinary comparisons is far from the bound.
+    let body = "  for (let i = 0; i < items.length; i++) {\n    if (items[i] < limit && i < 10) { total += items[i] < 0 ? -items[i] : items[i]; }\n  }\n";
+    let long = format!(
+        "export default function (items: number[], limit: number): number {{\n  let total = 0;\n{}  return total;\n}}\n",
+        body.repeat(400)
+    );
+    assert!(long.len() > 50_000);
+    assert_eq!(check_program(&long, &[]), vec![]);
+}
+
+/// Texts the fuzz target found that took the compiler seconds to minutes and up to 21 GB
+/// (`tests/cases/slow-checks/`, one text a file, named by its hash): each is refused by one of
+/// the bounds before the compiler reads it. Several hid their brackets from the scan behind a
+/// `\` (which the compiler takes into a name with the character after it, a backquote too) or
+/// a line that ends at a carriage return.
+#[test]
+fn texts_that_once_took_the_check_seconds_are_refused_before_the_compiler_reads_them() {
+    use auto_script::{ANGLE_TOO_DEEP, ARROW_HEADS_TOO_DEEP, SPECULATION_TOO_LONG};
+    let place = Place::offering(&["$data", "$input"]);
+    let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cases/slow-checks");
+    let mut count = 0;
+    let started = std::time::Instant::now();
+    for entry in std::fs::read_dir(&folder).expect("the folder") {
+        let path = entry.expect("an entry").path();
+        let text = String::from_utf8(std::fs::read(&path).expect("the text")).expect("UTF-8");
+        let problems = check_expression(&text, &place);
+        assert_eq!(problems.len(), 1, "{}", path.display());
+        assert!(
+            [ANGLE_TOO_DEEP, ARROW_HEADS_TOO_DEEP, SPECULATION_TOO_LONG]
+                .contains(&problems[0].text.as_str()),
+            "{}: {:?}",
+            path.display(),
+            problems[0]
+        );
+        count += 1;
+    }
+    assert!(count >= 24, "{count}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// The scan reads brackets where the compiler does: text it takes for a string, a comment, a
+/// template or a regular expression must end where the compiler's does, or brackets it reads
+/// would go uncounted.
+#[test]
+fn the_scan_ends_strings_comments_and_templates_where_the_compiler_does() {
+    use auto_script::ANGLE_TOO_DEEP;
+    let place = Place::offering(&["$data"]);
+    let deep = format!("{}$data < 1{}", "(".repeat(17), ")".repeat(17));
+    for before in [
+        // A `\` takes the backquote into a name: no template starts.
+        "$da\\`ta + ",
+        // A line or paragraph separator, or a carriage return, ends a `//` comment.
+        "// note\u{2028}",
+        "// note\u{2029}",
+        "// note\r",
+        // A carriage return ends a string.
+        "'open\r",
+        // After `++`, a `/` divides.
+        "$data++ / ",
+    ] {
+        let text = format!("{before}{deep}");
+        let problems = check_expression(&text, &place);
+        assert!(
+            problems.iter().any(|p| p.text == ANGLE_TOO_DEEP),
+            "{text:?}: {problems:?}"
+        );
+    }
+}
