@@ -63,8 +63,28 @@ pub const SPECULATION_TOO_LONG: &str = "What follows each `<` is read first as t
 /// What `open` holds for a grouping parenthesis that may open arrow parameters.
 const HEAD: u8 = b'h';
 
-/// Words after which an expression starts, so that a `(` after them groups and a `/` starts a
-/// regular expression.
+/// Reserved words after which an expression starts, so that a `/` after them starts a regular
+/// expression. Elsewhere a `/` divides: taken for a regular expression where it divides, the scan
+/// would skip brackets the compiler reads, so where the language leaves it open (`of`, `as`,
+/// which may be names) the scan takes it for a division and at worst counts brackets that are
+/// not there.
+const REGEX_KEYWORDS: &[&str] = &[
+    "await",
+    "case",
+    "delete",
+    "do",
+    "else",
+    "in",
+    "instanceof",
+    "new",
+    "return",
+    "throw",
+    "typeof",
+    "void",
+    "yield",
+];
+
+/// Words after which an expression or a type starts, so that a `(` after them groups.
 const EXPRESSION_KEYWORDS: &[&str] = &[
     "as",
     "await",
@@ -115,11 +135,18 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
     // Whether the last thing read is the word `async`, after which a `(` may open arrow
     // parameters (`async (a) => a`) though a `/` divides.
     let mut after_async = false;
+    // Whether the last thing read is a word after which an expression starts but a `/` may
+    // still divide (`of`, `as`: they may be names).
+    let mut word_may_divide = false;
+    // Whether the last thing read is a `.` (or `?.`), after which a word is a name.
+    let mut after_dot = false;
     let mut at = 0;
     while at < bytes.len() {
         let byte = bytes[at];
         let was_async = std::mem::take(&mut after_async);
         let head_may_open = !after_operand || was_async;
+        let was_word_may_divide = std::mem::take(&mut word_may_divide);
+        let was_after_dot = std::mem::take(&mut after_dot);
         match byte {
             b'\'' | b'"' => {
                 at = string_end(bytes, at + 1, byte);
@@ -135,15 +162,19 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 while at < bytes.len() && !is_line_end(bytes, at) {
                     at += 1;
                 }
+                (after_async, after_dot, word_may_divide) =
+                    (was_async, was_after_dot, was_word_may_divide);
                 continue;
             }
             b'/' if bytes.get(at + 1) == Some(&b'*') => {
                 at = source[at + 2..]
                     .find("*/")
                     .map_or(bytes.len(), |end| at + 2 + end + 2);
+                (after_async, after_dot, word_may_divide) =
+                    (was_async, was_after_dot, was_word_may_divide);
                 continue;
             }
-            b'/' if !after_operand => {
+            b'/' if !after_operand && !was_word_may_divide => {
                 at = regex_end(bytes, at + 1);
                 after_operand = true;
                 continue;
@@ -274,15 +305,32 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 // A word after which an expression starts leaves no operand: `typeof (`, `return
                 // /re/`.
                 let word = &source[at..end];
-                after_operand = !EXPRESSION_KEYWORDS.contains(&word);
-                after_async = word == "async";
+                if was_after_dot {
+                    // A member's name: `a.return / 2`, `a.typeof(b)`.
+                    after_operand = true;
+                } else {
+                    after_operand = !EXPRESSION_KEYWORDS.contains(&word);
+                    word_may_divide = !after_operand && !REGEX_KEYWORDS.contains(&word);
+                    after_async = word == "async";
+                }
                 if word == "extends" {
                     marks.push(Mark::new(at, MarkKind::Extends));
                 }
                 at = end;
                 continue;
             }
-            b' ' | b'\t' | b'\r' | b'\n' => after_async = was_async,
+            b' ' | b'\t' | b'\r' | b'\n' => {
+                (after_async, after_dot, word_may_divide) =
+                    (was_async, was_after_dot, was_word_may_divide);
+            }
+            b'.' => {
+                // A member's `.` or `?.`; `...` spreads, and after `1.` a word is an error.
+                after_dot = bytes.get(at + 1) != Some(&b'.') && (at == 0 || bytes[at - 1] != b'.');
+                after_operand = false;
+            }
+            // After an operand a `!` asserts it is not null (`a! / b` divides); before one, or in
+            // `!=`, an expression follows.
+            b'!' if after_operand && bytes.get(at + 1) != Some(&b'=') => {}
             _ => after_operand = false,
         }
         at += 1;

@@ -352,8 +352,14 @@ fn the_scan_ends_strings_comments_and_templates_where_the_compiler_does() {
         "// note\r",
         // A carriage return ends a string.
         "'open\r",
-        // After `++`, a `/` divides.
+        // After `++`, a member named as a keyword, a `!` that asserts a value is there, or a
+        // word that may be a name, a `/` divides.
         "$data++ / ",
+        "$data.return / ",
+        "$data?.typeof / ",
+        "$data! / ",
+        "of / ",
+        "$data /* a */ / ",
     ] {
         let text = format!("{before}{deep}");
         let problems = check_expression(&text, &place);
