@@ -53,8 +53,9 @@ pub const ARROW_HEADS_TOO_DEEP: &str = "A `(` that may open arrow parameters (be
 
 /// The bytes the readings of a text's `<`s as type arguments may cover together (see the
 /// module's comment for how they are counted): 4,096 bytes inside the most arrow heads there
-/// may be, or 262,144 at the top. At the bound the worst text checks in about a third of a
-/// second; a comparison in real code is read for a few bytes (`i < n;`, `(a < b)`).
+/// may be, or 262,144 at the top. At the bound, `d<t<t...` with 512 `<`s, each read to the
+/// end, checks in 0.15 s (release build); a comparison in real code is read for a few bytes
+/// (`i < n;`, `(a < b)`).
 pub const SPECULATION_BYTES_MAX: u64 = 262_144;
 
 /// Refusal of a text whose `<`s give more than [`SPECULATION_BYTES_MAX`] bytes of readings.
