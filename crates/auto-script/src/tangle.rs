@@ -128,7 +128,7 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
     // Open brackets; `$` stands for a template's `${`, whose `}` returns to the template text.
     let mut open: Vec<u8> = Vec::new();
     // What the readings of `<` as type arguments run over, in text order.
-    let mut marks: Vec<Mark> = Vec::new();
+    let mut marks = Marks::default();
     // How many of `open` are parentheses that may open arrow parameters.
     let mut heads = 0;
     // Whether the last thing read ends an operand, so that a `/` after it divides.
@@ -336,7 +336,22 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
         }
         at += 1;
     }
-    too_much_speculation(source, &marks)
+    too_much_speculation(source, &marks.list)
+}
+
+/// The marks of a text from its first `<` on: a reading looks only forward from its `<`, and most
+/// expressions hold none, so they make none.
+#[derive(Default)]
+struct Marks {
+    list: Vec<Mark>,
+}
+
+impl Marks {
+    fn push(&mut self, mark: Mark) {
+        if !self.list.is_empty() || matches!(mark.kind, MarkKind::Angle { .. }) {
+            self.list.push(mark);
+        }
+    }
 }
 
 /// A place the readings of `<` as type arguments care about.
