@@ -14,10 +14,11 @@
 //!   4.5 seconds and 540 MB (the parser keeps what a failed reading built until it ends), and
 //!   the 65,536 bytes a document may hold would take hours and all the memory there is.
 //!
-//! The fuzz target found all four. A save that never ends, or that takes the server's memory, is
-//! what the document's 2 seconds are for, but they are tested between checks and cannot stop
-//! one parse, and the parser has no bound of its own. So a text is read here first, in one
-//! pass (strings, template text, comments and regular expressions skipped, brackets counted):
+//! The fuzz target found all four, and texts that hid their brackets from the scan (below). A
+//! save that never ends, or that takes the server's memory, is what the document's 2 seconds
+//! are for, but they are tested between checks and cannot stop one parse, and the parser has
+//! no bound of its own. So a text is read here first, in one pass (strings, template text,
+//! comments and regular expressions skipped, brackets counted):
 //!
 //! - a `<` inside more than [`ANGLE_NESTING_MAX`] open brackets is refused where it stands;
 //! - a grouping `(` that may open arrow parameters (before a name, a `[`, a `{` or `...`) inside
@@ -27,17 +28,22 @@
 //!   most [`SPECULATION_BYTES_MAX`]. A reading runs from its `<` to the first place where type
 //!   arguments surely end: the `>` that closes them, a bracket closed that opened before the
 //!   `<`, or, outside the brackets opened since, a token no type holds (`;`, `=` other than in
-//!   `=>`, `&&`, `||`, `??`, an arithmetic operator, `-` before anything but a number). Inside a
-//!   bracket almost anything may sit (defaults, computed keys), so a reading goes on to its
-//!   end. A `<` inside parentheses that may open arrow parameters is read again for each
-//!   reading of them, so its bytes count twice for each such parenthesis around it.
+//!   `=>`, `&&`, `||`, `??`, an arithmetic operator, `-` before anything but a number, a `?`
+//!   or `:` with no `extends` before it). Inside a bracket almost anything may sit (defaults,
+//!   computed keys), so a reading goes on to its end. A `<` is read again for each reading of
+//!   the arrow heads around it and of the earlier `<`s whose readings hold it inside a bracket,
+//!   so its bytes count twice for each.
+//!
+//! The scan must see the brackets the compiler reads, so it ends strings, comments and regular
+//! expressions where the compiler does (a carriage return or a line separator ends a line too),
+//! takes the character after a `\` into a name as the compiler does (a backquote too), and
+//! where a `/` may divide or start a regular expression it divides: read as code, a regular
+//! expression only adds brackets that are not there.
 //!
 //! At the bounds the worst texts we know of check in a fraction of a second.
 //!
-//! The scan tells a regular expression from a division as the language does in the common
-//! case: a `/` after a name, a number, a string or a closing bracket divides; elsewhere (and
-//! after a word such as `return`) it starts a regular expression. Where that guess is wrong,
-//! brackets are counted that are not there, which can only refuse sooner.
+//! A `/` after a name, a number, a string, a closing bracket, `++` or a non-null `!` divides;
+//! after a reserved word such as `return`, or an operator, it starts a regular expression.
 
 use crate::position::ScriptProblem;
 
