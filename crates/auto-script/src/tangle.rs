@@ -113,15 +113,20 @@ const EXPRESSION_KEYWORDS: &[&str] = &[
     "yield",
 ];
 
+/// The first byte from `at` on that is not white space.
+fn next_significant(bytes: &[u8], at: usize) -> Option<u8> {
+    bytes[at.min(bytes.len())..]
+        .iter()
+        .copied()
+        .find(|b| !b.is_ascii_whitespace())
+}
+
 /// Whether the first thing after `at`, past white space, may start a parameter: a name, a
 /// `[`, a `{` or `...`.
 fn next_is_parameter_start(bytes: &[u8], at: usize) -> bool {
-    bytes[at.min(bytes.len())..]
-        .iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(
-            |&b| matches!(b, b'[' | b'{' | b'.' | b'_' | b'$' | b'a'..=b'z' | b'A'..=b'Z' | 0x80..),
-        )
+    next_significant(bytes, at).is_some_and(
+        |b| matches!(b, b'[' | b'{' | b'.' | b'_' | b'$' | b'a'..=b'z' | b'A'..=b'Z' | 0x80..),
+    )
 }
 
 /// Refusal of a `<` inside more than [`ANGLE_NESTING_MAX`] open brackets.
@@ -139,21 +144,14 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
     let mut heads = 0;
     // Whether the last thing read ends an operand, so that a `/` after it divides.
     let mut after_operand = false;
-    // Whether the last thing read is the word `async`, after which a `(` may open arrow
-    // parameters (`async (a) => a`) though a `/` divides.
-    let mut after_async = false;
-    // Whether the last thing read is a word after which an expression starts but a `/` may
-    // still divide (`of`, `as`: they may be names).
-    let mut word_may_divide = false;
-    // Whether the last thing read is a `.` (or `?.`), after which a word is a name.
-    let mut after_dot = false;
+    // What the last thing read says of the next, beyond `after_operand`; white space and
+    // comments leave it as it was.
+    let mut previous = Previous::Other;
     let mut at = 0;
     while at < bytes.len() {
         let byte = bytes[at];
-        let was_async = std::mem::take(&mut after_async);
-        let head_may_open = !after_operand || was_async;
-        let was_word_may_divide = std::mem::take(&mut word_may_divide);
-        let was_after_dot = std::mem::take(&mut after_dot);
+        let before = std::mem::replace(&mut previous, Previous::Other);
+        let head_may_open = !after_operand || before == Previous::Async;
         match byte {
             b'\'' | b'"' => {
                 at = string_end(bytes, at + 1, byte);
@@ -169,19 +167,17 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 while at < bytes.len() && !is_line_end(bytes, at) {
                     at += 1;
                 }
-                (after_async, after_dot, word_may_divide) =
-                    (was_async, was_after_dot, was_word_may_divide);
+                previous = before;
                 continue;
             }
             b'/' if bytes.get(at + 1) == Some(&b'*') => {
                 at = source[at + 2..]
                     .find("*/")
                     .map_or(bytes.len(), |end| at + 2 + end + 2);
-                (after_async, after_dot, word_may_divide) =
-                    (was_async, was_after_dot, was_word_may_divide);
+                previous = before;
                 continue;
             }
-            b'/' if !after_operand && !was_word_may_divide => {
+            b'/' if !after_operand && before != Previous::MayDivide => {
                 at = regex_end(bytes, at + 1);
                 after_operand = true;
                 continue;
@@ -192,17 +188,17 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 }
                 heads += 1;
                 open.push(HEAD);
-                marks.push(Mark::open(at));
+                marks.push(Mark::new(at, MarkKind::Open));
                 after_operand = false;
             }
             b'(' | b'[' | b'{' => {
                 open.push(byte);
-                marks.push(Mark::open(at));
+                marks.push(Mark::new(at, MarkKind::Open));
                 after_operand = false;
             }
             b'}' if open.last() == Some(&b'$') => {
                 open.pop();
-                marks.push(Mark::close(at));
+                marks.push(Mark::new(at, MarkKind::Close));
                 (at, after_operand) = template_text(bytes, at + 1, &mut open);
                 continue;
             }
@@ -210,7 +206,7 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 if open.pop() == Some(HEAD) {
                     heads -= 1;
                 }
-                marks.push(Mark::close(at));
+                marks.push(Mark::new(at, MarkKind::Close));
                 after_operand = true;
             }
             b'<' => {
@@ -220,9 +216,9 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 after_operand = false;
                 match bytes.get(at + 1) {
                     // `<=` and `<<=` compare or shift; no type starts with `=`.
-                    Some(b'=') => marks.push(Mark::stop(at)),
+                    Some(b'=') => marks.push(Mark::new(at, MarkKind::Stop)),
                     Some(b'<') if bytes.get(at + 2) == Some(&b'=') => {
-                        marks.push(Mark::stop(at));
+                        marks.push(Mark::new(at, MarkKind::Stop));
                         at += 2;
                     }
                     // `<<` may open type arguments too (`f<<T>() => T>()`).
@@ -234,19 +230,19 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 }
             }
             b'>' => {
-                marks.push(Mark::right_angle(at));
+                marks.push(Mark::new(at, MarkKind::RightAngle));
                 after_operand = false;
             }
             b'=' => {
                 match bytes.get(at + 1) {
                     Some(b'>') => at += 1,
-                    _ => marks.push(Mark::stop(at)),
+                    _ => marks.push(Mark::new(at, MarkKind::Stop)),
                 }
                 after_operand = false;
             }
             b'+' | b'-' if bytes.get(at + 1) == Some(&byte) => {
                 // `a++ / b` divides.
-                marks.push(Mark::stop(at));
+                marks.push(Mark::new(at, MarkKind::Stop));
                 at += 1;
                 after_operand = true;
             }
@@ -270,12 +266,9 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
             }
             b'-' => {
                 // Only a negative number is a type.
-                if !bytes[at + 1..]
-                    .iter()
-                    .find(|b| !b.is_ascii_whitespace())
-                    .is_some_and(|b| b.is_ascii_digit() || *b == b'.')
+                if !next_significant(bytes, at + 1).is_some_and(|b| b.is_ascii_digit() || b == b'.')
                 {
-                    marks.push(Mark::stop(at));
+                    marks.push(Mark::new(at, MarkKind::Stop));
                 }
                 after_operand = false;
             }
@@ -283,8 +276,7 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 // After a type, a `?` before another type starts a conditional type, which
                 // needs an `extends` before it; before anything else it marks the type
                 // nullable. `?.` is no type.
-                let next = bytes[at + 1..].iter().find(|b| !b.is_ascii_whitespace());
-                if !next.is_some_and(|b| b",>)]}:;=".contains(b)) {
+                if !next_significant(bytes, at + 1).is_some_and(|b| b",>)]}:;=".contains(&b)) {
                     marks.push(Mark::new(at, MarkKind::Question));
                 }
                 after_operand = false;
@@ -294,12 +286,12 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 after_operand = false;
             }
             b'&' | b'|' | b'?' if bytes.get(at + 1) == Some(&byte) => {
-                marks.push(Mark::stop(at));
+                marks.push(Mark::new(at, MarkKind::Stop));
                 at += 1;
                 after_operand = false;
             }
             b';' | b'+' | b'*' | b'/' | b'%' | b'^' | b'~' | b'#' | b'@' => {
-                marks.push(Mark::stop(at));
+                marks.push(Mark::new(at, MarkKind::Stop));
                 after_operand = false;
             }
             b'_' | b'$' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' | 0x80.. => {
@@ -312,13 +304,16 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 // A word after which an expression starts leaves no operand: `typeof (`, `return
                 // /re/`.
                 let word = &source[at..end];
-                if was_after_dot {
+                if before == Previous::Dot {
                     // A member's name: `a.return / 2`, `a.typeof(b)`.
                     after_operand = true;
                 } else {
                     after_operand = !EXPRESSION_KEYWORDS.contains(&word);
-                    word_may_divide = !after_operand && !REGEX_KEYWORDS.contains(&word);
-                    after_async = word == "async";
+                    if word == "async" {
+                        previous = Previous::Async;
+                    } else if !after_operand && !REGEX_KEYWORDS.contains(&word) {
+                        previous = Previous::MayDivide;
+                    }
                 }
                 if word == "extends" {
                     marks.push(Mark::new(at, MarkKind::Extends));
@@ -326,13 +321,12 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
                 at = end;
                 continue;
             }
-            b' ' | b'\t' | b'\r' | b'\n' => {
-                (after_async, after_dot, word_may_divide) =
-                    (was_async, was_after_dot, was_word_may_divide);
-            }
+            b' ' | b'\t' | b'\r' | b'\n' => previous = before,
             b'.' => {
                 // A member's `.` or `?.`; `...` spreads, and after `1.` a word is an error.
-                after_dot = bytes.get(at + 1) != Some(&b'.') && (at == 0 || bytes[at - 1] != b'.');
+                if bytes.get(at + 1) != Some(&b'.') && (at == 0 || bytes[at - 1] != b'.') {
+                    previous = Previous::Dot;
+                }
                 after_operand = false;
             }
             // After an operand a `!` asserts it is not null (`a! / b` divides); before one, or in
@@ -343,6 +337,20 @@ pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
         at += 1;
     }
     too_much_speculation(source, &marks.list)
+}
+
+/// What the last thing the scan read says of the next, beyond whether it ended an operand.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Previous {
+    Other,
+    /// The word `async`, after which a `(` may open arrow parameters (`async (a) => a`) though
+    /// a `/` divides.
+    Async,
+    /// A word after which an expression starts but a `/` may still divide (`of`, `as`: they
+    /// may be names).
+    MayDivide,
+    /// A member's `.` (or `?.`), after which a word is a name.
+    Dot,
 }
 
 /// The marks of a text from its first `<` on: a reading looks only forward from its `<`, and most
@@ -397,18 +405,6 @@ impl Mark {
                 depth: small(depth),
             },
         )
-    }
-    fn right_angle(at: usize) -> Self {
-        Self::new(at, MarkKind::RightAngle)
-    }
-    fn open(at: usize) -> Self {
-        Self::new(at, MarkKind::Open)
-    }
-    fn close(at: usize) -> Self {
-        Self::new(at, MarkKind::Close)
-    }
-    fn stop(at: usize) -> Self {
-        Self::new(at, MarkKind::Stop)
     }
     fn new(at: usize, kind: MarkKind) -> Self {
         // Texts are at most SCRIPT_BYTES_MAX long.

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use auto_script::{Place, ScriptProblem, check_expression, check_program};
 
@@ -14,6 +15,12 @@ struct Case {
     offers: Vec<String>,
     source: String,
     expected: Vec<String>,
+}
+
+/// Fails unless what began at `started` took less than `limit`.
+fn assert_within(started: Instant, limit: Duration) {
+    let took = started.elapsed();
+    assert!(took < limit, "took {took:?}, more than {limit:?}");
 }
 
 fn parse(text: &str) -> (Vec<String>, Vec<Case>) {
@@ -148,7 +155,7 @@ fn the_deepest_nesting_a_document_can_hold_is_checked_quickly_and_safely() {
         assert!(strip_expression(text).is_ok(), "{}", &text[..12]);
     }
     // Tens of thousands of problems in one text are located in one pass.
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let many = format!("{}1", "a ? b : ".repeat(SCRIPT_BYTES_MAX / 8 - 1));
     let problems = check_expression(&many, &Place::offering(&[]));
     assert_eq!(problems.len(), 2 * (SCRIPT_BYTES_MAX / 8 - 1));
@@ -156,11 +163,7 @@ fn the_deepest_nesting_a_document_can_hold_is_checked_quickly_and_safely() {
         problems.last().map(|p| p.column),
         Some(u32::try_from(many.len()).unwrap() - 4)
     );
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_secs(2));
     let too_long = "1".repeat(SCRIPT_BYTES_MAX + 1);
     let refused = check_expression(&too_long, &Place::offering(&[]));
     assert_eq!(
@@ -214,7 +217,7 @@ fn a_less_than_too_deep_in_brackets_is_refused_before_the_compiler_tries_its_rea
     let program = format!("export default function () {{ return {past}; }}");
     assert_eq!(check_program(&program, &[])[0].text, ANGLE_TOO_DEEP);
     // What the fuzz target found, and the shape grown past any time a save could wait.
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let found = "$dS([[f[[([{[[0<=jOj<[f[([{[[0<f[([{[[0<=jOj<[-f[(OjOj<[([{[[0<=jOj,[f[([{[[0<([{[[0<f[([f[(OjOj<[([{[0<0<<0<[0<([0<0<<0<[0<OjOj<[([{[[0<=jOj<[f[([{[[0<f[([{[[0<=jOj<[-f[(OjOj<[([{[[0<=jOj,[f[([{[[0<f[([{[[0<=jOj<[-f[([{[[0<a<&>";
     for text in [found.to_owned(), format!("f{}a", "[({[0<".repeat(30))] {
         let problems = check_expression(&text, &place);
@@ -247,11 +250,7 @@ fn a_less_than_too_deep_in_brackets_is_refused_before_the_compiler_tries_its_rea
             .iter()
             .all(|p| p.text != ANGLE_TOO_DEEP)
     );
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_secs(2));
 }
 
 /// What follows a `<` is read as type arguments until the reading fails, then again as a
@@ -272,7 +271,7 @@ fn less_thans_whose_readings_as_type_arguments_pass_the_bound_are_refused_before
     assert_eq!(problems[0].text, SPECULATION_TOO_LONG);
     // `d<t<t...` of 2,000: the i-th `<` reads 3,999 - 2i bytes, and the first k together
     // 4,000k - k², which passes the bound at the 67th `<`, 134th byte.
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let past = format!("d{}", "<t".repeat(2_000));
     let refused = vec![ScriptProblem {
         line: 1,
@@ -286,11 +285,7 @@ fn less_thans_whose_readings_as_type_arguments_pass_the_bound_are_refused_before
     assert_eq!(problems.len(), 1);
     assert_eq!(problems[0].text, SPECULATION_TOO_LONG);
     assert_eq!((problems[0].line, problems[0].column), (2, 143));
-    assert!(
-        started.elapsed() < std::time::Duration::from_millis(500),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_millis(500));
     // A long program of ordinary comparisons is far from the bound.
     let body = "  for (let i = 0; i < items.length; i++) {\n    if (items[i] < limit && i < 10) { total += items[i] < 0 ? -items[i] : items[i]; }\n  }\n";
     let long = format!(
@@ -312,7 +307,7 @@ fn texts_that_once_took_the_check_seconds_are_refused_before_the_compiler_reads_
     let place = Place::offering(&["$data", "$input"]);
     let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cases/slow-checks");
     let mut count = 0;
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     for entry in std::fs::read_dir(&folder).expect("the folder") {
         let path = entry.expect("an entry").path();
         let text = String::from_utf8(std::fs::read(&path).expect("the text")).expect("UTF-8");
@@ -328,11 +323,7 @@ fn texts_that_once_took_the_check_seconds_are_refused_before_the_compiler_reads_
         count += 1;
     }
     assert!(count >= 24, "{count}");
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(1),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_secs(1));
 }
 
 /// The scan reads brackets where the compiler does: text it takes for a string, a comment, a
