@@ -285,7 +285,9 @@ fn nesting_depth(bytes: &[u8]) -> usize {
     deepest
 }
 
-fn parse_json(bytes: &[u8]) -> serde_json::Result<Value> {
+/// JSON text parsed without serde_json's limit of 128 levels: a value may nest 512, and what
+/// the server accepted it must read back. Bound the depth first ([`BODY_DEPTH_MAX`]).
+pub(crate) fn parse_json(bytes: &[u8]) -> serde_json::Result<Value> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     deserializer.disable_recursion_limit();
     let value = serde::Deserialize::deserialize(&mut deserializer)?;

@@ -395,9 +395,35 @@ async fn insert_events(
         .collect())
 }
 
+/// A `json`/`jsonb` column read without serde_json's limit of 128 levels (sqlx's own `Json`
+/// decode keeps it): taken as raw text, which serde_json skips over without recursing, then
+/// parsed by [`deep_json`], so what was accepted up to 512 levels deep reads back.
+fn deep_column<I>(row: &PgRow, column: I, what: &str) -> Result<Option<Value>>
+where
+    I: sqlx::ColumnIndex<PgRow>,
+{
+    let raw: Option<Json<Box<sqlx::types::JsonRawValue>>> = row.try_get(column)?;
+    raw.map(|Json(raw)| deep_json(raw.get(), what)).transpose()
+}
+
+/// [`deep_column`] of a column that is never null.
+fn deep_required<I>(row: &PgRow, column: I, what: &str) -> Result<Value>
+where
+    I: sqlx::ColumnIndex<PgRow>,
+{
+    deep_column(row, column, what)?.ok_or_else(|| StoreError::Corrupt(format!("{what} is missing")))
+}
+
 fn event_from_row(row: &PgRow) -> Result<Event> {
-    let data: Option<Json<Value>> = row.try_get("data")?;
-    let extensions: Json<Map<String, Value>> = row.try_get("extensions")?;
+    let data = deep_column(row, "data", "an event's data")?;
+    let extensions = match deep_required(row, "extensions", "an event's attributes")? {
+        Value::Object(map) => map,
+        other => {
+            return Err(StoreError::Corrupt(format!(
+                "an event's attributes are {other}, not an object"
+            )));
+        }
+    };
     Ok(Event {
         seq: row.try_get("seq")?,
         id: row.try_get("id")?,
@@ -406,8 +432,8 @@ fn event_from_row(row: &PgRow) -> Result<Event> {
         subject: row.try_get("subject")?,
         time: row.try_get("time")?,
         datacontenttype: row.try_get("datacontenttype")?,
-        data: data.map(|Json(data)| data),
-        extensions: extensions.0,
+        data,
+        extensions,
         run_id: row.try_get("run_id")?,
         run_seq: row.try_get("run_seq")?,
         recorded_at: row.try_get("recorded_at")?,
@@ -424,7 +450,7 @@ fn definition_from_row(row: &PgRow) -> Result<DefinitionVersion> {
     } else {
         row.try_get("saved_at")?
     };
-    let derived: Json<Value> = row.try_get("derived")?;
+    let derived = deep_required(row, "derived", "a definition's derived JSON")?;
     Ok(DefinitionVersion {
         key: DefinitionKey {
             def_type: row.try_get("def_type")?,
@@ -436,7 +462,7 @@ fn definition_from_row(row: &PgRow) -> Result<DefinitionVersion> {
         overview: row.try_get("overview")?,
         diagram: row.try_get("diagram")?,
         description: row.try_get("description")?,
-        derived: derived.0,
+        derived,
         created_at: row.try_get("created_at")?,
         updated_at,
         saved_seq: row.try_get("saved_seq")?,
@@ -461,11 +487,8 @@ fn playbook_from_row(row: &PgRow) -> Result<Playbook> {
 }
 
 fn run_from_row(row: &PgRow) -> Result<Run> {
-    let json = |column: &str| -> Result<Option<Value>> {
-        let value: Option<Json<Value>> = row.try_get(column)?;
-        Ok(value.map(|Json(value)| value))
-    };
-    let input: Json<Value> = row.try_get("input")?;
+    let json = |column: &str| deep_column(row, column, column);
+    let input = deep_required(row, "input", "an input")?;
     Ok(Run {
         run_id: row.try_get("run_id")?,
         key: DefinitionKey {
@@ -474,7 +497,7 @@ fn run_from_row(row: &PgRow) -> Result<Run> {
         },
         definition_version: row.try_get("definition_version")?,
         status: parse_run_status(row.try_get("status")?)?,
-        input: input.0,
+        input,
         output: json("output")?,
         record: json("record")?,
         problem: json("problem")?,
@@ -611,11 +634,8 @@ async fn end_run_in(
 }
 
 fn request_from_row(row: &PgRow) -> Result<Request> {
-    let json = |column: &str| -> Result<Option<Value>> {
-        let value: Option<Json<Value>> = row.try_get(column)?;
-        Ok(value.map(|Json(value)| value))
-    };
-    let input: Json<Value> = row.try_get("input")?;
+    let json = |column: &str| deep_column(row, column, column);
+    let input = deep_required(row, "input", "an input")?;
     Ok(Request {
         request_id: row.try_get("request_id")?,
         run_id: row.try_get("run_id")?,
@@ -626,7 +646,7 @@ fn request_from_row(row: &PgRow) -> Result<Request> {
         definition_version: row.try_get("definition_version")?,
         to: row.try_get("to_whom")?,
         message: row.try_get("message")?,
-        input: input.0,
+        input,
         output_schema: json("output_schema")?,
         status: parse_request_status(row.try_get("status")?)?,
         created_at: row.try_get("created_at")?,
@@ -1393,7 +1413,7 @@ impl Store for PgStore {
         let mut claimed = rows
             .iter()
             .map(|row| {
-                let Json(payload): Json<Value> = row.try_get(4)?;
+                let payload = deep_required(row, 4, "a work item")?;
                 Ok(Work {
                     id: row.try_get(0)?,
                     run_id: row.try_get(1)?,

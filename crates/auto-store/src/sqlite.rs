@@ -297,8 +297,11 @@ fn parse_time(text: &str) -> Result<DateTime<Utc>> {
         .map_err(|error| StoreError::Corrupt(format!("the time {text:?}: {error}")))
 }
 
+/// Stored JSON, read without serde_json's limit of 128 levels: what was accepted nests up to
+/// the 512 levels a value may (see [`deep_json`]), and must read back.
 fn parse_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
-    serde_json::from_str(text).map_err(|error| StoreError::Corrupt(format!("{what}: {error}")))
+    serde_json::from_value(deep_json(text, what)?)
+        .map_err(|error| StoreError::Corrupt(format!("{what}: {error}")))
 }
 
 /// The seqs a change takes, and the database's time of the change.

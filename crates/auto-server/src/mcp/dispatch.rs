@@ -167,7 +167,8 @@ fn percent_encode(text: &str) -> String {
 /// The problem document is not also given as structured content: the tool's output schema is
 /// the success's, and clients check structured content against it.
 pub(crate) fn result(status: StatusCode, body: &[u8]) -> CallToolResult {
-    let value: Option<Value> = serde_json::from_slice(body).ok();
+    // The server's own answer, which may hold values up to 512 levels deep.
+    let value: Option<Value> = crate::http::parse_json(body).ok();
     if status.is_client_error() || status.is_server_error() {
         let text = match value {
             Some(problem) => problem.to_string(),

@@ -58,6 +58,16 @@ pub async fn test_store(dir: &std::path::Path) -> Arc<dyn auto_store::Store> {
     }
 }
 
+/// JSON text read without serde_json's limit of 128 levels, as a client reads what the server
+/// keeps of values up to 512 levels deep.
+pub fn deep_json(text: &str) -> serde_json::Result<Value> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    let value = serde::Deserialize::deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
 pub struct TestServer {
     pub handle: Option<Handle>,
     pub url: String,
@@ -179,7 +189,7 @@ impl TestServer {
             .unwrap_or("")
             .to_owned();
         let text = response.text().await.expect("a body");
-        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        let body = deep_json(&text).unwrap_or(Value::String(text));
         Reply {
             status,
             content_type,
