@@ -227,6 +227,10 @@ impl Store for TimedStore {
     async fn now(&self) -> StoreResult<DateTime<Utc>> {
         self.time("now", self.inner.now()).await
     }
+    async fn check_writable(&self) -> StoreResult<()> {
+        self.time("check_writable", self.inner.check_writable())
+            .await
+    }
     async fn create_org(&self, id: &str, title: Option<&str>) -> StoreResult<Org> {
         self.time("create_org", self.inner.create_org(id, title))
             .await

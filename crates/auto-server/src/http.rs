@@ -356,7 +356,23 @@ pub(crate) fn pb_ref(org: String, pb: String) -> PlaybookRef {
     PlaybookRef::new(org, pb)
 }
 
+/// Healthy when the store can be reached and written: a store that still reads but cannot
+/// write (a full disk, a read-only file) answers 503, so a supervisor sees it. The write probe
+/// is the store's own (`Store::check_writable`), made on every call: a flag kept from the last
+/// failed write could not tell that the fault cleared while no write was made.
 async fn healthz(State(state): State<AppState>) -> Response {
+    if let Err(e) = state.service.store.check_writable().await
+        && state.service.store.now().await.is_ok()
+    {
+        return Problem::new(
+            crate::problem::Reason::Unavailable,
+            "The store is unavailable",
+            "The server cannot write to its store.",
+        )
+        .with_kind("store_unavailable")
+        .tap_log(&e)
+        .into_response();
+    }
     match state.service.store.now().await {
         Ok(_) => Json(Health {
             status: "ok".into(),

@@ -41,8 +41,27 @@ pub fn store_problem(error: StoreError) -> Problem {
         StoreError::Conflict(detail) => Problem::conflict("The change conflicts", detail),
         StoreError::NotFound(detail) => Problem::not_found(detail),
         StoreError::LimitReached(detail) => Problem::conflict("Too many calls are waiting", detail),
+        // A fault that may clear (a cut connection, a busy or full database): the caller may
+        // try again, and a workflow's call is made again (`is_store_fault`).
+        other if other.is_transient() => {
+            tracing::warn!(error = %other, "a store fault");
+            Problem::new(
+                crate::problem::Reason::Unavailable,
+                "The store is unavailable",
+                "The server could not complete the change in its store; try again shortly.",
+            )
+            .with_kind(STORE_FAULT_KIND)
+        }
         other => Problem::internal(&other),
     }
+}
+
+/// The kind of the problem a passing store fault gives.
+pub const STORE_FAULT_KIND: &str = "store_unavailable";
+
+/// Whether a problem is a passing store fault's ([`store_problem`]).
+pub fn is_store_fault(problem: &Problem) -> bool {
+    problem.kind.as_deref() == Some(STORE_FAULT_KIND)
 }
 
 /// The cursor of the page after a full one: the last item's key; `None` when the page was

@@ -49,6 +49,39 @@ const START_GRACE: chrono::Duration = chrono::Duration::seconds(10);
 pub const CALL_DEPTH_MAX: i64 = 8;
 /// How many steps a run may take at once before a retry of its commit gives up.
 const COMMIT_TRIES: usize = 3;
+/// How many times a step whose commit, or whose call, met a passing store fault (a cut
+/// connection, a busy or full database: `StoreError::is_transient`) is tried again before the
+/// fault counts, and the pause before the first retry, doubled each time: 0.1 s to 1.6 s,
+/// about 3 seconds in all, which a database's restart or a pool's reconnection fits in.
+pub const STORE_FAULT_RETRIES: u32 = 5;
+pub const STORE_FAULT_PAUSE: Duration = Duration::from_millis(100);
+
+/// Runs `attempt` again while it fails with a passing store fault, at most
+/// [`STORE_FAULT_RETRIES`] more times with a growing pause; the last answer stands.
+async fn retrying_faults<T, E, Fut>(
+    is_fault: impl Fn(&E) -> bool,
+    mut attempt: impl FnMut() -> Fut,
+) -> Result<T, E>
+where
+    E: std::fmt::Debug,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let mut pause = STORE_FAULT_PAUSE;
+    for _ in 0..STORE_FAULT_RETRIES {
+        match attempt().await {
+            Err(error) if is_fault(&error) => {
+                tracing::warn!(
+                    ?error,
+                    "a workflow step met a store fault; it is tried again"
+                );
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+            }
+            other => return other,
+        }
+    }
+    attempt().await
+}
 
 /// Parsed workflows, by playbook, name and version.
 type WorkflowCache = HashMap<(PlaybookRef, String, i64), Arc<Workflow>>;
@@ -523,10 +556,11 @@ impl Service {
         let mut commit = self.commit_of(&run, (&workflow, Vec::new()), step, None, None)?;
         commit.cancel_work.push(START_KEY.into());
         let adds_work = !commit.add_work.is_empty();
-        self.store
-            .commit_workflow_step(pb, run_id, commit)
-            .await
-            .map_err(taken)?;
+        retrying_faults(StoreError::is_transient, || {
+            self.store.commit_workflow_step(pb, run_id, commit.clone())
+        })
+        .await
+        .map_err(taken)?;
         if adds_work {
             self.scheduler.wake();
         }
@@ -685,10 +719,11 @@ impl Service {
                 Some(item.id),
             )?;
             let adds_work = !commit.add_work.is_empty();
-            match self
-                .store
-                .commit_workflow_step(pb, &run.run_id, commit)
-                .await
+            match retrying_faults(StoreError::is_transient, || {
+                self.store
+                    .commit_workflow_step(pb, &run.run_id, commit.clone())
+            })
+            .await
             {
                 Ok(_) => {
                     if adds_work {
@@ -720,10 +755,11 @@ impl Service {
         let now_ms = chrono::Utc::now().timestamp_millis();
         let step = engine::start(&workflow, &info, input, now_ms);
         let commit = self.commit_of(run, (&workflow, Vec::new()), step, None, Some(work_id))?;
-        match self
-            .store
-            .commit_workflow_step(pb, &run.run_id, commit)
-            .await
+        match retrying_faults(StoreError::is_transient, || {
+            self.store
+                .commit_workflow_step(pb, &run.run_id, commit.clone())
+        })
+        .await
         {
             // Another server took the first step: this start is spent.
             Ok(_) | Err(StoreError::Conflict(_)) => {
@@ -785,16 +821,21 @@ impl Service {
                     input: Some(call["input"].clone()),
                     run_id: Some(child_run_id.clone()),
                 };
-                let answer = self
-                    .run_definition_in(
-                        &caller_of(&parent, pb),
+                // A call the store failed under is made again, under the same run id, rather
+                // than answered with the fault.
+                let (caller, type_text, name) =
+                    (caller_of(&parent, pb), text("type"), text("name"));
+                let answer = retrying_faults(crate::service::is_store_fault, || {
+                    self.run_definition_in(
+                        &caller,
                         pb,
-                        &text("type"),
-                        &text("name"),
-                        body,
-                        Some(lineage),
+                        &type_text,
+                        &name,
+                        body.clone(),
+                        Some(lineage.clone()),
                     )
-                    .await;
+                })
+                .await;
                 match answer {
                     Ok(RunAnswer::Ended(run)) => Some(CallOutcome::Succeeded {
                         output: run.output.unwrap_or(Value::Null),

@@ -56,6 +56,38 @@ pub enum StoreError {
     Corrupt(String),
 }
 
+impl StoreError {
+    /// Whether the fault may clear by itself, so that the same change can be tried again: a
+    /// connection cut or reset (PostgreSQL `57P01 admin_shutdown` and the other `57P0x`, any
+    /// `08xxx` connection exception), a pool that had no connection in time, a serialization
+    /// failure or deadlock (`40001`, `40P01`), a server short of resources (`53xxx`), or a
+    /// SQLite database that is busy, locked, full, read-only or failed at its disk.
+    pub fn is_transient(&self) -> bool {
+        let StoreError::Database(error) = self else {
+            return false;
+        };
+        match error {
+            sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::WorkerCrashed => true,
+            sqlx::Error::Database(database) => {
+                let code = database.code().unwrap_or_default();
+                match database.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
+                    // SQLite's extended code; the primary is its low byte: BUSY 5, LOCKED 6,
+                    // READONLY 8, IOERR 10, FULL 13.
+                    Some(_) => code
+                        .parse::<i32>()
+                        .is_ok_and(|code| matches!(code & 0xff, 5 | 6 | 8 | 10 | 13)),
+                    None => {
+                        code.starts_with("08")
+                            || code.starts_with("53")
+                            || matches!(&*code, "40001" | "40P01" | "57P01" | "57P02" | "57P03")
+                    }
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// The store's operations. Both implementations pass the same test suite.
@@ -66,6 +98,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// The database's clock. Ages of events are read from it, never from the machine's.
     async fn now(&self) -> Result<DateTime<Utc>>;
+
+    /// Whether the store can write at this moment, for `/healthz`: on SQLite a small change
+    /// that needs a new page is made and committed (so a full disk, a read-only file or a
+    /// wedged connection shows), on PostgreSQL the database says it takes writes. Nothing it
+    /// does is seen by any other operation.
+    async fn check_writable(&self) -> Result<()>;
 
     async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org>;
     async fn get_org(&self, id: &str) -> Result<Option<Org>>;

@@ -719,6 +719,22 @@ impl Store for PgStore {
             .await?)
     }
 
+    async fn check_writable(&self) -> Result<()> {
+        // A standby in recovery, or a database set to read-only transactions, takes no writes.
+        let writable: bool = sqlx::query_scalar(
+            "SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        if writable {
+            Ok(())
+        } else {
+            Err(StoreError::Database(sqlx::Error::Protocol(
+                "the database takes no writes (read-only or in recovery)".into(),
+            )))
+        }
+    }
+
     async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org> {
         let row = sqlx::query(
             "INSERT INTO orgs (id, title, created_at) VALUES ($1, $2, clock_timestamp()) \

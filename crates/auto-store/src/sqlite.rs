@@ -6,6 +6,8 @@ use std::borrow::Cow;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -105,8 +107,28 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
+        // A connection whose transaction rolled back (a write that failed, at a full disk or
+        // a file SQLite opened read-only without saying so, as it does a file it may not
+        // write) is closed before the next write, which opens a new one: so a fault that
+        // cleared leaves nothing behind on the connection.
+        let rolled_back = Arc::new(AtomicBool::new(false));
+        let hook = rolled_back.clone();
         let writer = pool_options()
             .max_connections(1)
+            .after_connect(move |connection, _| {
+                let hook = hook.clone();
+                Box::pin(async move {
+                    connection
+                        .lock_handle()
+                        .await?
+                        .set_rollback_hook(move || hook.store(true, Ordering::Release));
+                    Ok(())
+                })
+            })
+            .before_acquire(move |_, _| {
+                let keep = !rolled_back.swap(false, Ordering::AcqRel);
+                Box::pin(async move { Ok(keep) })
+            })
             .connect_with(options.clone())
             .await?;
         migrator().run(&writer).await?;
@@ -142,7 +164,23 @@ impl SqliteStore {
     async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {
         // IMMEDIATE takes the write lock at the start, so a transaction never fails half way
         // for want of it; sqlx rolls it back if the future is dropped.
-        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
+        match self.writer.begin_with("BEGIN IMMEDIATE").await {
+            Ok(tx) => Ok(tx),
+            // A transaction that failed at a fault SQLite answers by rolling back itself (a
+            // full disk: SQLITE_FULL, SQLITE_IOERR) leaves sqlx counting it open, as its own
+            // ROLLBACK then fails, and sqlx refuses every later BEGIN on that connection. The
+            // connection is closed, and the write goes on a new one.
+            Err(sqlx::Error::InvalidSavePointStatement | sqlx::Error::BeginFailed) => {
+                tracing::warn!(
+                    "the SQLite writer's connection was left inside a failed transaction; it is opened again"
+                );
+                if let Err(error) = self.writer.acquire().await?.close().await {
+                    tracing::warn!(%error, "the SQLite writer's connection did not close cleanly");
+                }
+                Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
+            }
+            Err(other) => Err(other.into()),
+        }
     }
 
     /// The request whose `column` (its id, or its run's) is `value`.
@@ -749,6 +787,24 @@ impl Store for SqliteStore {
             .fetch_one(&self.reader)
             .await?;
         parse_time(&text)
+    }
+
+    async fn check_writable(&self) -> Result<()> {
+        // A table made, given a page of data and dropped, in one committed transaction: the
+        // commit writes to the log as any change does, and the page must be found. What it
+        // leaves is a free page or two, which the next probe takes again.
+        let mut tx = self.begin().await?;
+        sqlx::query("CREATE TABLE write_probe (x BLOB)")
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT INTO write_probe (x) VALUES (zeroblob(4096))")
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DROP TABLE write_probe")
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org> {
