@@ -45,6 +45,20 @@ pub const KEPT_EVENT_TYPES: &[&str] = &[
     "filter_disabled",
 ];
 
+/// The playbook's facts a filter matches ("Event filters": "the playbook's facts about runs,
+/// run_started, run_succeeded, run_rejected and run_failed, and about definitions,
+/// definition_created, definition_updated and definition_retired"). The rest of
+/// [`KEPT_EVENT_TYPES`] is the playbook's history, which no filter hears.
+pub const FACT_TYPES: &[&str] = &[
+    "run_started",
+    "run_succeeded",
+    "run_rejected",
+    "run_failed",
+    "definition_created",
+    "definition_updated",
+    "definition_retired",
+];
+
 /// Attributes the playbook sets on its events; a sender or an emit task may not set them.
 pub const KEPT_ATTRIBUTES: &[&str] = &[
     "seq",
@@ -65,6 +79,13 @@ pub const KEPT_SOURCE_PREFIXES: [&str; 2] = ["/runs", "/definitions"];
 /// Whether `event_type` is one the playbook keeps for its own facts.
 pub fn is_kept_type(event_type: &str) -> bool {
     KEPT_EVENT_TYPES.contains(&event_type)
+}
+
+/// Whether `event_type` is of the playbook's history ("The rest of the playbook's history,
+/// such as tool calls, steps, requests and answers, is not among them"): kept for itself, and
+/// not one of the facts a filter matches.
+pub fn is_history_type(event_type: &str) -> bool {
+    is_kept_type(event_type) && !FACT_TYPES.contains(&event_type)
 }
 
 /// Whether `source` is a source the playbook keeps: `/runs`, `/definitions`, or a path under
@@ -89,5 +110,21 @@ mod tests {
         assert!(!is_kept_source("https://example.com/runs/1"));
         assert!(is_kept_type("run_started"));
         assert!(!is_kept_type("com.example.brief.submitted"));
+        // Facts are heard; the history is not; an event of the playbook's own is not history.
+        assert!(!is_history_type("run_succeeded"));
+        assert!(!is_history_type("definition_created"));
+        for history in [
+            "step_started",
+            "call_ended",
+            "request_opened",
+            "model_call_started",
+        ] {
+            assert!(is_history_type(history), "{history}");
+        }
+        for history in ["tool_call_failed", "reaction_refused", "filter_failed"] {
+            assert!(is_history_type(history), "{history}");
+        }
+        assert!(!is_history_type("com.example.brief.submitted"));
+        assert!(FACT_TYPES.iter().all(|t| is_kept_type(t)));
     }
 }

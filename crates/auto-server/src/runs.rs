@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use auto_engine::computation::{ComputationDocument, check_computation, run_computation};
 use auto_engine::definitions::DefinitionType;
-use auto_engine::input::prepare_input;
+use auto_engine::input::{INPUT_BYTES_MAX, prepare_input};
 use auto_engine::reasoning::check_reasoning;
 use auto_schema::CompiledSchema;
 use auto_store::{
@@ -817,6 +817,7 @@ impl Service {
             }
             return Ok(answer_of(&run));
         }
+        check_workflow_input(&key.name, input)?;
         let definition = self
             .store
             .get_definition(pb, key)
@@ -904,6 +905,21 @@ pub(crate) fn taken(error: StoreError) -> Problem {
 
 fn run_not_found(pb: &PlaybookRef, run_id: &str) -> Problem {
     Problem::not_found(format!("The playbook {} has no run {run_id}.", pb.playbook))
+}
+
+/// "Input of a run, or of a call: 256 KiB as JSON": a workflow takes any JSON value as its
+/// input, no larger than the input of any other run ([`INPUT_BYTES_MAX`]).
+fn check_workflow_input(name: &str, input: &Value) -> Result<(), Problem> {
+    let bytes = serde_json::to_vec(input).map_or(usize::MAX, |b| b.len());
+    if bytes <= INPUT_BYTES_MAX {
+        return Ok(());
+    }
+    let message =
+        format!("input: holds {bytes} bytes as JSON, more than the 262,144 (256 KiB) a run takes");
+    Err(
+        Problem::invalid_input(format!("The workflow {name} refused its input"), &message)
+            .with_issues(vec![ProblemIssue::field("/input", message)]),
+    )
 }
 
 /// A run's input with the defaults applied, checked against the input schema; or the

@@ -20,6 +20,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use auto_engine::events_kept::is_history_type;
 use auto_engine::workflow::filters::{FilterOutcome, match_filter, written_type};
 use auto_engine::workflow::{cron_latest_ms, cron_next_ms};
 use auto_store::{
@@ -326,10 +327,11 @@ impl Service {
                 else {
                     break;
                 };
-                let hears = filters
-                    .iter()
-                    .filter_map(written_type)
-                    .any(|t| t == event.event_type)
+                let hears = !is_history_type(&event.event_type)
+                    && filters
+                        .iter()
+                        .filter_map(written_type)
+                        .any(|t| t == event.event_type)
                     && !self
                         .caused_by(pb, &trigger.workflow, event, &mut owners)
                         .await?;
@@ -938,7 +940,10 @@ impl Service {
             for event in events.iter().filter(|e| e.seq > listener.cursor_seq) {
                 // "A run never takes an event it emitted itself."
                 let own = event.run_id.as_deref() == Some(listener.run_id.as_str());
-                if !own && types.contains(event.event_type.as_str()) {
+                if !own
+                    && !is_history_type(&event.event_type)
+                    && types.contains(event.event_type.as_str())
+                {
                     let place = (
                         pb,
                         &listener.workflow,

@@ -9,11 +9,12 @@
 //! run holds no memory and no task, only its rows; a server that stops loses nothing, since the
 //! next one claims the due work (a claim is a lease) and goes on.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use auto_engine::definitions::DefinitionType;
+use auto_engine::workflow::WorkflowLimits;
 use auto_engine::workflow::engine::{
     self, CallOutcome, Command, Ending, Input, RunInfo, RunState, Step, Workflow,
 };
@@ -26,7 +27,7 @@ use tokio::sync::Notify;
 
 use crate::api::RunDefinition;
 use crate::auth::{Caller, Role};
-use crate::problem::Problem;
+use crate::problem::{Problem, Reason};
 use crate::runs::{
     Ask, Lineage, OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, new_run, started_fact, taken,
 };
@@ -47,8 +48,10 @@ const START_KEY: &str = "start";
 const START_GRACE: chrono::Duration = chrono::Duration::seconds(10);
 /// "Calls above a run: 8": the deepest a run may sit below the workflow at the top.
 pub const CALL_DEPTH_MAX: i64 = 8;
-/// How many steps a run may take at once before a retry of its commit gives up.
-const COMMIT_TRIES: usize = 3;
+/// How many times a step whose snapshot another step changed first (another server's, or a
+/// start's) is applied again at once, on the snapshot as it is then, before the item is left
+/// for its lease.
+const COMMIT_TRIES: usize = 32;
 /// How many times a step whose commit, or whose call, met a passing store fault (a cut
 /// connection, a busy or full database: `StoreError::is_transient`) is tried again before the
 /// fault counts, and the pause before the first retry, doubled each time: 0.1 s to 1.6 s,
@@ -86,11 +89,18 @@ where
 /// Parsed workflows, by playbook, name and version.
 type WorkflowCache = HashMap<(PlaybookRef, String, i64), Arc<Workflow>>;
 
+/// The inputs of each run this server is applying: the run's claimed inputs not applied yet,
+/// in work id order, which is the order they were received. A run is in the map while a task
+/// applies its inputs; it applies them one at a time, so "a run's inputs apply in the order
+/// they were received", and never two of one run at once.
+type RunQueues = HashMap<(PlaybookRef, String), VecDeque<Work>>;
+
 /// What wakes the scheduler, and the workflows it parsed.
 #[derive(Clone, Debug, Default)]
 pub struct Scheduler {
     wake: Arc<Notify>,
     workflows: Arc<Mutex<WorkflowCache>>,
+    queues: Arc<Mutex<RunQueues>>,
     stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -112,6 +122,46 @@ impl Scheduler {
     fn is_stopping(&self) -> bool {
         self.stopping.load(std::sync::atomic::Ordering::SeqCst)
     }
+
+    /// Queues a claimed input of a run. `Some` when no task applies the run's inputs: the
+    /// caller starts one with this item; otherwise the run's task takes it in its turn, after
+    /// the inputs received before it. An item already queued (claimed again when its lease
+    /// ran out) is queued once.
+    fn queue(&self, item: Work) -> Option<Work> {
+        let mut queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = (item.playbook.clone(), item.run_id.clone());
+        match queues.get_mut(&slot) {
+            Some(queue) => {
+                if let Err(at) = queue.binary_search_by_key(&item.id, |w| w.id) {
+                    queue.insert(at, item);
+                }
+                None
+            }
+            None => {
+                queues.insert(slot, VecDeque::new());
+                Some(item)
+            }
+        }
+    }
+
+    /// The run's next queued input, or `None` when it has none: then its task ends, and the
+    /// run's next input starts another.
+    fn next_of(&self, playbook: &PlaybookRef, run_id: &str) -> Option<Work> {
+        let mut queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = (playbook.clone(), run_id.to_owned());
+        let next = queues.get_mut(&slot).and_then(VecDeque::pop_front);
+        if next.is_none() {
+            queues.remove(&slot);
+        }
+        next
+    }
+}
+
+/// Whether a work item is an input of its run, applied to its snapshot (the run's inputs go
+/// one at a time), rather than a command carried out beside it (a call to start, a child to
+/// cancel, a request to deliver or expire), which may take long and goes at once.
+fn is_input(item: &Work) -> bool {
+    item.payload.get("child_ended").is_some() || input_of(&item.payload).is_some()
 }
 
 /// Runs the scheduler of this server until the process ends.
@@ -140,9 +190,29 @@ pub fn spawn_scheduler(service: Service) -> tokio::task::JoinHandle<()> {
                 }
                 continue;
             }
+            // The store hands the items oldest first; one run's inputs are queued and applied
+            // in work id order, which is the order they were received.
+            let mut claimed = claimed;
+            claimed.sort_by_key(|item| item.id);
             for item in claimed {
                 let service = service.clone();
-                tokio::spawn(async move { service.handle_work(item).await });
+                if !is_input(&item) {
+                    tokio::spawn(async move { service.handle_work(item).await });
+                    continue;
+                }
+                if let Some(first) = service.scheduler.queue(item) {
+                    tokio::spawn(async move {
+                        let (playbook, run_id) = (first.playbook.clone(), first.run_id.clone());
+                        let mut next = Some(first);
+                        while let Some(item) = next {
+                            // On a task of its own, so that a panic leaves the item to its
+                            // lease and the run's next inputs still go.
+                            let each = service.clone();
+                            let _ = tokio::spawn(async move { each.handle_work(item).await }).await;
+                            next = service.scheduler.next_of(&playbook, &run_id);
+                        }
+                    });
+                }
             }
         }
     })
@@ -318,6 +388,22 @@ fn run_ending(run: &Run, ending: Ending) -> RunEnding {
     }
 }
 
+/// "A start the server cannot take at that moment is refused unavailable: 'The workflow cannot
+/// start now; try again shortly'": the store could not record it, and nothing was recorded.
+fn cannot_start(name: &str, error: StoreError) -> Problem {
+    match error {
+        StoreError::Database(_) | StoreError::Locked(_) => {
+            tracing::warn!(%error, workflow = %name, "a workflow's start could not be recorded");
+            Problem::new(
+                Reason::Unavailable,
+                format!("The workflow {name} cannot start now"),
+                "The workflow cannot start now; try again shortly",
+            )
+        }
+        other => store_problem(other),
+    }
+}
+
 /// The caller a run acts for: who started it, within its org.
 fn caller_of(run: &Run, pb: &PlaybookRef) -> Caller {
     if run.started_by == crate::auth::LOCAL_CALLER {
@@ -349,13 +435,7 @@ impl Service {
             .await
             .map_err(store_problem)?
             .ok_or_else(|| Problem::internal(&"a run's definition version is missing"))?;
-        let workflow = Workflow::from_source(&version.source).map_err(|_| {
-            Problem::conflict(
-                format!("The workflow {} no longer parses", run.key.name),
-                "Its document no longer passes the checks of this runtime; save a new version.",
-            )
-        })?;
-        let workflow = Arc::new(workflow);
+        let workflow = Arc::new(self.parsed(&run.key.name, &version.source)?);
         let mut cache = self
             .scheduler
             .workflows
@@ -368,6 +448,21 @@ impl Service {
         Ok(workflow)
     }
 
+    /// Reads a saved workflow's document to run it, under the deployment's limits, as it was
+    /// saved: a duration up to `WORKFLOW_MAX_DURATION` that a save accepted is accepted here.
+    fn parsed(&self, name: &str, source: &str) -> Result<Workflow, Problem> {
+        let limits = WorkflowLimits {
+            run_duration_ms: self.limits.workflow_max_duration_ms,
+            deadline: None,
+        };
+        Workflow::from_source_with(source, &limits).map_err(|_| {
+            Problem::conflict(
+                format!("The workflow {name} no longer parses"),
+                "Its document no longer passes the checks of this runtime; save a new version.",
+            )
+        })
+    }
+
     fn run_info(&self, run: &Run) -> RunInfo {
         let mut info = RunInfo::new(
             run.run_id.clone(),
@@ -375,6 +470,9 @@ impl Service {
             run.started_at.timestamp_millis(),
         );
         info.run_duration_ms = self.limits.workflow_max_duration_ms;
+        // "The longest run of any function other than a workflow": an interaction that asks
+        // a person may wait as long as a run may last, so the deployment's limit.
+        info.function_default_ms = self.limits.workflow_max_duration_ms;
         info
     }
 
@@ -410,8 +508,15 @@ impl Service {
                             auto_engine::reasoning::check_reasoning(&definition.source)
                                 .ok()
                                 .map(|document| {
-                                    u64::try_from(self.models.quiet_after(&document).as_millis())
-                                        .unwrap_or(u64::MAX)
+                                    // "Its model's deadline, or its tool loop's bound when it
+                                    // names tools": the loop's many calls, not one.
+                                    let mut longest = self.models.quiet_after(&document);
+                                    if !document.tools.is_empty() {
+                                        let tokens =
+                                            crate::reasoning_runs::max_output_tokens(&document);
+                                        longest = longest.max(self.models.run_bound(tokens));
+                                    }
+                                    u64::try_from(longest.as_millis()).unwrap_or(u64::MAX)
                                 })
                         }
                         _ => None,
@@ -513,12 +618,7 @@ impl Service {
         } = ask;
         let run_id = run_id.as_str();
         let (version, source) = (definition.version, definition.source.as_str());
-        let workflow = Workflow::from_source(source).map_err(|_| {
-            Problem::conflict(
-                format!("The workflow {} no longer parses", key.name),
-                "Its document no longer passes the checks of this runtime; save a new version.",
-            )
-        })?;
+        let workflow = self.parsed(&key.name, source)?;
         let new = new_run(run_id, key, version, input.clone(), caller, lineage, origin);
         // The start is also work of the run, due a little later and removed by the first
         // step: a server that stops between recording the run and committing that step
@@ -536,13 +636,16 @@ impl Service {
                 }],
             )
             .await
-            .map_err(store_problem)?;
+            .map_err(|error| cannot_start(&key.name, error))?;
         let started = started_fact(&new, 1);
         let (run, _) = self
             .store
             .start_run(pb, new, vec![started])
             .await
-            .map_err(taken)?;
+            .map_err(|error| match error {
+                StoreError::Conflict(_) => taken(error),
+                other => cannot_start(&key.name, other),
+            })?;
         self.scheduler
             .workflows
             .lock()
@@ -556,11 +659,15 @@ impl Service {
         let mut commit = self.commit_of(&run, (&workflow, Vec::new()), step, None, None)?;
         commit.cancel_work.push(START_KEY.into());
         let adds_work = !commit.add_work.is_empty();
-        retrying_faults(StoreError::is_transient, || {
+        if let Err(error) = retrying_faults(StoreError::is_transient, || {
             self.store.commit_workflow_step(pb, run_id, commit.clone())
         })
         .await
-        .map_err(taken)?;
+        {
+            // The run is recorded, and so is its start as work: the scheduler takes the first
+            // step once the start falls due. The run is answered as it stands.
+            tracing::warn!(%run_id, %error, "a workflow's first step is left to its start");
+        }
         if adds_work {
             self.scheduler.wake();
         }
@@ -699,9 +806,23 @@ impl Service {
                 }
                 return Err(Problem::internal(&"a started workflow run has no snapshot"));
             };
+            let workflow = match self.workflow_of(pb, &run).await {
+                Ok(workflow) => workflow,
+                Err(problem) if problem.reason == Reason::Conflict => {
+                    let snapshot = Some((version, state));
+                    match self
+                        .end_unparsed(pb, item.id, &run, snapshot, problem)
+                        .await?
+                    {
+                        true => return Ok(()),
+                        // Another step came first: apply the input on the run as it is now.
+                        false => continue,
+                    }
+                }
+                Err(other) => return Err(other),
+            };
             let state: RunState =
                 serde_json::from_value(state).map_err(|e| Problem::internal(&e))?;
-            let workflow = self.workflow_of(pb, &run).await?;
             let now_ms = chrono::Utc::now().timestamp_millis();
             let before = engine::listening(&workflow, &state);
             let step = engine::apply(
@@ -749,7 +870,17 @@ impl Service {
         input: Value,
         work_id: i64,
     ) -> Result<(), Problem> {
-        let workflow = self.workflow_of(pb, run).await?;
+        let workflow = match self.workflow_of(pb, run).await {
+            Ok(workflow) => workflow,
+            Err(problem) if problem.reason == Reason::Conflict => {
+                // Another server that took the first step meanwhile has this run.
+                return self
+                    .end_unparsed(pb, work_id, run, None, problem)
+                    .await
+                    .map(|_| ());
+            }
+            Err(other) => return Err(other),
+        };
         let mut info = self.run_info(run);
         info.functions_ms = self.functions_ms(pb, &workflow).await;
         let now_ms = chrono::Utc::now().timestamp_millis();
@@ -766,6 +897,51 @@ impl Service {
                 self.scheduler.wake();
                 Ok(())
             }
+            Err(other) => Err(store_problem(other)),
+        }
+    }
+
+    /// Ends a run whose version no longer parses (a deployment's limits became stricter since
+    /// it was saved) as `failed`: the runtime cannot go on with it, and it would otherwise be
+    /// claimed again at every lease. The problem says why, in the words a start gives.
+    /// `false` when another step of the run committed first.
+    async fn end_unparsed(
+        &self,
+        pb: &PlaybookRef,
+        work_id: i64,
+        run: &Run,
+        snapshot: Option<(i64, Value)>,
+        unparsed: Problem,
+    ) -> Result<bool, Problem> {
+        let mut problem = Problem::new(Reason::Failed, unparsed.title, unparsed.detail);
+        problem.run_id = Some(run.run_id.clone());
+        let ending = RunEnding {
+            status: RunStatus::Failed,
+            output: None,
+            record: None,
+            problem: Some(serde_json::to_value(&problem).map_err(|e| Problem::internal(&e))?),
+        };
+        let (expected_version, state) = match snapshot {
+            Some((version, state)) => (Some(version), state),
+            None => (None, json!({})),
+        };
+        let step = WorkflowStep {
+            expected_version,
+            state,
+            events: vec![ending_fact(run, run.last_run_seq + 1, &ending)],
+            add_work: Vec::new(),
+            done_work: Some(work_id),
+            cancel_work: Vec::new(),
+            listen: Vec::new(),
+            unlisten: Vec::new(),
+            ending: Some(ending),
+        };
+        match self.store.commit_workflow_step(pb, &run.run_id, step).await {
+            Ok(_) => {
+                self.triggers.wake_if_active();
+                Ok(true)
+            }
+            Err(StoreError::Conflict(_)) => Ok(false),
             Err(other) => Err(store_problem(other)),
         }
     }
@@ -846,6 +1022,28 @@ impl Service {
                     // An attempt goes on elsewhere, or stopped with its server: this item is
                     // claimed again when its lease ends, and finds the child then.
                     Err(problem) if problem.kind.as_deref() == Some("taken") => return Ok(()),
+                    // The server broke down on the way: unless the child was recorded and
+                    // ended, which its ending tells, it "could not be reached", a
+                    // communication error 503 that a retry may resolve.
+                    Err(problem) if problem.reason == Reason::Failed => {
+                        let child = self
+                            .store
+                            .get_run(pb, &child_run_id)
+                            .await
+                            .map_err(store_problem)?;
+                        match child {
+                            Some(child) if child.status != RunStatus::Started => {
+                                Some(call_outcome(&child))
+                            }
+                            Some(_) => return Ok(()),
+                            None => Some(CallOutcome::Rejected {
+                                problem: json!({
+                                    "reason": "unreachable", "status": 503,
+                                    "detail": format!("The run could not be started: {}", problem.detail),
+                                }),
+                            }),
+                        }
+                    }
                     Err(problem) => Some(rejected(&problem)?),
                 }
             }

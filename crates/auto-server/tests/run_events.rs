@@ -299,3 +299,133 @@ async fn an_emitted_event_is_one_of_the_playbooks_events() {
     let full = server.get(&format!("{pb}/events/{id}")).await;
     assert_eq!(full.status, 200, "{:#}", full.body);
 }
+
+/// A run that listens for 50 events in a loop, one at a time, and ends with the data of each
+/// in the order it took them.
+const LISTEN_LOOP: &str = r#"do:
+  - hear:
+      for:
+        in: '${ Array.from({ length: 50 }, (_, i) => i) }'
+      do:
+        - one:
+            listen:
+              to:
+                one:
+                  with: { type: com.example.tick }
+            output:
+              as: '${ [...$input, $data[0]] }'
+"#;
+
+/// How many events the ordering tests send, and how many senders send them at once.
+const BURST: usize = 50;
+const SENDERS: usize = 5;
+
+/// Starts the listening loop under `run_id` with an empty list as its input.
+async fn start_loop(server: &TestServer, pb: &str, run_id: &str) {
+    let reply = server
+        .post(
+            &format!("{pb}/definitions/workflow/ticks/runs"),
+            json!({"input": [], "run_id": run_id}),
+        )
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+}
+
+/// POSTs each sender's bodies to `path` one after the other, each acknowledged before the
+/// next, with all senders at once; returns each sender's statuses.
+async fn post_at_once(server: &TestServer, path: &str, senders: Vec<Vec<Value>>) -> Vec<u16> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for bodies in senders {
+        let (http, url) = (server.http.clone(), format!("{}{path}", server.url));
+        tasks.spawn(async move {
+            let mut statuses = Vec::new();
+            for body in bodies {
+                let reply = http.post(&url).json(&body).send().await.expect("an answer");
+                statuses.push(reply.status().as_u16());
+            }
+            statuses
+        });
+    }
+    tasks.join_all().await.into_iter().flatten().collect()
+}
+
+/// The data of the events a run took, in the order it took them: its output. The run ends
+/// well within the 30 s lease of a work item, so no event waited for one.
+async fn taken_order(server: &TestServer, pb: &str, run_id: &str) -> Vec<Value> {
+    let run = ended(server, pb, run_id, Duration::from_secs(20)).await;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    run["output"].as_array().expect("a list").clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_sent_one_after_another_are_taken_in_the_order_received() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    save(&server, &pb, "ticks", LISTEN_LOOP).await;
+    start_loop(&server, &pb, "o-1").await;
+    for n in 0..BURST {
+        let reply = send(
+            &server,
+            &pb,
+            "o-1",
+            json!({"type": "com.example.tick", "data": n}),
+        )
+        .await;
+        assert_eq!(reply.status, 202, "{:#}", reply.body);
+    }
+    let expected: Vec<Value> = (0..BURST).map(|n| json!(n)).collect();
+    assert_eq!(taken_order(&server, &pb, "o-1").await, expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_sent_at_once_are_taken_in_the_order_received() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    save(&server, &pb, "ticks", LISTEN_LOOP).await;
+    start_loop(&server, &pb, "o-2").await;
+    // Five senders at once, each sending its ten events in order: whatever the interleaving,
+    // each sender's events are received, and so taken, in the order it sent them.
+    let senders = (0..SENDERS)
+        .map(|s| {
+            (0..BURST / SENDERS)
+                .map(|n| json!({"type": "com.example.tick", "data": [s, n]}))
+                .collect()
+        })
+        .collect();
+    let statuses = post_at_once(&server, &format!("{pb}/runs/o-2/events"), senders).await;
+    assert!(statuses.iter().all(|s| *s == 202), "{statuses:?}");
+    let taken = taken_order(&server, &pb, "o-2").await;
+    assert_eq!(taken.len(), BURST, "{taken:?}");
+    for s in 0..SENDERS {
+        let of_sender: Vec<&Value> = taken.iter().filter(|d| d[0] == s).map(|d| &d[1]).collect();
+        let expected: Vec<Value> = (0..BURST / SENDERS).map(|n| json!(n)).collect();
+        assert_eq!(of_sender, expected.iter().collect::<Vec<_>>(), "{taken:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_published_at_once_are_heard_in_the_order_of_the_log() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    save(&server, &pb, "ticks", LISTEN_LOOP).await;
+    // The run listens once its start is answered.
+    start_loop(&server, &pb, "o-3").await;
+    let senders = (0..SENDERS)
+        .map(|s| {
+            (0..BURST / SENDERS)
+                .map(|n| json!({"type": "com.example.tick", "data": s * 100 + n}))
+                .collect()
+        })
+        .collect();
+    let statuses = post_at_once(&server, &format!("{pb}/events"), senders).await;
+    assert!(statuses.iter().all(|s| *s == 201), "{statuses:?}");
+    let logged: Vec<Value> = server
+        .all_events(&pb)
+        .await
+        .into_iter()
+        .filter(|e| e["type"] == "com.example.tick")
+        .map(|e| e["data"].clone())
+        .collect();
+    assert_eq!(logged.len(), BURST);
+    assert_eq!(taken_order(&server, &pb, "o-3").await, logged);
+}

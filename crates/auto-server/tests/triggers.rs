@@ -842,3 +842,70 @@ async fn two_servers_on_one_store_start_each_matched_event_and_due_time_once() {
     let started = events_of(&a, &pb, "run_started").await;
     assert_eq!(started.len(), 31, "each run started once");
 }
+
+#[tokio::test]
+async fn a_filter_of_the_playbooks_history_is_refused_and_its_facts_are_heard() {
+    let server = server().await;
+    let pb = server.playbook().await;
+    let history = |kind: &str| {
+        format!(
+            "schedule:\n  on:\n    any:\n      - with: {{ type: {kind} }}\n      - with: {{ type: run_succeeded }}\ndo:\n  - hear:\n      listen:\n        to:\n          one:\n            with: {{ type: {kind} }}\n"
+        )
+    };
+    for kind in [
+        "step_started",
+        "call_ended",
+        "request_opened",
+        "model_call_started",
+        "tool_call_answered",
+        "reaction_refused",
+        "filter_failed",
+    ] {
+        let reply = save(&server, &pb, "history", &history(kind)).await;
+        reply.assert_problem(422, "invalid_input");
+        let words = format!(
+            "The type {kind} is of the playbook's history, which no filter hears: a filter hears the playbook's events and its facts about runs and definitions."
+        );
+        let messages = reply.issue_messages();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(
+            messages[0].ends_with(&format!("at /schedule/on/any/0/with/type: {words}")),
+            "{messages:?}"
+        );
+        assert!(
+            messages[1].ends_with(&format!("at /do/0/hear/listen/to/one/with/type: {words}")),
+            "{messages:?}"
+        );
+    }
+    // A fact of the playbook is heard: a run's success starts the workflow.
+    let fact = "schedule:\n  on:\n    one:\n      with: { type: run_succeeded, subject: workflow/quick }\ndo:\n  - take:\n      set:\n        seen: ${ $data[0].subject }\n";
+    saved(&server, &pb, "on-success", fact).await;
+    saved(
+        &server,
+        &pb,
+        "quick",
+        "do:\n  - one:\n      set: { n: 1 }\n",
+    )
+    .await;
+    let reply = server
+        .post(
+            &format!("{pb}/definitions/workflow/quick/runs"),
+            json!({"input": {}}),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let runs = runs_of(&server, &pb, "on-success").await;
+        if let Some(run) = runs.first() {
+            let run_id = run["run_id"].as_str().unwrap();
+            let run = server.get(&format!("{pb}/runs/{run_id}")).await.body;
+            if run["status"] != "started" {
+                assert_eq!(run["output"], json!({"seen": "workflow/quick"}), "{run:#}");
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "the fact started no run");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

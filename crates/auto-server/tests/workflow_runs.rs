@@ -417,3 +417,329 @@ async fn a_run_recorded_without_its_first_step_is_started_by_the_next_server() {
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!({"sum": 5}));
 }
+
+#[tokio::test]
+async fn a_workflow_runs_input_is_at_most_256_kib() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let echo = "do:\n  - keep:\n      set:\n        n: ${ $data.length }\n";
+    save(&server, &pb, "workflow", "echo", &format!("{HEADER}{echo}")).await;
+    // A text of n characters is n + 2 bytes as JSON.
+    let at = json!("x".repeat(262_144 - 2));
+    let reply = run(&server, &pb, "echo", json!({"input": at, "run_id": "in-1"})).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["output"], json!({"n": 262_142}));
+    let past = json!("x".repeat(262_144 - 1));
+    let reply = run(
+        &server,
+        &pb,
+        "echo",
+        json!({"input": past, "run_id": "in-2"}),
+    )
+    .await;
+    let problem = reply.assert_problem(422, "invalid_input");
+    assert_eq!(problem["title"], "The workflow echo refused its input");
+    assert_eq!(
+        reply.issue_messages(),
+        ["input: holds 262145 bytes as JSON, more than the 262,144 (256 KiB) a run takes"]
+    );
+    // Nothing was recorded under the refused id.
+    let none = server.get(&format!("{pb}/runs/in-2")).await;
+    none.assert_problem(404, "not_found");
+}
+
+/// A retry of 2 seconds' delay under a limit of `limit`: "No retry starts once this much time
+/// has passed since the first attempt".
+fn retry_within(limit: &str) -> String {
+    format!(
+        "do:\n  - t:\n      try:\n        - fail:\n            raise:\n              error: {{ type: https://example.com/down, status: 503 }}\n      catch:\n        retry:\n          delay: PT2S\n          limit:\n            duration: {limit}\n        do:\n          - give-up:\n              set: {{ gave_up: true }}\n"
+    )
+}
+
+#[tokio::test]
+async fn a_retry_that_would_start_past_its_limit_duration_does_not_start() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    // The retry would start 2 seconds after the first attempt, at the limit: it does not, and
+    // the catch's do runs at once, so the run ends within its request.
+    save(
+        &server,
+        &pb,
+        "workflow",
+        "at",
+        &format!("{HEADER}{}", retry_within("PT2S")),
+    )
+    .await;
+    let reply = run(&server, &pb, "at", json!({"run_id": "rt-1"})).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["output"], json!({"gave_up": true}));
+    // A millisecond more: the retry starts, fails again, and none follows it.
+    let within = "{ seconds: 2, milliseconds: 1 }";
+    save(
+        &server,
+        &pb,
+        "workflow",
+        "within",
+        &format!("{HEADER}{}", retry_within(within)),
+    )
+    .await;
+    let reply = run(&server, &pb, "within", json!({"run_id": "rt-2"})).await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let run = ended(&server, &pb, "rt-2", Duration::from_secs(10)).await;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(run["output"], json!({"gave_up": true}));
+    let events = server.all_events(&pb).await;
+    let retried = events
+        .iter()
+        .filter(|e| e["type"] == "step_retried" && e["run_id"] == "rt-2")
+        .count();
+    assert_eq!(retried, 1, "{events:#?}");
+}
+
+#[tokio::test]
+async fn a_run_whose_version_no_longer_parses_ends_failed() {
+    // Saved and started where a run may last 60 days, with a wait of 40; the next server on
+    // the store lets a run last the default 30, under which the document no longer parses.
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::test_store(dir.path()).await;
+    let long = auto_server::config::RunLimits {
+        workflow_max_duration_ms: 60 * 24 * 3_600_000,
+        ..Default::default()
+    };
+    let first = TestServer::start_limited(
+        store.clone(),
+        Vec::new(),
+        auto_server::reasoning_runs::Models::none(),
+        long,
+        tempfile::tempdir().unwrap(),
+    )
+    .await;
+    let pb = first.playbook().await;
+    let body = "do:\n  - pause:\n      wait: PT1S\n  - long:\n      wait: P40D\n";
+    save(&first, &pb, "workflow", "long", &format!("{HEADER}{body}")).await;
+    let reply = run(&first, &pb, "long", json!({"run_id": "np-1"})).await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    first.handle.unwrap().stop().await.unwrap();
+    let second = TestServer::start_on(
+        store,
+        Vec::new(),
+        auto_server::reasoning_runs::Models::none(),
+        dir,
+    )
+    .await;
+    let failed = ended(&second, &pb, "np-1", Duration::from_secs(10)).await;
+    assert_eq!(failed["status"], "failed", "{failed:#}");
+    assert_eq!(failed["problem"]["reason"], "failed");
+    assert_eq!(
+        failed["problem"]["title"],
+        "The workflow long no longer parses"
+    );
+    assert_eq!(
+        failed["problem"]["detail"],
+        "Its document no longer passes the checks of this runtime; save a new version."
+    );
+    let facts: Vec<Value> = second
+        .all_events(&pb)
+        .await
+        .into_iter()
+        .filter(|e| e["type"] == "run_failed" && e["run_id"] == "np-1")
+        .collect();
+    assert_eq!(facts.len(), 1, "{facts:#?}");
+    // "Running it again with the id of a run that ... failed, is refused with conflict".
+    let again = run(&second, &pb, "long", json!({"run_id": "np-1"})).await;
+    let problem = again.assert_problem(409, "conflict");
+    assert_eq!(
+        problem["detail"],
+        "The workflow run np-1 ended failed and a workflow runs once for each run id; start a new run under a new run id."
+    );
+}
+
+#[tokio::test]
+async fn then_end_inside_a_loop_ends_the_run_with_the_current_output() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let body = r#"do:
+  - loop:
+      for:
+        each: n
+        in: '${ [1, 2, 3, 4] }'
+      do:
+        - add:
+            set:
+              sum: '${ ($data.sum ?? 0) + $n }'
+        - stop:
+            if: '${ $n === 2 }'
+            set:
+              stopped_at: '${ $n }'
+              sum: '${ $data.sum }'
+            then: end
+  - after:
+      set: { after: true }
+output:
+  as: '${ ({ ...$data, shaped: true }) }'
+"#;
+    save(&server, &pb, "workflow", "stop", &format!("{HEADER}{body}")).await;
+    let reply = run(&server, &pb, "stop", json!({"run_id": "end-1"})).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    // The third and fourth items never ran, nor did the task after the loop; the document's
+    // output.as still shapes the output.
+    assert_eq!(
+        reply.body["output"],
+        json!({"stopped_at": 2, "sum": 3, "shaped": true})
+    );
+}
+
+#[tokio::test]
+async fn a_competing_fork_whose_branches_all_fail_raises_the_first_branchs_error() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    // The first branch fails after the second: the error is still the first's, by its place.
+    let body = r#"do:
+  - race:
+      fork:
+        compete: true
+        branches:
+          - slow:
+              do:
+                - pause:
+                    wait: PT1S
+                - slow-fails:
+                    raise:
+                      error: { type: https://example.com/slow, status: 503, title: The slow branch failed }
+          - quick:
+              raise:
+                error: { type: https://example.com/quick, status: 400, title: The quick branch failed }
+  - after:
+      set: { after: true }
+"#;
+    save(&server, &pb, "workflow", "race", &format!("{HEADER}{body}")).await;
+    let reply = run(&server, &pb, "race", json!({"run_id": "race-1"})).await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let raced = ended(&server, &pb, "race-1", Duration::from_secs(10)).await;
+    assert_eq!(raced["status"], "rejected", "{raced:#}");
+    assert_eq!(raced["problem"]["reason"], "unavailable", "{raced:#}");
+    assert_eq!(
+        raced["problem"]["detail"], "The slow branch failed, at the step slow-fails.",
+        "{raced:#}"
+    );
+    // One branch that succeeds wins, though the other failed first.
+    let wins = body.replace(
+        "raise:\n                      error: { type: https://example.com/slow, status: 503, title: The slow branch failed }",
+        "set: { won: slow }",
+    );
+    save(
+        &server,
+        &pb,
+        "workflow",
+        "race-won",
+        &format!("{HEADER}{wins}"),
+    )
+    .await;
+    let reply = run(&server, &pb, "race-won", json!({"run_id": "race-2"})).await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let raced = ended(&server, &pb, "race-2", Duration::from_secs(10)).await;
+    assert_eq!(raced["status"], "succeeded", "{raced:#}");
+    assert_eq!(raced["output"], json!({"after": true}));
+}
+
+#[tokio::test]
+async fn the_id_of_an_unavailable_workflow_run_is_not_run_again() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let raise = |status: u16| {
+        format!(
+            "{HEADER}do:\n  - stop:\n      raise:\n        error: {{ type: https://example.com/stop, status: {status}, title: Stopped }}\n"
+        )
+    };
+    save(&server, &pb, "workflow", "down", &raise(503)).await;
+    let first = run(&server, &pb, "down", json!({"run_id": "u-1"})).await;
+    first.assert_problem(503, "unavailable");
+    let again = run(&server, &pb, "down", json!({"run_id": "u-1"})).await;
+    let problem = again.assert_problem(409, "conflict");
+    assert_eq!(problem["title"], "The run id is used");
+    assert_eq!(
+        problem["detail"],
+        "The workflow run u-1 ended rejected and a workflow runs once for each run id; start a new run under a new run id."
+    );
+    // A run rejected for another reason is given as it ended.
+    save(&server, &pb, "workflow", "refuses", &raise(400)).await;
+    let first = run(&server, &pb, "refuses", json!({"run_id": "u-2"})).await;
+    first.assert_problem(422, "invalid_input");
+    let again = run(&server, &pb, "refuses", json!({"run_id": "u-2"})).await;
+    again.assert_problem(422, "invalid_input");
+}
+
+#[tokio::test]
+async fn a_start_the_store_cannot_take_is_unavailable_and_a_child_it_cannot_start_unreachable() {
+    let dir = tempfile::tempdir().unwrap();
+    let failing = common::failing_store::FailingStore::new(common::test_store(dir.path()).await);
+    let store: std::sync::Arc<dyn auto_store::Store> = failing.clone();
+    let server = TestServer::start_on(
+        store,
+        Vec::new(),
+        auto_server::reasoning_runs::Models::none(),
+        dir,
+    )
+    .await;
+    let pb = server.playbook().await;
+    save(
+        &server,
+        &pb,
+        "workflow",
+        "blocked",
+        &format!("{HEADER}{TOTAL}"),
+    )
+    .await;
+    save(&server, &pb, "computation", "days", DAYS).await;
+    let caller = r#"do:
+  - count:
+      try:
+        - call-days:
+            call: run_definition
+            with: { type: computation, name: days, input: { month: '2026-02' } }
+      catch:
+        errors:
+          with: { type: communication }
+        do:
+          - tell:
+              set:
+                type: '${ $error.type }'
+                status: '${ $error.status }'
+                title: '${ $error.title }'
+"#;
+    save(
+        &server,
+        &pb,
+        "workflow",
+        "caller",
+        &format!("{HEADER}{caller}"),
+    )
+    .await;
+    failing.refuse_starts_of("blocked");
+    failing.refuse_starts_of("days");
+    // "A start the server cannot take at that moment is refused unavailable".
+    let reply = run(&server, &pb, "blocked", json!({"run_id": "b-1"})).await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["title"], "The workflow blocked cannot start now");
+    assert_eq!(
+        problem["detail"],
+        "The workflow cannot start now; try again shortly"
+    );
+    server
+        .get(&format!("{pb}/runs/b-1"))
+        .await
+        .assert_problem(404, "not_found");
+    // A child the server cannot start "could not be reached": communication, 503.
+    let reply = run(&server, &pb, "caller", json!({"run_id": "c-1"})).await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let ended_run = ended(&server, &pb, "c-1", Duration::from_secs(10)).await;
+    assert_eq!(ended_run["status"], "succeeded", "{ended_run:#}");
+    assert_eq!(
+        ended_run["output"],
+        json!({
+            "type": "https://open-workflow-specification.org/spec/1.0.0/errors/communication",
+            "status": 503,
+            "title": "The computation function days was unavailable",
+        })
+    );
+}

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::expressions::{Scope, is_expression};
 use super::model::Schedule;
 use super::read::Reader;
+use crate::events_kept::is_history_type;
 
 /// "on.any a list of 1 to 64 filters" ("Event filters"; "Filters of an event trigger: 64").
 pub const FILTERS_MAX: usize = 64;
@@ -287,6 +288,19 @@ impl Reader<'_> {
             return None;
         };
         let attributes = self.object(&with_at)?;
+        // "The rest of the playbook's history, such as tool calls, steps, requests and
+        // answers, is not among them": a filter of such a type would never match.
+        if let Some(Value::String(kind)) = attributes.get("type")
+            && !is_expression(&attributes["type"])
+            && is_history_type(kind)
+        {
+            self.at(
+                &format!("{with_at}/type"),
+                format!(
+                    "The type {kind} is of the playbook's history, which no filter hears: a filter hears the playbook's events and its facts about runs and definitions."
+                ),
+            );
+        }
         if trigger {
             match attributes.get("type") {
                 Some(Value::String(_)) if !is_expression(&attributes["type"]) => {}

@@ -5,6 +5,8 @@
     reason = "each test file uses a different part of the harness"
 )]
 
+pub mod failing_store;
+
 use std::sync::Arc;
 
 use auto_doc::Issue;
@@ -130,8 +132,9 @@ impl TestServer {
         limits: auto_server::config::RunLimits,
         dir: tempfile::TempDir,
     ) -> Self {
-        let checkers =
-            auto_server::server_checkers().with(DefinitionType::Recall, Arc::new(LineChecker));
+        // Saved under the same longest run as the runs are, as `auto serve` does.
+        let checkers = auto_server::server_checkers_with(limits.workflow_max_duration_ms)
+            .with(DefinitionType::Recall, Arc::new(LineChecker));
         let handle = auto_server::start(Options {
             listen: "127.0.0.1:0".parse().expect("an address"),
             store,

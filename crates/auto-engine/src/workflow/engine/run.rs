@@ -1222,12 +1222,6 @@ impl<'a> Engine<'a> {
         {
             return Ok(Caught::Recover);
         }
-        if let Some(limit) = policy.pointer("/limit/duration") {
-            let ms = self.duration(limit, &vars).map_err(placed)?;
-            if self.now_ms.saturating_sub(first_ms) >= ms as i64 {
-                return Ok(Caught::Recover);
-            }
-        }
         if let Some(when) = policy.get("when")
             && !self.condition(when, &vars).map_err(placed)?
         {
@@ -1262,6 +1256,17 @@ impl<'a> Engine<'a> {
             delay += from + (to - from).max(0.0) * fraction;
         }
         let delay = delay.min(self.run_duration_ms as f64).max(0.0).round() as u64;
+        // "No retry starts once this much time has passed since the first attempt": the
+        // retry would start when its delay ends.
+        if let Some(limit) = policy.pointer("/limit/duration") {
+            let ms = self.duration(limit, &vars).map_err(placed)?;
+            let starts_ms = self
+                .now_ms
+                .saturating_add(i64::try_from(delay).unwrap_or(i64::MAX));
+            if starts_ms.saturating_sub(first_ms) >= i64::try_from(ms).unwrap_or(i64::MAX) {
+                return Ok(Caught::Recover);
+            }
+        }
         Ok(Caught::Retry(delay))
     }
 }

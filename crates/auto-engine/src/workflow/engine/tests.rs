@@ -569,10 +569,12 @@ fn linear_backoff_jitter_when_and_duration_limits() {
             now,
         );
     }
-    assert_eq!(delays.len(), 2, "{delays:?}");
+    // The second retry would start after 21 to 22 seconds more, past the 25 seconds since
+    // the first attempt: "No retry starts once this much time has passed", so none is
+    // waited for.
+    assert_eq!(delays.len(), 1, "{delays:?}");
     assert!((11_000..=12_000).contains(&delays[0]), "{delays:?}");
-    assert!((21_000..=22_000).contains(&delays[1]), "{delays:?}");
-    // Retries ran out after 25 seconds; no catch.do hands on the input.
+    // Retries ran out within 25 seconds; no catch.do hands on the input.
     assert_eq!(output(&step), json!({"in": 1}));
     // The same run gives the same jitter.
     let again = start(&wf, &info(), json!({"in": 1}), 0);
