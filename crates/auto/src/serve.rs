@@ -60,6 +60,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     let models = config.models()?;
     crate::logs::keep_out(models.tools.secrets());
     let limits = config.run_limits(|var| std::env::var(var).ok())?;
+    let http = config.http_limits()?;
     let store = match auto_store::open(&database).await {
         Ok(store) => store,
         Err(error) => bail!("cannot open the store {database}: {error}"),
@@ -71,6 +72,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         checkers: auto_server::server_checkers_with(limits.workflow_max_duration_ms),
         models,
         limits,
+        http,
     })
     .await
     .with_context(|| format!("cannot listen on {listen}"))?;

@@ -88,9 +88,10 @@ impl TestServer {
         let limits = config
             .run_limits(|_| None)
             .expect("the configuration's limits");
+        let http = config.http_limits().expect("the configuration's [http]");
         let dir = tempfile::tempdir().expect("a temporary directory");
         let store = test_store(dir.path()).await;
-        Self::start_limited(store, Vec::new(), models, limits, dir).await
+        Self::start_configured(store, Vec::new(), models, limits, http, dir).await
     }
 
     pub async fn start_full(
@@ -120,6 +121,18 @@ impl TestServer {
         limits: auto_server::config::RunLimits,
         dir: tempfile::TempDir,
     ) -> Self {
+        Self::start_configured(store, keys, models, limits, Default::default(), dir).await
+    }
+
+    /// [`Self::start_limited`] with the `[http]` limits on connections and requests.
+    pub async fn start_configured(
+        store: Arc<dyn auto_store::Store>,
+        keys: Vec<KeyEntry>,
+        models: auto_server::reasoning_runs::Models,
+        limits: auto_server::config::RunLimits,
+        http: auto_server::config::HttpLimits,
+        dir: tempfile::TempDir,
+    ) -> Self {
         let checkers =
             auto_server::server_checkers().with(DefinitionType::Recall, Arc::new(LineChecker));
         let handle = auto_server::start(Options {
@@ -129,6 +142,7 @@ impl TestServer {
             checkers,
             models,
             limits,
+            http,
         })
         .await
         .expect("the server starts");
