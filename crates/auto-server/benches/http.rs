@@ -41,6 +41,7 @@ async fn start(store: Arc<dyn auto_store::Store>) -> Handle {
         checkers: auto_server::server_checkers(),
         models: auto_server::reasoning_runs::Models::none(),
         limits: Default::default(),
+        http: Default::default(),
     })
     .await
     .expect("the server starts");

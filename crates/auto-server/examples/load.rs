@@ -785,6 +785,7 @@ async fn start_local(args: &Args) -> Local {
         checkers: auto_server::server_checkers(),
         models,
         limits: Default::default(),
+        http: Default::default(),
     })
     .await
     .expect("the server starts");

@@ -111,6 +111,7 @@ async fn main() {
         checkers: auto_server::server_checkers(),
         models: config.models().expect("the models"),
         limits: Default::default(),
+        http: Default::default(),
     })
     .await
     .expect("the server starts");

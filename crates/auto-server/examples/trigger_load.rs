@@ -87,6 +87,7 @@ async fn main() {
         checkers: auto_server::server_checkers(),
         models: auto_server::reasoning_runs::Models::none(),
         limits: Default::default(),
+        http: Default::default(),
     })
     .await
     .expect("the server starts");

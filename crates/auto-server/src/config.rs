@@ -7,6 +7,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -39,6 +40,9 @@ pub struct Config {
     /// `[webhooks.NAME]`: where an interaction's `notify` posts its request.
     #[serde(default)]
     pub webhooks: toml::Table,
+    /// `[http]`: the bounds a connection and a request are held to ([`HttpLimits`]).
+    #[serde(default)]
+    pub http: toml::Table,
 }
 
 /// `[scheduler]`: how often the server sweeps its triggers and listening tasks, and, for
@@ -317,6 +321,117 @@ pub fn check_listen(listen: SocketAddr, keys_configured: bool) -> Result<(), Con
     )))
 }
 
+/// `[http]`: what a client is allowed before the server answers or closes, so that slow or
+/// oversized requests cannot hold a public server's connections or memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// `header_timeout`: how long a client may take to send a request's line and headers,
+    /// counted from its first byte on a new connection (which must come within it of the
+    /// connection opening) and from the previous answer on a kept-alive one; so also how long
+    /// an idle connection is kept open.
+    pub header_timeout: Duration,
+    /// `body_timeout`: how long a client may take to send a request's body, counted from its
+    /// headers; past it the request is answered 408.
+    pub body_timeout: Duration,
+    /// `connections_max`: the connections served at once; one more is answered 503 and closed.
+    pub connections_max: usize,
+    /// `header_bytes_max`: the request line and headers together; more is answered 431.
+    pub header_bytes_max: usize,
+    /// `uri_bytes_max`: the request's target (path and query); longer is answered 414.
+    pub uri_bytes_max: usize,
+}
+
+/// 30 seconds to send a request's head, and to keep an idle connection.
+pub const HEADER_TIMEOUT_MS_DEFAULT: u64 = 30_000;
+/// 60 seconds to send a request's body: 2 MiB at 35 KB/s.
+pub const BODY_TIMEOUT_MS_DEFAULT: u64 = 60_000;
+/// 512 connections at once, below the usual 1,024 open files of a process with its store's.
+pub const CONNECTIONS_MAX_DEFAULT: usize = 512;
+/// 64 KiB of request line and headers.
+pub const HEADER_BYTES_MAX_DEFAULT: usize = 64 * 1024;
+/// 8 KiB of request target, as the common proxies allow.
+pub const URI_BYTES_MAX_DEFAULT: usize = 8 * 1024;
+/// The least `header_bytes_max` takes: hyper reads a head in a buffer of at least 8 KiB.
+pub const HEADER_BYTES_MAX_MIN: usize = 8 * 1024;
+/// The `[http]` keys the server reads.
+pub const HTTP_KEYS: &[&str] = &[
+    "header_timeout",
+    "body_timeout",
+    "connections_max",
+    "header_bytes_max",
+    "uri_bytes_max",
+];
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_millis(HEADER_TIMEOUT_MS_DEFAULT),
+            body_timeout: Duration::from_millis(BODY_TIMEOUT_MS_DEFAULT),
+            connections_max: CONNECTIONS_MAX_DEFAULT,
+            header_bytes_max: HEADER_BYTES_MAX_DEFAULT,
+            uri_bytes_max: URI_BYTES_MAX_DEFAULT,
+        }
+    }
+}
+
+impl Config {
+    /// `[http]`, each key checked; the defaults for those left out.
+    pub fn http_limits(&self) -> Result<HttpLimits, ConfigError> {
+        if let Some(key) = self.http.keys().find(|k| !HTTP_KEYS.contains(&k.as_str())) {
+            return Err(ConfigError::Invalid(format!(
+                "http.{key} is not a setting this runtime reads; it reads {}",
+                HTTP_KEYS.join(", ")
+            )));
+        }
+        let mut limits = HttpLimits::default();
+        let duration = |key: &str| -> Result<Option<Duration>, ConfigError> {
+            let Some(value) = self.http.get(key) else {
+                return Ok(None);
+            };
+            value
+                .as_str()
+                .and_then(auto_tools::config::parse_duration)
+                .map(Some)
+                .ok_or_else(|| {
+                    ConfigError::Invalid(format!(
+                        "http.{key}: expected a duration above zero such as \"30s\", \"500ms\" or \"2m\"; got {value}"
+                    ))
+                })
+        };
+        let count = |key: &str, least: usize| -> Result<Option<usize>, ConfigError> {
+            let Some(value) = self.http.get(key) else {
+                return Ok(None);
+            };
+            value
+                .as_integer()
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|n| *n >= least)
+                .map(Some)
+                .ok_or_else(|| {
+                    ConfigError::Invalid(format!(
+                        "http.{key}: expected a whole number of at least {least}; got {value}"
+                    ))
+                })
+        };
+        if let Some(timeout) = duration("header_timeout")? {
+            limits.header_timeout = timeout;
+        }
+        if let Some(timeout) = duration("body_timeout")? {
+            limits.body_timeout = timeout;
+        }
+        if let Some(max) = count("connections_max", 1)? {
+            limits.connections_max = max;
+        }
+        if let Some(max) = count("header_bytes_max", HEADER_BYTES_MAX_MIN)? {
+            limits.header_bytes_max = max;
+        }
+        if let Some(max) = count("uri_bytes_max", 1)? {
+            limits.uri_bytes_max = max;
+        }
+        Ok(limits)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -489,5 +604,42 @@ workflow_max_open_calls = 1000
         assert!(check_listen("[::1]:8040".parse().unwrap(), false).is_ok());
         assert!(check_listen("0.0.0.0:8040".parse().unwrap(), false).is_err());
         assert!(check_listen("0.0.0.0:8040".parse().unwrap(), true).is_ok());
+    }
+
+    #[test]
+    fn http_limits_take_durations_and_counts_within_their_bounds() {
+        let http = |text: &str| {
+            Config::parse(text)
+                .unwrap()
+                .http_limits()
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(http(""), Ok(HttpLimits::default()));
+        let set = http(
+            "[http]\nheader_timeout = \"5s\"\nbody_timeout = \"2m\"\nconnections_max = 1\nheader_bytes_max = 8192\nuri_bytes_max = 1",
+        )
+        .unwrap();
+        assert_eq!(set.header_timeout, Duration::from_secs(5));
+        assert_eq!(set.body_timeout, Duration::from_secs(120));
+        assert_eq!(
+            (set.connections_max, set.header_bytes_max, set.uri_bytes_max),
+            (1, 8192, 1)
+        );
+        assert_eq!(
+            http("[http]\nheader_bytes_max = 8191"),
+            Err("http.header_bytes_max: expected a whole number of at least 8192; got 8191".into())
+        );
+        assert_eq!(
+            http("[http]\nconnections_max = 0"),
+            Err("http.connections_max: expected a whole number of at least 1; got 0".into())
+        );
+        assert_eq!(
+            http("[http]\nbody_timeout = \"0s\""),
+            Err("http.body_timeout: expected a duration above zero such as \"30s\", \"500ms\" or \"2m\"; got \"0s\"".into())
+        );
+        assert_eq!(
+            http("[http]\nidle_timeout = \"5s\""),
+            Err("http.idle_timeout is not a setting this runtime reads; it reads header_timeout, body_timeout, connections_max, header_bytes_max, uri_bytes_max".into())
+        );
     }
 }

@@ -165,12 +165,19 @@ async fn unknown_route(request: Request) -> Problem {
     ))
 }
 
+/// A known route asked with a method it does not take: 405, with the methods it takes in
+/// `Allow` (the router adds the header).
 async fn method_not_allowed(request: Request) -> Problem {
-    Problem::not_found(format!(
-        "The route {} does not take {}: see /v1/openapi.json for its methods.",
-        request.uri().path(),
-        request.method()
-    ))
+    Problem::invalid_input(
+        "The route does not take this method",
+        format!(
+            "The route {} does not take {}: the Allow header names its methods (see /v1/openapi.json).",
+            request.uri().path(),
+            request.method()
+        ),
+    )
+    .with_kind("method_not_allowed")
+    .with_status(StatusCode::METHOD_NOT_ALLOWED.as_u16())
 }
 
 /// The caller of a request, from its bearer key.
@@ -217,7 +224,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
     }
 }
 
-fn too_large() -> Problem {
+pub(crate) fn too_large() -> Problem {
     Problem::invalid_input(
         "The request body is too large",
         format!("The body is larger than {BODY_BYTES_MAX} bytes."),

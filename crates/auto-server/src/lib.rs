@@ -6,6 +6,7 @@
 pub mod api;
 pub mod auth;
 pub mod config;
+mod connections;
 pub mod events;
 pub mod http;
 pub mod interaction_delivery;
@@ -53,6 +54,8 @@ pub struct Options {
     pub models: reasoning_runs::Models,
     /// The limits on workflow runs; [`config::RunLimits::default`] for the page's.
     pub limits: config::RunLimits,
+    /// `[http]`: the limits on connections and requests; [`config::HttpLimits::default`].
+    pub http: config::HttpLimits,
 }
 
 /// A running server.
@@ -99,14 +102,12 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         metrics: Arc::new(Metrics::new()),
     };
     let workers = Workers::spawn(&state.service);
-    let app = mcp::mount(http::router(state.clone()), &state, addr);
+    let app = mcp::mount(http::router(state.clone()), &state, addr).layer(
+        axum::middleware::from_fn_with_state(options.http, connections::limit_request),
+    );
     let (shutdown, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await;
+        let served = connections::serve(listener, app, options.http, stopped).await;
         workers.stop().await;
         served
     });

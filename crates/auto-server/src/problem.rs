@@ -3,6 +3,7 @@
 //! `reason` fixes the status: `invalid_input` 422, `forbidden` 403, `not_found` 404,
 //! `conflict` 409, `unavailable` 503, `cancelled` 409, `unanswered` 410. A fault inside the
 //! server is `failed` 500 with a detail that says nothing of the internals (they go to the log).
+//! A refusal of HTTP itself keeps HTTP's status and names its kind (see [`Problem::with_status`]).
 
 use auto_doc::Issue;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -149,6 +150,14 @@ impl Problem {
         let kind = kind.into();
         self.problem_type = format!("{PROBLEM_TYPE_BASE}{kind}");
         self.kind = Some(kind);
+        self
+    }
+
+    /// Gives the problem HTTP's own status, for a refusal of HTTP itself that no reason's
+    /// status says: 400 (bad framing), 405 (a route's wrong method), 408 (a body too slow), 414
+    /// (a target too long), 431 (headers too large).
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = status;
         self
     }
 

@@ -204,8 +204,10 @@ async fn unknown_routes_and_methods_are_problems() {
     let server = TestServer::start().await;
     let reply = server.get("/nowhere").await;
     reply.assert_problem(404, "not_found");
+    // A known route with a method it does not take: 405, naming its methods.
     let reply = server.send(Method::PATCH, "/v1/orgs", None).await;
-    reply.assert_problem(404, "not_found");
+    let problem = reply.assert_problem(405, "invalid_input");
+    assert_eq!(problem["kind"], "method_not_allowed");
     let reply = server
         .get("/v1/orgs/acme/playbooks/main/definitions/workflow")
         .await;

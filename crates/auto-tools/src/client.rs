@@ -26,7 +26,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ToolServerConfig, Transport};
+use crate::config::{INHERITED_ENV_VARS, Secret, ToolServerConfig, Transport};
 use crate::limits::{RESULT_BYTES_MAX, RETRY_AFTER_MS_MAX};
 
 /// The key of a call's `_meta` that carries the run id.
@@ -204,9 +204,10 @@ pub async fn open(server: Arc<ToolServerConfig>) -> Result<Connection, ServerFai
                     .await
                     .map_err(|e| classify_init(&e))
             }
-            Transport::Stdio { command } => {
+            Transport::Stdio { command, env } => {
                 let mut process = tokio::process::Command::new(&command[0]);
                 process.args(&command[1..]);
+                set_environment(&mut process, env);
                 let (transport, _) = TokioChildProcess::builder(process)
                     .stderr(Stdio::null())
                     .spawn()
@@ -230,6 +231,24 @@ pub async fn open(server: Arc<ToolServerConfig>) -> Result<Connection, ServerFai
             ServerBecause::Unreachable,
             &format!("it did not answer within {} ms", bound.as_millis()),
         )),
+    }
+}
+
+/// Gives a command's process only the variables of [`INHERITED_ENV_VARS`] from the server's
+/// environment, and the entry's `env`: the server's own secrets (a provider's API key, a
+/// database URL) are not the tool server's to read. As the official SDKs, a value that starts
+/// with `()` (a shell function exported by bash) is not passed on.
+fn set_environment(process: &mut tokio::process::Command, env: &[(String, Secret)]) {
+    process.env_clear();
+    for name in INHERITED_ENV_VARS {
+        if let Some(value) = std::env::var_os(name)
+            && !value.as_encoded_bytes().starts_with(b"()")
+        {
+            process.env(name, value);
+        }
+    }
+    for (name, secret) in env {
+        process.env(name, &secret.value);
     }
 }
 

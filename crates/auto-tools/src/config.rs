@@ -1,7 +1,8 @@
 //! `[[tool_servers]]` of `auto.toml` (supplement §4): each server's name, how it is reached
 //! (MCP over Streamable HTTP at `url`, or over stdio by a `command` the operator names), the
-//! orgs and playbooks it is bound to, `allowed`, `record_content`, `request_id`, `timeout` and
-//! `headers`, whose values are secrets read from the environment or a file.
+//! orgs and playbooks it is bound to, `allowed`, `record_content`, `request_id`, `timeout`,
+//! `headers` and, for a command, `env`, whose values are secrets read from the environment or a
+//! file.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,9 +50,37 @@ pub enum Transport {
         /// may chain to, beside the machine's trusted roots; read at start.
         roots: Vec<Vec<u8>>,
     },
-    /// MCP over stdio: the program and its arguments.
-    Stdio { command: Vec<String> },
+    /// MCP over stdio: the program and its arguments, started with only the variables of
+    /// [`INHERITED_ENV_VARS`] from the server's environment and the entry's `env`.
+    Stdio {
+        command: Vec<String>,
+        env: Vec<(String, Secret)>,
+    },
 }
+
+/// The variables of the server's own environment a command's process is given, as the official
+/// MCP SDKs give them (TypeScript's and Python's `DEFAULT_INHERITED_ENV_VARS`): enough to find
+/// programs and a home, and none of the server's secrets (`ANTHROPIC_API_KEY` and the like).
+/// The entry's `env` adds the others it needs.
+#[cfg(not(windows))]
+pub const INHERITED_ENV_VARS: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+/// The variables of the server's own environment a command's process is given, as the official
+/// MCP SDKs give them on Windows.
+#[cfg(windows)]
+pub const INHERITED_ENV_VARS: [&str; 12] = [
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "USERNAME",
+    "USERPROFILE",
+    "PROGRAMFILES",
+];
 
 /// A secret value read at start; its text never appears in a log or a response.
 #[derive(Clone)]
@@ -74,7 +103,7 @@ pub struct ConfigError {
     pub message: String,
 }
 
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 12] = [
     "name",
     "url",
     "command",
@@ -86,6 +115,7 @@ const KEYS: [&str; 11] = [
     "timeout",
     "headers",
     "ca_file",
+    "env",
 ];
 
 impl ToolServers {
@@ -137,6 +167,11 @@ impl ToolServers {
         self.servers.is_empty()
     }
 
+    /// Every server's secrets (see [`ToolServerConfig::secrets`]), for the log to keep out.
+    pub fn secrets(&self) -> Vec<&str> {
+        self.servers.iter().flat_map(|s| s.secrets()).collect()
+    }
+
     /// The longest bound of a call among the servers; zero without servers.
     pub fn longest_timeout(&self) -> Duration {
         self.servers
@@ -165,16 +200,17 @@ impl ToolServerConfig {
             .is_none_or(|allowed| allowed.iter().any(|a| a == tool))
     }
 
-    /// The texts a result or an error of this server must never carry to a model or a record:
-    /// the values of its headers.
+    /// The texts a result or an error of this server must never carry to a model, a record or
+    /// the log: the values of its headers, or of the `env` its command is given.
     pub fn secrets(&self) -> Vec<&str> {
-        match &self.transport {
-            Transport::Http { headers, .. } => headers
-                .iter()
-                .flat_map(|(_, secret)| secret_forms(&secret.value))
-                .collect(),
-            Transport::Stdio { .. } => Vec::new(),
-        }
+        let values = match &self.transport {
+            Transport::Http { headers, .. } => headers,
+            Transport::Stdio { env, .. } => env,
+        };
+        values
+            .iter()
+            .flat_map(|(_, secret)| secret_forms(&secret.value))
+            .collect()
     }
 }
 
@@ -267,17 +303,16 @@ fn parse_transport(entry: &toml::Table) -> Result<Transport, String> {
                 .as_str()
                 .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
                 .ok_or("url: expected an http or https URL, such as http://127.0.0.1:9000/mcp")?;
-            let mut headers = Vec::new();
-            if let Some(table) = entry.get("headers") {
-                let table = table
-                    .as_table()
-                    .ok_or("headers: expected a table of header names and secrets")?;
-                for (header, value) in table {
-                    http::HeaderName::from_bytes(header.as_bytes())
-                        .map_err(|_| format!("headers.{header}: not a header name"))?;
-                    headers.push((header.clone(), read_secret(&format!("headers.{header}"), value)?));
-                }
+            if entry.contains_key("env") {
+                return Err("env: only a server started by command takes env".into());
             }
+            let names = Names {
+                one: "a header name",
+                plural: "header names",
+            };
+            let headers = read_secrets(entry, "headers", names, |header| {
+                http::HeaderName::from_bytes(header.as_bytes()).is_ok()
+            })?;
             let roots = match entry.get("ca_file") {
                 None => Vec::new(),
                 Some(path) => {
@@ -303,7 +338,14 @@ fn parse_transport(entry: &toml::Table) -> Result<Transport, String> {
             let command = strings(entry, "command")?
                 .filter(|c| !c.is_empty())
                 .ok_or("command: expected the program and its arguments, such as [\"node\", \"server.js\"]")?;
-            Ok(Transport::Stdio { command })
+            let names = Names {
+                one: "an environment variable name",
+                plural: "environment variable names",
+            };
+            let env = read_secrets(entry, "env", names, |variable| {
+                !variable.is_empty() && !variable.contains(['=', '\0'])
+            })?;
+            Ok(Transport::Stdio { command, env })
         }
         (Some(_), Some(_)) => Err("set url or command, not both".into()),
         (None, None) => Err(
@@ -311,6 +353,36 @@ fn parse_transport(entry: &toml::Table) -> Result<Transport, String> {
                 .into(),
         ),
     }
+}
+
+/// A table of names and secrets, `headers` or `env`: each name checked, each value read as
+/// [`read_secret`] reads it.
+fn read_secrets(
+    entry: &toml::Table,
+    key: &str,
+    names: Names,
+    name_ok: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, Secret)>, String> {
+    let Some(table) = entry.get(key) else {
+        return Ok(Vec::new());
+    };
+    let table = table
+        .as_table()
+        .ok_or_else(|| format!("{key}: expected a table of {} and secrets", names.plural))?;
+    let mut secrets = Vec::new();
+    for (name, value) in table {
+        if !name_ok(name) {
+            return Err(format!("{key}.{name}: not {}", names.one));
+        }
+        secrets.push((name.clone(), read_secret(&format!("{key}.{name}"), value)?));
+    }
+    Ok(secrets)
+}
+
+/// The words for the names of a table of secrets.
+struct Names {
+    one: &'static str,
+    plural: &'static str,
 }
 
 /// The certificates of a `ca_file`, each PEM block as its own text: at least one, all readable
@@ -487,7 +559,7 @@ playbooks = ["acme/campaigns"]
             ),
             (
                 "name = \"g\"\nurl = \"http://x/mcp\"\norgs = [\"a\"]\nallow = [\"x\"]",
-                "tool_servers[0] (g): allow is not a setting of a tool server; the settings are name, url, command, orgs, playbooks, allowed, record_content, request_id, timeout, headers, ca_file",
+                "tool_servers[0] (g): allow is not a setting of a tool server; the settings are name, url, command, orgs, playbooks, allowed, record_content, request_id, timeout, headers, ca_file, env",
             ),
             (
                 "name = \"g\"\nurl = \"http://x/mcp\"\norgs = [\"a\"]\nca_file = \"ca.pem\"",
@@ -509,6 +581,22 @@ playbooks = ["acme/campaigns"]
                 "url = \"http://x/mcp\"\norgs = [\"a\"]",
                 "tool_servers[0]: name is required: the name functions use in tools, such as graph",
             ),
+            (
+                "name = \"g\"\nurl = \"http://x/mcp\"\norgs = [\"a\"]\nenv = { TOKEN = { env = \"PATH\" } }",
+                "tool_servers[0] (g): env: only a server started by command takes env",
+            ),
+            (
+                "name = \"g\"\ncommand = [\"x\"]\norgs = [\"a\"]\nenv = { TOKEN = \"s3cret\" }",
+                "tool_servers[0] (g): env.TOKEN must be read from the environment or a file: write { env = \"NAME\" } or { file = \"PATH\" }",
+            ),
+            (
+                "name = \"g\"\ncommand = [\"x\"]\norgs = [\"a\"]\nenv = { \"A=B\" = { env = \"PATH\" } }",
+                "tool_servers[0] (g): env.A=B: not an environment variable name",
+            ),
+            (
+                "name = \"g\"\ncommand = [\"x\"]\norgs = [\"a\"]\nenv = [\"TOKEN\"]",
+                "tool_servers[0] (g): env: expected a table of environment variable names and secrets",
+            ),
         ];
         for (entry, expected) in cases {
             assert_eq!(
@@ -521,6 +609,25 @@ playbooks = ["acme/campaigns"]
             servers(&format!("{twice}{twice}")).unwrap_err(),
             "tool_servers[1] (g): the name g is taken by another tool server"
         );
+    }
+
+    #[test]
+    fn a_command_takes_env_whose_values_are_secrets() {
+        let path = std::env::temp_dir().join(format!("auto-tools-env-{}", std::process::id()));
+        std::fs::write(&path, "notes-s3cret\n").unwrap();
+        let servers = servers(&format!(
+            "[[tool_servers]]\nname = \"notes\"\ncommand = [\"node\", \"notes.js\"]\norgs = [\"acme\"]\nenv = {{ NOTES_TOKEN = {{ file = {:?} }} }}\n",
+            path.display().to_string()
+        ))
+        .unwrap();
+        let notes = servers.find("acme", "campaigns", "notes").unwrap();
+        let Transport::Stdio { env, .. } = &notes.transport else {
+            panic!("a command");
+        };
+        assert_eq!(env.len(), 1);
+        assert_eq!(env[0].0, "NOTES_TOKEN");
+        assert_eq!(notes.secrets(), ["notes-s3cret"]);
+        assert!(!format!("{notes:?}").contains("s3cret"));
     }
 
     #[test]

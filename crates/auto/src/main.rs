@@ -16,6 +16,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod apply;
 mod check;
 mod client;
+mod logs;
 mod mcp;
 mod requests;
 mod runs;

@@ -30,7 +30,7 @@ fn init_logs(json: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(crate::logs::ScrubbedStderr);
     if json {
         builder.json().init();
     } else {
@@ -58,7 +58,9 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     let keys = auto_server::auth::Keys::new(config.key_entries()?);
     config::check_listen(listen, !keys.is_empty())?;
     let models = config.models()?;
+    crate::logs::keep_out(models.tools.secrets());
     let limits = config.run_limits(|var| std::env::var(var).ok())?;
+    let http = config.http_limits()?;
     let store = match auto_store::open(&database).await {
         Ok(store) => store,
         Err(error) => bail!("cannot open the store {database}: {error}"),
@@ -70,6 +72,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         checkers: auto_server::server_checkers_with(limits.workflow_max_duration_ms),
         models,
         limits,
+        http,
     })
     .await
     .with_context(|| format!("cannot listen on {listen}"))?;

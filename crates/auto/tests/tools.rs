@@ -1,10 +1,12 @@
 //! `auto tools search|show|call` against a real server whose tool server is the testkit's MCP
-//! server: what a person reads, the arguments checked before any request, and a refusal.
+//! server: what a person reads, the arguments checked before any request, and a refusal; and
+//! what a tool server started by command is given of the server's environment (the MCP
+//! project's reference server, which prints its environment).
 
 mod common;
 
-use auto_testkit::McpDouble;
-use common::{Server, auto, code, serve_with_config, stderr, stdout};
+use auto_testkit::{Everything, McpDouble};
+use common::{Server, auto, code, serve_with_config, serve_with_env, stderr, stdout};
 
 async fn run(server: &Server, args: &[&str]) -> std::process::Output {
     let url = server.url.clone();
@@ -86,4 +88,61 @@ async fn tools_are_searched_shown_and_called_from_the_command_line() {
         stderr(&output)
     );
     let _ = auto;
+}
+
+/// What the server's environment holds beside the allow-list: a provider's key, which the tool
+/// server must not see, and the token its entry's `env` names, which it must.
+const SERVER_ONLY_SECRET: &str = "sk-ant-server-only-5f1e";
+const NAMED_TOKEN: &str = "everything-token-7c2a";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_is_given_the_allow_list_and_its_env_and_none_of_the_servers_secrets() {
+    let Some(executable) = Everything::executable() else {
+        return;
+    };
+    let server = serve_with_env(
+        &format!(
+            "[[tool_servers]]\nname = \"everything\"\ncommand = [{:?}, \"stdio\"]\norgs = [\"acme\"]\nenv = {{ EVERYTHING_TOKEN = {{ env = \"AUTO_TEST_EVERYTHING_TOKEN\" }} }}\n",
+            executable.display().to_string()
+        ),
+        &[
+            ("ANTHROPIC_API_KEY", SERVER_ONLY_SECRET),
+            ("AUTO_TEST_EVERYTHING_TOKEN", NAMED_TOKEN),
+        ],
+    );
+    let url = server.url.clone();
+    tokio::task::spawn_blocking(move || {
+        let _ = common::auto_at(&url, &["org", "create", "acme"]);
+        let _ = common::auto_at(&url, &["playbook", "create", "main"]);
+    })
+    .await
+    .expect("setup");
+
+    let output = run(&server, &["tools", "call", "everything", "get-env", "{}"]).await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(!text.contains(SERVER_ONLY_SECRET), "{text}");
+    let env: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let mut names: Vec<&str> = env.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    let given = [
+        "EVERYTHING_TOKEN",
+        "HOME",
+        "LOGNAME",
+        "PATH",
+        "SHELL",
+        "TERM",
+        "USER",
+    ];
+    assert!(
+        names.iter().all(|name| given.contains(name)),
+        "the tool server saw {names:?}"
+    );
+    assert!(names.contains(&"PATH") && names.contains(&"EVERYTHING_TOKEN"));
+    assert_eq!(env["PATH"], std::env::var("PATH").expect("PATH"));
+    // The named token reached the tool server; being a secret of the entry, it is removed from
+    // what the caller reads of the result.
+    assert_eq!(env["EVERYTHING_TOKEN"], "[secret removed]");
+    assert!(!text.contains(NAMED_TOKEN), "{text}");
 }

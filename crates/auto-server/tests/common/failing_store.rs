@@ -54,6 +54,9 @@ impl Store for FailingStore {
     async fn now(&self) -> Result<DateTime<Utc>> {
         self.inner.now().await
     }
+    async fn check_writable(&self) -> Result<()> {
+        self.inner.check_writable().await
+    }
     async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org> {
         self.inner.create_org(id, title).await
     }

@@ -100,9 +100,10 @@ impl TestServer {
         let limits = config
             .run_limits(|_| None)
             .expect("the configuration's limits");
+        let http = config.http_limits().expect("the configuration's [http]");
         let dir = tempfile::tempdir().expect("a temporary directory");
         let store = test_store(dir.path()).await;
-        Self::start_limited(store, Vec::new(), models, limits, dir).await
+        Self::start_configured(store, Vec::new(), models, limits, http, dir).await
     }
 
     pub async fn start_full(
@@ -132,6 +133,18 @@ impl TestServer {
         limits: auto_server::config::RunLimits,
         dir: tempfile::TempDir,
     ) -> Self {
+        Self::start_configured(store, keys, models, limits, Default::default(), dir).await
+    }
+
+    /// [`Self::start_limited`] with the `[http]` limits on connections and requests.
+    pub async fn start_configured(
+        store: Arc<dyn auto_store::Store>,
+        keys: Vec<KeyEntry>,
+        models: auto_server::reasoning_runs::Models,
+        limits: auto_server::config::RunLimits,
+        http: auto_server::config::HttpLimits,
+        dir: tempfile::TempDir,
+    ) -> Self {
         // Saved under the same longest run as the runs are, as `auto serve` does.
         let checkers = auto_server::server_checkers_with(limits.workflow_max_duration_ms)
             .with(DefinitionType::Recall, Arc::new(LineChecker));
@@ -142,6 +155,7 @@ impl TestServer {
             checkers,
             models,
             limits,
+            http,
         })
         .await
         .expect("the server starts");

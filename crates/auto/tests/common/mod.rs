@@ -14,7 +14,16 @@ pub const AUTO: &str = env!("CARGO_BIN_EXE_auto");
 pub struct Server {
     child: Child,
     pub url: String,
+    /// Every line the server has logged so far on stderr.
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// The lines logged so far.
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 impl Drop for Server {
@@ -32,12 +41,18 @@ pub fn serve() -> Server {
 /// the harness reads the address it prints: a port picked here and freed before the server
 /// binds it could be taken by another process in between.
 pub fn serve_with_config(config: &str) -> Server {
+    serve_with_env(config, &[])
+}
+
+/// [`serve_with_config`] with these variables added to the server's environment.
+pub fn serve_with_env(config: &str, env: &[(&str, &str)]) -> Server {
     use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().expect("a directory");
     std::fs::write(dir.path().join("auto.toml"), config).expect("the configuration");
     let mut child = Command::new(AUTO)
         .args(["serve", "--config", "auto.toml", "--listen", "127.0.0.1:0"])
         .current_dir(dir.path())
+        .envs(env.iter().copied())
         .env("NO_COLOR", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -45,10 +60,16 @@ pub fn serve_with_config(config: &str) -> Server {
         .expect("auto serve starts");
     let stderr = child.stderr.take().expect("its stderr");
     let (found, url) = std::sync::mpsc::channel();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let lines = log.clone();
     // The server's log is read to its end, so the server never blocks on a full pipe.
     std::thread::spawn(move || {
         let mut found = Some(found);
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            lines
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(line.clone());
             if let Some(rest) = line.strip_prefix("auto is serving ")
                 && let Some(url) = rest.split_whitespace().next()
                 && let Some(found) = found.take()
@@ -63,6 +84,7 @@ pub fn serve_with_config(config: &str) -> Server {
     Server {
         child,
         url,
+        log,
         _dir: dir,
     }
 }
