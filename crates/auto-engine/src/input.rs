@@ -78,12 +78,14 @@ pub fn prepare_input(
     if let Some(schema) = schema {
         let issues = schema.validate(&input);
         if !issues.is_empty() {
-            return Err(issues
+            // "It lists at most 20, then one line that counts the rest."
+            let found = issues
                 .iter()
-                .map(|issue| InputIssue {
-                    pointer: format!("/input{}", issue.pointer),
-                    message: issue.input_message(),
-                })
+                .map(|issue| (format!("/input{}", issue.pointer), issue.input_message()))
+                .collect();
+            return Err(auto_schema::shown_issues(found, "/input")
+                .into_iter()
+                .map(|(pointer, message)| InputIssue { pointer, message })
                 .collect());
         }
     }

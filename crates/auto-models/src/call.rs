@@ -57,6 +57,8 @@ enum Attempt {
     Transport(String),
     /// The request could not be signed; nothing was sent.
     Unsigned(String),
+    /// The provider's TLS certificate is not trusted, in rustls's words; nothing was sent.
+    Untrusted(String),
 }
 
 impl Providers {
@@ -169,6 +171,8 @@ impl Providers {
                 }
                 Attempt::Answered(exchange) => classify(endpoint, &exchange),
                 Attempt::Transport(what) => (not_reached(endpoint, &what), true),
+                // The operator's to fix: no retry mends it.
+                Attempt::Untrusted(what) => (untrusted(endpoint, &what), false),
                 Attempt::Unsigned(what) => (
                     ModelFailure::new(
                         FailureBecause::CredentialsRejected,
@@ -239,8 +243,13 @@ impl Providers {
         }
         let response = match builder.send().await {
             Ok(response) => response,
-            // The error's text carries the URL, never a header: no credential reaches it.
-            Err(error) => return Attempt::Transport(transport_words(&error)),
+            Err(error) => {
+                if let Some(words) = untrusted_certificate(&error) {
+                    return Attempt::Untrusted(words);
+                }
+                // The error's text carries the URL, never a header: no credential reaches it.
+                return Attempt::Transport(transport_words(&error));
+            }
         };
         let status = response.status().as_u16();
         let headers = response.headers().clone();
@@ -253,6 +262,27 @@ impl Providers {
             Err(error) => Attempt::Transport(transport_words(&error)),
         }
     }
+}
+
+/// The certificate rustls refused under a request's error (one no trusted root vouches for,
+/// expired, or for another name), in rustls's words.
+fn untrusted_certificate(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(rustls::Error::InvalidCertificate(certificate)) =
+            error.downcast_ref::<rustls::Error>()
+        {
+            return Some(format!("{certificate:?}"));
+        }
+        // An I/O error's source skips the error it wraps: follow the wrapped one.
+        current = match error.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => error.source(),
+        };
+    }
+    None
 }
 
 fn transport_words(error: &reqwest::Error) -> String {
@@ -537,6 +567,22 @@ fn timed_out(endpoint: &Endpoint, bound: Duration) -> ModelFailure {
             bound.as_millis()
         ),
     )
+}
+
+/// "A rejection for an untrusted certificate says that the operator must act", naming no
+/// setting.
+fn untrusted(endpoint: &Endpoint, what: &str) -> ModelFailure {
+    let mut failure = ModelFailure::new(
+        FailureBecause::ProviderUnavailable,
+        &endpoint.name,
+        None,
+        format!(
+            "{} cannot be used: its TLS certificate is not trusted ({what}), so nothing was sent; the operator must act before the model can be called",
+            endpoint.name
+        ),
+    );
+    failure.certificate_untrusted = true;
+    failure
 }
 
 fn not_reached(endpoint: &Endpoint, what: &str) -> ModelFailure {

@@ -64,6 +64,9 @@ pub struct ModelFailure {
     pub other_providers_configured: bool,
     pub cost_usd: Option<f64>,
     pub duration_ms: u64,
+    /// For `provider_unavailable`: the provider's TLS certificate is not trusted, which the
+    /// operator must mend; no retry does.
+    pub certificate_untrusted: bool,
 }
 
 impl ModelFailure {
@@ -85,6 +88,7 @@ impl ModelFailure {
             other_providers_configured: false,
             cost_usd: None,
             duration_ms: 0,
+            certificate_untrusted: false,
         }
     }
 }
@@ -166,6 +170,11 @@ pub fn rejection_for(failure: &ModelFailure) -> RunRejection {
             "",
         ),
         B::CredentialsRejected | B::RateLimited | B::Interrupted => {
+            (RejectionReason::Unavailable, None, "")
+        }
+        // "A rejection for an untrusted certificate says that the operator must act": not to
+        // try again later.
+        B::ProviderUnavailable if failure.certificate_untrusted => {
             (RejectionReason::Unavailable, None, "")
         }
         B::ProviderUnavailable | B::TimedOut => {
@@ -252,5 +261,16 @@ mod tests {
         let mut limited = failure(FailureBecause::RateLimited);
         limited.retry_after_ms = Some(1_500);
         assert_eq!(rejection_for(&limited).retry_after_seconds, Some(2));
+        let mut untrusted = failure(FailureBecause::ProviderUnavailable);
+        untrusted.certificate_untrusted = true;
+        let rejection = rejection_for(&untrusted);
+        assert_eq!(
+            (rejection.reason, rejection.detail.as_str()),
+            (RejectionReason::Unavailable, "anthropic: detail")
+        );
+        assert_eq!(
+            rejection_for(&failure(FailureBecause::ProviderUnavailable)).detail,
+            "anthropic: detail: try again later"
+        );
     }
 }

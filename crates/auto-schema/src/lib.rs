@@ -39,6 +39,7 @@ pub use limits::*;
 pub use shapes::{SHAPE_NAMES, check_shape, shape_schema};
 pub use validate::{
     CompileError, CompiledSchema, ValidationIssue, render_answer_issues, render_input_issues,
+    shown_issues,
 };
 pub use warnings::{
     ANTHROPIC_PROVIDERS, GOOGLE_PROVIDERS, OPENAI_PROVIDERS, SchemaWarning, tool_schema_warnings,

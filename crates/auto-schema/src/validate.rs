@@ -113,12 +113,35 @@ fn capped(messages: impl Iterator<Item = String>) -> Vec<String> {
     if distinct.len() > VALIDATION_ISSUES_SHOWN_MAX {
         let hidden = distinct.len() - VALIDATION_ISSUES_SHOWN_MAX;
         distinct.truncate(VALIDATION_ISSUES_SHOWN_MAX);
-        let noun = if hidden == 1 {
-            "issue is"
-        } else {
-            "issues are"
-        };
-        distinct.push(format!("{hidden} more {noun} not shown."));
+        distinct.push(count_line(hidden));
+    }
+    distinct
+}
+
+/// `K more issues are not shown.`
+fn count_line(hidden: usize) -> String {
+    let noun = if hidden == 1 {
+        "issue is"
+    } else {
+        "issues are"
+    };
+    format!("{hidden} more {noun} not shown.")
+}
+
+/// What a rejection shows of issues given as (pointer, message): each distinct issue once, in
+/// the order found, at most [`VALIDATION_ISSUES_SHOWN_MAX`], then one line that counts the
+/// rest, under `whole`, the pointer of the value they are issues of (such as `/input`): the
+/// count line is no issue of its own, and never takes the pointer of an issue it counts.
+pub fn shown_issues(issues: Vec<(String, String)>, whole: &str) -> Vec<(String, String)> {
+    let mut seen = HashSet::new();
+    let mut distinct: Vec<(String, String)> = issues
+        .into_iter()
+        .filter(|i| seen.insert(i.clone()))
+        .collect();
+    if distinct.len() > VALIDATION_ISSUES_SHOWN_MAX {
+        let hidden = distinct.len() - VALIDATION_ISSUES_SHOWN_MAX;
+        distinct.truncate(VALIDATION_ISSUES_SHOWN_MAX);
+        distinct.push((whole.to_owned(), count_line(hidden)));
     }
     distinct
 }

@@ -364,12 +364,18 @@ impl Store for TimedStore {
         playbook: &PlaybookRef,
         run_id: &str,
         expected_attempt: i64,
+        definition_version: i64,
         events: Vec<NewEvent>,
     ) -> StoreResult<(Run, Vec<Event>)> {
         self.time(
             "restart_run",
-            self.inner
-                .restart_run(playbook, run_id, expected_attempt, events),
+            self.inner.restart_run(
+                playbook,
+                run_id,
+                expected_attempt,
+                definition_version,
+                events,
+            ),
         )
         .await
     }

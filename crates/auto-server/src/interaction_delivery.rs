@@ -218,6 +218,7 @@ impl Service {
             pb,
             run,
             next_seq: run.last_run_seq + 1,
+            cancel_seen: None,
         };
         recorder.record_following(event_type, data, None).await
     }

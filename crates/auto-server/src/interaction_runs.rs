@@ -59,7 +59,7 @@ pub(crate) fn contract_issues(
     {
         found = check_shape(shape, value);
     }
-    Ok(found
+    let found = found
         .iter()
         .map(|issue| {
             let message = if issue.pointer.is_empty() {
@@ -67,8 +67,13 @@ pub(crate) fn contract_issues(
             } else {
                 issue.input_message()
             };
-            ProblemIssue::field(format!("/{what}{}", issue.pointer), message)
+            (format!("/{what}{}", issue.pointer), message)
         })
+        .collect();
+    // At most 20 issues, then one line that counts the rest, as an input's.
+    Ok(auto_schema::shown_issues(found, &format!("/{what}"))
+        .into_iter()
+        .map(|(pointer, message)| ProblemIssue::field(pointer, message))
         .collect())
 }
 

@@ -133,6 +133,7 @@ impl Service {
             pb,
             run,
             next_seq: run.last_run_seq + 1,
+            cancel_seen: None,
         };
         let opened = tokio::time::timeout_at(deadline, self.open_target(pb, run, server, tool));
         let (connection, target) = match opened.await {
@@ -426,6 +427,7 @@ impl Service {
                     pb,
                     run,
                     next_seq: run.last_run_seq + 1,
+                    cancel_seen: None,
                 };
                 let interrupted = json!({
                     "number": call.number,

@@ -219,6 +219,9 @@ pub(crate) struct Recorder<'a> {
     pub(crate) pb: &'a PlaybookRef,
     pub(crate) run: &'a Run,
     pub(crate) next_seq: i64,
+    /// A cancel asked of the run through another server, once this attempt has seen it among
+    /// the events it went past: the run stops before its next call.
+    pub(crate) cancel_seen: Option<CancelOrder>,
 }
 
 impl Recorder<'_> {
@@ -264,15 +267,17 @@ impl Recorder<'_> {
                     }) else {
                         return Err(problem);
                     };
-                    if let Some(number) = ends_call {
-                        let history = read_history(self.store, self.pb, &now).await?;
-                        if history
+                    let history = read_history(self.store, self.pb, &now).await?;
+                    if let Some(number) = ends_call
+                        && history
                             .calls
                             .iter()
                             .any(|c| c.number == number && c.ended.is_some())
-                        {
-                            return Err(problem);
-                        }
+                    {
+                        return Err(problem);
+                    }
+                    if self.cancel_seen.is_none() {
+                        self.cancel_seen = history.cancel_requested;
                     }
                     self.next_seq = now.last_run_seq + 1;
                 }
@@ -282,6 +287,50 @@ impl Recorder<'_> {
         Err(taken(auto_store::StoreError::Conflict(
             "the run's numbers kept moving".into(),
         )))
+    }
+}
+
+impl Recorder<'_> {
+    /// Records the start of a model call or a tool call under the run's next number, unless a
+    /// cancel was asked of the run through another server: then nothing is recorded and the
+    /// order is given back, so the run stops before the call ("a run ... going in another
+    /// server, stops before its next model call or tool call"). The cancel's event takes the
+    /// number this attempt expected, or one it went past while ending a call.
+    pub(crate) async fn start_call(
+        &mut self,
+        event_type: &str,
+        data: Value,
+    ) -> Result<Result<(), CancelOrder>, Stopped> {
+        if let Some(order) = &self.cancel_seen {
+            return Ok(Err(order.clone()));
+        }
+        match self.record(event_type, data).await {
+            Ok(()) => Ok(Ok(())),
+            Err(problem) if problem.kind.as_deref() == Some("taken") => {
+                let now = self
+                    .store
+                    .get_run(self.pb, &self.run.run_id)
+                    .await
+                    .map_err(store_problem)?;
+                let Some(now) =
+                    now.filter(|r| r.status == RunStatus::Started && r.attempt == self.run.attempt)
+                else {
+                    return Err(problem);
+                };
+                match read_history(self.store, self.pb, &now)
+                    .await?
+                    .cancel_requested
+                {
+                    Some(order) => {
+                        self.next_seq = now.last_run_seq + 1;
+                        self.cancel_seen = Some(order.clone());
+                        Ok(Err(order))
+                    }
+                    None => Err(problem),
+                }
+            }
+            Err(problem) => Err(problem),
+        }
     }
 }
 
@@ -601,6 +650,7 @@ pub async fn perform(
         pb,
         run,
         next_seq: run.last_run_seq + 1,
+        cancel_seen: None,
     };
     let (token, cancel_words) = cancels.register(pb, &run.run_id);
     let ending = go_on(
@@ -655,6 +705,14 @@ async fn go_on(
     {
         return Ok(ending);
     }
+    // An ending met before the run's next call, once it called tools, names them.
+    let settle = |ending: RunEnding, failed: Option<FailureBecause>| {
+        if tool_steps {
+            crate::reasoning_tools::resumed_ending(run, &tool_history, ending, failed)
+        } else {
+            ending
+        }
+    };
 
     // The last call that answered or failed decides, and nothing is called again; a last
     // call that asked for tools goes on with them.
@@ -670,10 +728,13 @@ async fn go_on(
             "model_call_answered" => {
                 let answer = answer_from_kept(data);
                 let Some(prompt) = prompt else {
-                    return Ok(without_content(run, &spending));
+                    return Ok(settle(without_content(run, &spending), None));
                 };
-                finish(
-                    run, document, &settings, &prompt, &answer, &calls, &spending,
+                settle(
+                    finish(
+                        run, document, &settings, &prompt, &answer, &calls, &spending,
+                    ),
+                    None,
                 )
             }
             _ if data["because"] == json!(FailureBecause::OutputInvalid.as_str())
@@ -681,11 +742,14 @@ async fn go_on(
             {
                 let issues = serde_json::from_value(data["issues"].clone()).unwrap_or_default();
                 let detail = data["detail"].as_str().unwrap_or_default();
-                output_invalid(run, detail, issues, &spending)
+                settle(output_invalid(run, detail, issues, &spending), None)
             }
             _ => {
                 let failure = failure_from_kept(data);
-                model_rejection(run, &failure, spending.record(true))
+                settle(
+                    model_rejection(run, &failure, spending.record(true)),
+                    Some(failure.because),
+                )
             }
         });
     }
@@ -695,7 +759,7 @@ async fn go_on(
     let prompt = match calls.first() {
         Some(first) => match Prompt::from_kept(&first.started["messages"]) {
             Some(prompt) => prompt,
-            None => return Ok(without_content(run, &spending)),
+            None => return Ok(settle(without_content(run, &spending), None)),
         },
         None => match prepare_and_render(run, document).await {
             Ok(prompt) => prompt,
@@ -752,9 +816,13 @@ async fn go_on(
         "messages_sha256": sha256_hex(&messages_bytes),
         "messages": if calls.is_empty() { messages } else { Value::Null },
     });
-    recorder
-        .record("model_call_started", started.clone())
-        .await?;
+    if let Err(order) = recorder
+        .start_call("model_call_started", started.clone())
+        .await?
+    {
+        let ended = calls.iter().any(|c| c.ended.is_some());
+        return Ok(cancelled(run, &order, spending.record(ended)));
+    }
     let options = CallOptions {
         cancel: token.clone(),
         bound: Some(models.bound(settings.max_output_tokens)),
@@ -801,7 +869,10 @@ async fn go_on(
                 let order = cancel_order(cancel_words);
                 return Ok(cancelled(run, &order, spending.record(true)));
             }
-            Ok(model_rejection(run, &failure, spending.record(ended)))
+            Ok(settle(
+                model_rejection(run, &failure, spending.record(ended)),
+                Some(failure.because),
+            ))
         }
     }
 }
@@ -812,6 +883,7 @@ async fn go_on(
 pub(crate) fn was_sent(failure: &ModelFailure) -> bool {
     match failure.because {
         FailureBecause::ModelNotAllowed | FailureBecause::ProviderNotConfigured => false,
+        FailureBecause::ProviderUnavailable if failure.certificate_untrusted => false,
         FailureBecause::DefinitionInvalid => failure.status.is_some(),
         _ => true,
     }
@@ -941,6 +1013,9 @@ pub(crate) fn failed_data(number: u64, failure: &ModelFailure) -> Value {
     if failure.other_providers_configured {
         data["other_providers_configured"] = json!(true);
     }
+    if failure.certificate_untrusted {
+        data["certificate_untrusted"] = json!(true);
+    }
     data
 }
 
@@ -965,6 +1040,7 @@ fn failure_from_kept(data: &Value) -> ModelFailure {
         other_providers_configured: data["other_providers_configured"] == json!(true),
         cost_usd: data["cost_usd"].as_f64(),
         duration_ms: data["duration_ms"].as_u64().unwrap_or(0),
+        certificate_untrusted: data["certificate_untrusted"] == json!(true),
     }
 }
 
@@ -1253,12 +1329,13 @@ pub(crate) fn answer_output(
         return Ok(value);
     }
     let messages = render_answer_issues(&issues);
-    let problem_issues = issues
+    let found = issues
         .iter()
-        .zip(messages.iter())
-        .map(|(issue, message)| {
-            ProblemIssue::field(format!("/output{}", issue.pointer), message.clone())
-        })
+        .map(|issue| (format!("/output{}", issue.pointer), issue.answer_message()))
+        .collect();
+    let problem_issues = auto_schema::shown_issues(found, "/output")
+        .into_iter()
+        .map(|(pointer, message)| ProblemIssue::field(pointer, message))
         .collect();
     Err((
         format!(
@@ -1282,6 +1359,7 @@ pub(crate) async fn cancel_idle(
         pb,
         run,
         next_seq: run.last_run_seq + 1,
+        cancel_seen: None,
     };
     let mut calls = history.calls;
     recorder.close_open_call(&mut calls).await?;
@@ -1306,6 +1384,7 @@ pub(crate) async fn request_cancel(
         pb,
         run,
         next_seq: run.last_run_seq + 1,
+        cancel_seen: None,
     };
     recorder
         .record_following(

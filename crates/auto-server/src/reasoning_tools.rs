@@ -545,25 +545,10 @@ pub(crate) async fn resume_after_tools(
     calls: &[CallRecord],
     spending: &Spending,
 ) -> Result<Option<RunEnding>, Stopped> {
-    let mut ledger = Ledger::default();
+    let ledger = ledger_of(tool_calls);
     let mut unanswered_effect = false;
     for call in tool_calls.iter_mut() {
         let read_only = call.started["read_only"] == json!(true);
-        ledger.called.push(Called {
-            call_id: call.started["call_id"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            server: call.started["server"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            tool: call.started["tool"].as_str().unwrap_or_default().to_owned(),
-            read_only,
-            arguments: String::new(),
-            seen: String::new(),
-            is_error: false,
-        });
         if call.ended.is_none() {
             unanswered_effect |= !read_only;
             let data = json!({
@@ -612,6 +597,41 @@ pub(crate) async fn resume_after_tools(
         )));
     }
     Ok(None)
+}
+
+/// The tools a run called, from its `tool_call_started` events.
+fn ledger_of(tool_calls: &[CallRecord]) -> Ledger {
+    let mut ledger = Ledger::default();
+    for call in tool_calls {
+        let text = |key: &str| call.started[key].as_str().unwrap_or_default().to_owned();
+        ledger.called.push(Called {
+            call_id: text("call_id"),
+            server: text("server"),
+            tool: text("tool"),
+            read_only: call.started["read_only"] == json!(true),
+            arguments: String::new(),
+            seen: String::new(),
+            is_error: false,
+        });
+    }
+    ledger
+}
+
+/// The ending of a run that goes on from what it recorded and ends before its next call, or
+/// as a model call it recorded failed: once it called a tool, `tools_unfinished` or
+/// `effect_unknown` naming the tools it called, as every other ending of a tool-calling run
+/// ("an ending it meets before its first call ... names the tools it called").
+pub(crate) fn resumed_ending(
+    run: &Run,
+    tool_calls: &[CallRecord],
+    ending: RunEnding,
+    failed: Option<FailureBecause>,
+) -> RunEnding {
+    if ending.status == auto_store::RunStatus::Succeeded {
+        return ending;
+    }
+    let because = failed.and_then(model_because);
+    after_tools(run, &ledger_of(tool_calls), ending, because)
 }
 
 /// The state of a run that goes on after its server stopped, rebuilt from what it kept: the
@@ -756,7 +776,7 @@ pub(crate) async fn run_with_tools(
             Err(problem) => {
                 let mut ending = rejection(problem, &start.run.run_id);
                 ending.record = spending.record(ended);
-                return Ok(ending);
+                return Ok(resumed_ending(start.run, start.tool_history, ending, None));
             }
         };
     let ending = steps(recorder, &start, &toolbox, calls, spending).await;
@@ -896,9 +916,12 @@ async fn steps(
             started["messages_sha256"] = json!(sha256_hex(&added_bytes));
             started["messages"] = added.clone();
         }
-        recorder
-            .record("model_call_started", started.clone())
-            .await?;
+        if let Err(order) = recorder
+            .start_call("model_call_started", started.clone())
+            .await?
+        {
+            return Ok(cancelled(run, &order, spending.record(ended)));
+        }
         let request = ModelRequest {
             model: start.model.clone(),
             system: start.prompt.system.clone(),
@@ -908,9 +931,12 @@ async fn steps(
             tools: offered,
             provider_options: start.document.provider_options.clone(),
         };
+        // The call is cut at the run's bound, which counts from the run's start.
+        let call_bound = start.models.bound(start.settings.max_output_tokens);
+        let left = bound.saturating_sub(elapsed(run));
         let options = CallOptions {
             cancel: start.token.clone(),
-            bound: Some(start.models.bound(start.settings.max_output_tokens)),
+            bound: Some(call_bound.min(left)),
             retry_backoff: start.models.retry_backoff,
         };
         let result = start.models.providers.call(&request, &options).await;
@@ -920,7 +946,11 @@ async fn steps(
             ended: None,
         });
         let answer = match result {
-            Err(failure) => {
+            Err(mut failure) => {
+                let cut = failure.because == FailureBecause::TimedOut && left < call_bound;
+                if cut {
+                    failure.detail = format!("the call was cut: {}", bound_reached(bound));
+                }
                 let data = failed_data(number, &failure);
                 recorder
                     .record_following("model_call_failed", data.clone(), Some(number))
@@ -929,6 +959,15 @@ async fn steps(
                 let ended = was_sent(&failure) || ended;
                 if failure.because == FailureBecause::Cancelled {
                     return Ok(cancelled(run, &cancel_words(start), spending.record(true)));
+                }
+                if cut {
+                    return Ok(cannot_finish(
+                        run,
+                        &ledger,
+                        "run_bound",
+                        &bound_reached(bound),
+                        spending.record(ended),
+                    ));
                 }
                 let mut ending = model_rejection(run, &failure, spending.record(ended));
                 if failure.because == FailureBecause::RequestTooLong && !ledger.called.is_empty() {
@@ -1329,15 +1368,36 @@ async fn call_tools(
             started["arguments_sha256"] = json!(digest);
             started["arguments"] = call.arguments.clone();
         }
-        recorder.record("tool_call_started", started).await?;
-        let outcome = connection
-            .call(
-                &tool.listed.name,
-                arguments.clone(),
-                &start.run.run_id,
-                start.token,
-            )
-            .await;
+        if let Err(order) = recorder.start_call("tool_call_started", started).await? {
+            *start.cancel_words.lock().unwrap_or_else(|p| p.into_inner()) = Some(order);
+            return Ok(Err(Stop::Cancelled));
+        }
+        // The call is cut at the run's bound: the server is told it is cancelled, and the
+        // call fails as timed out.
+        let cut = start.token.child_token();
+        let sent = connection.call(
+            &tool.listed.name,
+            arguments.clone(),
+            &start.run.run_id,
+            &cut,
+        );
+        tokio::pin!(sent);
+        let mut outcome = tokio::select! {
+            outcome = &mut sent => outcome,
+            () = tokio::time::sleep(bound.saturating_sub(elapsed(start.run))) => {
+                cut.cancel();
+                sent.await
+            }
+        };
+        let past_bound = cut.is_cancelled() && !start.token.is_cancelled();
+        if past_bound
+            && let CallOutcome::Failed {
+                because, message, ..
+            } = &mut outcome
+        {
+            *because = CallBecause::TimedOut;
+            *message = format!("the call was cut: {}", bound_reached(bound));
+        }
         let (seen, is_error, stop) = record_outcome(
             recorder,
             tool,
@@ -1360,6 +1420,9 @@ async fn call_tools(
             seen: seen.clone(),
             is_error,
         });
+        if past_bound {
+            return Ok(Err(Stop::Bound("run_bound", bound_reached(bound))));
+        }
         if let Some(stop) = stop {
             return Ok(Err(stop));
         }
@@ -1470,7 +1533,7 @@ async fn record_outcome(
                         )
                     })
                 }
-                CallBecause::TooLarge => None,
+                CallBecause::TooLarge | CallBecause::ArgumentsRefused => None,
             };
             Ok((seen, true, stop))
         }

@@ -503,18 +503,27 @@ impl Service {
                     {
                         return Ok(answer_of(&run));
                     }
+                    // "After unavailable, conflict or a failure, they run the definition
+                    // again": its latest version, starting now.
                     RunStatus::Rejected | RunStatus::Failed => {
+                        let latest = self
+                            .store
+                            .get_definition(pb, &key)
+                            .await
+                            .map_err(store_problem)?
+                            .ok_or_else(|| Problem::not_found("The definition is gone."))?
+                            .version;
                         let mut event = fact(
                             run_id,
                             run.last_run_seq + 1,
                             "run_started",
                             &key,
                             &run.started_by,
-                            run.definition_version,
+                            latest,
                         );
                         run_attributes(&mut event, run.depth, run.call_depth, run.trigger.as_ref());
                         self.store
-                            .restart_run(pb, run_id, run.attempt, vec![event])
+                            .restart_run(pb, run_id, run.attempt, latest, vec![event])
                             .await
                             .map_err(taken)?
                             .0

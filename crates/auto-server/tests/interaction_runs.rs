@@ -907,3 +907,51 @@ async fn the_inbox_pages_newest_first() {
     assert_eq!(second.body["requests"][0]["run_id"], "p-0");
     assert_eq!(second.body["requests"].as_array().unwrap().len(), 1);
 }
+
+/// An answer that misses its schema in more than 20 places is refused with 20 issues, then
+/// one line that counts the rest under /answer, never under the pointer of an issue it
+/// counts; 20 issues are listed whole.
+#[tokio::test]
+async fn an_answer_refusal_lists_at_most_20_issues_then_a_count_line() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let fields: Vec<String> = (1..=21).map(|i| format!("f{i:02}")).collect();
+    let properties: String = fields
+        .iter()
+        .map(|f| format!("      {f}: {{ type: string }}\n"))
+        .collect();
+    let source = format!(
+        "---\nto: ana@example.com\nexpires: P2D\noutput:\n  schema:\n    type: object\n    properties:\n{properties}---\nFill in the form.\n"
+    );
+    save(&server, &pb, "interaction", "form", &source).await;
+    let runs = format!("{pb}/definitions/interaction/form/runs");
+    let reply = server
+        .post(&runs, json!({"run_id": "form-1", "input": {}}))
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let request = open_request(&server, &pb, Duration::from_secs(10)).await;
+    let request_id = request["request_id"].as_str().unwrap();
+    let numbers = |n: usize| -> Value {
+        Value::Object(
+            fields
+                .iter()
+                .take(n)
+                .map(|f| (f.clone(), json!(1)))
+                .collect(),
+        )
+    };
+    let twenty = answer(&server, &pb, request_id, numbers(20)).await;
+    let body = twenty.assert_problem(422, "invalid_input");
+    let issues = body["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 20, "{body:#}");
+    assert_eq!(issues[19]["pointer"], "/answer/f20");
+    let all = answer(&server, &pb, request_id, numbers(21)).await;
+    let body = all.assert_problem(422, "invalid_input");
+    let issues = body["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 21, "{body:#}");
+    assert_eq!(issues[19]["pointer"], "/answer/f20");
+    assert_eq!(
+        issues[20],
+        json!({"pointer": "/answer", "message": "1 more issue is not shown."})
+    );
+}

@@ -1181,3 +1181,167 @@ async fn an_alias_resolves_to_the_model_the_provider_is_asked_for() {
     assert_eq!(model["answered"], "claude-haiku-4-5");
     assert_eq!(double.requests()[0].body["model"], "claude-haiku-4-5");
 }
+
+/// "After unavailable, conflict or a failure, they run the definition again": the same run id
+/// runs the definition's latest version, a fixed document included, with the today and now of
+/// its new start.
+#[tokio::test]
+async fn a_run_id_after_unavailable_or_conflict_runs_the_latest_version_from_a_new_start() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let stamped = |word: &str| {
+        format!(
+            "---\nmodel: anthropic/claude-sonnet-4-5\n---\n{word} {{{{ input.q }}}} at {{{{ now }}}} on {{{{ today }}}}.\n"
+        )
+    };
+    let pb = saved(&server, "stamp", &stamped("First")).await;
+    let started_at = |run: &Value| {
+        chrono::DateTime::parse_from_rfc3339(run["started_at"].as_str().unwrap())
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    };
+    let sent = |n: usize| double.requests()[n].body.to_string();
+    let body = json!({"input": {"q": "rust"}, "run_id": "stamp-1"});
+
+    // The provider rejects a setting: conflict, unworkable. A fixed document runs under the id.
+    double.script([
+        Reply::error(400, "invalid_request_error", "max_tokens: too large"),
+        Reply::error(401, "authentication_error", "invalid x-api-key"),
+        Reply::Text("Stamped.".into()),
+    ]);
+    let reply = run(&server, &pb, "stamp", body.clone()).await;
+    assert_eq!(reply.assert_problem(409, "conflict")["kind"], "unworkable");
+    let first = server.get(&format!("{pb}/runs/stamp-1")).await.body;
+    assert_eq!(first["definition_version"], 1);
+    assert!(sent(0).contains("First rust at "), "{}", sent(0));
+
+    let updated = server
+        .put(
+            &format!("{pb}/definitions/reasoning/stamp"),
+            json!({"source": stamped("Second"), "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(updated.body["version"], 2, "{:#}", updated.body);
+    run(&server, &pb, "stamp", body.clone())
+        .await
+        .assert_problem(503, "unavailable");
+    let second = server.get(&format!("{pb}/runs/stamp-1")).await.body;
+    assert_eq!(second["definition_version"], 2, "{second:#}");
+    assert!(started_at(&second) > started_at(&first), "{second:#}");
+    assert!(sent(1).contains("Second rust at "), "{}", sent(1));
+
+    // After unavailable, it runs again, with the time of its new start.
+    let reply = run(&server, &pb, "stamp", body).await;
+    assert_eq!(reply.body["output"], "Stamped.", "{:#}", reply.body);
+    let third = server.get(&format!("{pb}/runs/stamp-1")).await.body;
+    assert_eq!(third["definition_version"], 2);
+    let start = started_at(&third);
+    assert!(start > started_at(&second), "{third:#}");
+    let now = start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let today = start.format("%Y-%m-%d").to_string();
+    let last = sent(double.requests().len() - 1);
+    assert!(
+        last.contains(&format!("Second rust at {now} on {today}.")),
+        "{last}"
+    );
+    let message = third["record"]["prompt"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("Second rust at {now} on {today}.")),
+        "{message}"
+    );
+}
+
+/// "A rejection for an untrusted certificate says that the operator must act. Neither names a
+/// setting": a provider whose certificate no trusted authority signs is not retried as an
+/// outage, and the run ends unavailable without "try again later".
+#[tokio::test]
+async fn an_untrusted_provider_certificate_says_the_operator_must_act() {
+    let double = ProviderDouble::start_tls(ProviderKind::Anthropic).await;
+    assert!(double.base_url().starts_with("https://"));
+    let server = TestServer::start_with_config(&anthropic_config(&double)).await;
+    let pb = saved(
+        &server,
+        "review",
+        &brief_review("anthropic/claude-sonnet-4-5"),
+    )
+    .await;
+    let reply = run(
+        &server,
+        &pb,
+        "review",
+        json!({"input": INPUT(), "run_id": "untrusted"}),
+    )
+    .await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert!(problem["kind"].is_null(), "{problem:#}");
+    assert_eq!(problem["because"], "provider_unavailable");
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.starts_with("anthropic cannot be used: its TLS certificate is not trusted ("),
+        "{detail}"
+    );
+    assert!(
+        detail.ends_with("the operator must act before the model can be called"),
+        "{detail}"
+    );
+    assert!(!detail.contains("try again"), "{detail}");
+    assert!(
+        !detail.contains("base_url") && !detail.contains("providers."),
+        "names no setting: {detail}"
+    );
+    // One attempt: no retry mends a certificate.
+    assert_eq!(double.handshakes(), 1);
+    assert!(double.requests().is_empty());
+    let got = server.get(&format!("{pb}/runs/untrusted")).await.body;
+    assert!(
+        got["record"].is_null(),
+        "nothing was sent, nothing spent: {got:#}"
+    );
+}
+
+/// A schema of `n` string fields f01, f02, ..., and an input giving each a number: `n`
+/// distinct issues, one per field.
+fn many_fields(n: usize) -> (String, Value) {
+    let fields: Vec<String> = (1..=n).map(|i| format!("f{i:02}")).collect();
+    let properties: String = fields
+        .iter()
+        .map(|f| format!("      {f}: {{ type: string }}\n"))
+        .collect();
+    let source = format!(
+        "---\nmodel: anthropic/claude-sonnet-4-5\ninput:\n  schema:\n    type: object\n    properties:\n{properties}---\nHello.\n"
+    );
+    let input: serde_json::Map<String, Value> =
+        fields.iter().map(|f| (f.clone(), json!(1))).collect();
+    (source, Value::Object(input))
+}
+
+/// "When an input ... does not match, the rejection reports each distinct issue once. It lists
+/// at most 20, then one line that counts the rest": 20 issues are listed whole, 21 as 20 and a
+/// count line under /input, never under the pointer of the issue it counts.
+#[tokio::test]
+async fn an_input_refusal_lists_at_most_20_issues_then_a_count_line() {
+    let server = TestServer::start().await;
+    let (twenty, twenty_input) = many_fields(auto_schema::VALIDATION_ISSUES_SHOWN_MAX);
+    let pb = saved(&server, "twenty", &twenty).await;
+    let reply = run(&server, &pb, "twenty", json!({"input": twenty_input})).await;
+    let problem = reply.assert_problem(422, "invalid_input");
+    let issues = problem["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 20, "{problem:#}");
+    assert_eq!(issues[19]["pointer"], "/input/f20");
+    assert_eq!(
+        issues[19]["message"],
+        "f20: expected a string, found a number"
+    );
+
+    let (many, many_input) = many_fields(auto_schema::VALIDATION_ISSUES_SHOWN_MAX + 5);
+    saved_again(&server, &pb, "many", &many).await;
+    let reply = run(&server, &pb, "many", json!({"input": many_input})).await;
+    let problem = reply.assert_problem(422, "invalid_input");
+    let issues = problem["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 21, "{problem:#}");
+    assert_eq!(issues[19]["pointer"], "/input/f20");
+    assert_eq!(
+        issues[20],
+        json!({"pointer": "/input", "message": "5 more issues are not shown."})
+    );
+}

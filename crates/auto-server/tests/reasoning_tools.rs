@@ -851,3 +851,489 @@ async fn a_step_the_budget_would_not_cover_twice_is_the_last_made_without_tools(
             .contains("TOOL-RESULTS-")
     );
 }
+
+// --- A run going on in another server -----------------------------------------------------------
+
+/// Two servers on one database, each with the provider and the tool server.
+async fn two_servers() -> (ProviderDouble, McpDouble, TestServer, TestServer, String) {
+    let provider = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let mcp = McpDouble::start().await;
+    let config = auto_server::config::Config::parse(&config(&provider, &mcp.url(), "")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::test_store(dir.path()).await;
+    let a = TestServer::start_on(store.clone(), Vec::new(), config.models().unwrap(), dir).await;
+    let b = TestServer::start_on(
+        store,
+        Vec::new(),
+        config.models().unwrap(),
+        tempfile::tempdir().unwrap(),
+    )
+    .await;
+    let pb = a.playbook().await;
+    let reply = a
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": "reasoning", "name": "finder", "source": function("graph/slow"), "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    (provider, mcp, a, b, pb)
+}
+
+fn run_in_background(
+    server: &TestServer,
+    pb: &str,
+    run_id: &str,
+) -> tokio::task::JoinHandle<(u16, Value)> {
+    let url = format!("{}{pb}/definitions/reasoning/finder/runs", server.url);
+    let body = json!({"input": {"q": "rust"}, "run_id": run_id});
+    tokio::spawn(async move {
+        let reply = reqwest::Client::new()
+            .post(url)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = reply.status().as_u16();
+        (status, reply.json::<Value>().await.unwrap())
+    })
+}
+
+async fn run_types(server: &TestServer, pb: &str, run_id: &str) -> Vec<String> {
+    let events = server.get(&format!("{pb}/events?run_id={run_id}")).await;
+    events.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// "A run ... going in another server, stops before its next model call or tool call, a call
+/// it already sent still recording its answer": a cancel asked through the other server while
+/// a tool call is in flight ends the run cancelled before its next model call, and one asked
+/// while a model call is in flight ends it before the tool call the model asks for.
+#[tokio::test]
+async fn a_cancel_asked_through_another_server_stops_the_run_before_its_next_call() {
+    let (provider, mcp, a, b, pb) = two_servers().await;
+
+    // A tool call in flight: it records its answer, and the model is not called again.
+    provider.script([Reply::ToolCalls(vec![call(
+        "a",
+        "graph__slow",
+        json!({"ms": 1500}),
+    )])]);
+    let first = run_in_background(&a, &pb, "c-tool");
+    mcp.wait_for_calls(1, std::time::Duration::from_secs(10))
+        .await;
+    let cancel = b
+        .post(
+            &format!("{pb}/runs/c-tool/cancel"),
+            json!({"detail": "Stop it."}),
+        )
+        .await;
+    assert_eq!(cancel.status, 200, "{:#}", cancel.body);
+    assert_eq!(cancel.body["status"], "started");
+    let (status, body) = first.await.unwrap();
+    assert_eq!(status, 409, "{body:#}");
+    assert_eq!(body["reason"], "cancelled", "{body:#}");
+    assert_eq!(body["kind"], "requested", "{body:#}");
+    assert_eq!(body["detail"], "Stop it.", "{body:#}");
+    let got = b.get(&format!("{pb}/runs/c-tool")).await.body;
+    assert_eq!(got["status"], "rejected", "{got:#}");
+    assert!(got["record"]["duration_ms"].is_u64(), "{got:#}");
+    assert_eq!(provider.requests().len(), 1);
+    assert_eq!(
+        run_types(&b, &pb, "c-tool").await,
+        [
+            "run_started",
+            "model_call_started",
+            "model_call_answered",
+            "tool_call_started",
+            "run_cancel_requested",
+            "tool_call_answered",
+            "run_rejected"
+        ]
+    );
+
+    // A model call in flight: it records its answer, and the tool it asks for is not called.
+    provider.script([Reply::Delayed(
+        std::time::Duration::from_millis(1500),
+        Box::new(Reply::ToolCalls(vec![call(
+            "b",
+            "graph__slow",
+            json!({"ms": 1}),
+        )])),
+    )]);
+    let second = run_in_background(&a, &pb, "c-model");
+    provider
+        .wait_for_requests(2, std::time::Duration::from_secs(10))
+        .await;
+    let cancel = b
+        .post(&format!("{pb}/runs/c-model/cancel"), json!({}))
+        .await;
+    assert_eq!(cancel.status, 200, "{:#}", cancel.body);
+    assert_eq!(cancel.body["status"], "started");
+    let (status, body) = second.await.unwrap();
+    assert_eq!(status, 409, "{body:#}");
+    assert_eq!(body["reason"], "cancelled", "{body:#}");
+    assert_eq!(mcp.calls().len(), 1, "no second tool call");
+    assert_eq!(provider.requests().len(), 2);
+    assert_eq!(
+        run_types(&b, &pb, "c-model").await,
+        [
+            "run_started",
+            "model_call_started",
+            "run_cancel_requested",
+            "model_call_answered",
+            "run_rejected"
+        ]
+    );
+}
+
+/// A tool-calling run that ended unavailable before calling a tool runs again under its id
+/// with a bound that counts from its new start: the time its first attempt took is not taken
+/// off the second's.
+#[tokio::test]
+async fn a_run_again_under_its_id_has_the_bound_of_its_new_start() {
+    let s = setup(
+        "graph/lookup",
+        "\n[limits]\nreasoning_run_bound_ms = 3000\n",
+    )
+    .await;
+    let after_2s =
+        |reply: Reply| Reply::Delayed(std::time::Duration::from_millis(2_000), Box::new(reply));
+    s.provider.script([
+        after_2s(Reply::error(
+            401,
+            "authentication_error",
+            "invalid x-api-key",
+        )),
+        after_2s(Reply::ToolCalls(vec![call(
+            "a",
+            "graph__lookup",
+            json!({"q": "x"}),
+        )])),
+        Reply::Text("Found it.".into()),
+    ]);
+    let reply = s.run("t-again").await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert!(problem["kind"].is_null(), "{problem:#}");
+    assert_eq!(problem["because"], "credentials_rejected", "{problem:#}");
+    let reply = s.run("t-again").await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["output"], "Found it.");
+    assert_eq!(s.mcp.calls().len(), 1);
+}
+
+// --- A run performed again from what it recorded --------------------------------------------
+
+/// A server whose model calls and tool calls are bounded short, so a run another attempt left
+/// started is quiet after a few seconds, and the store it shares with the test.
+async fn setup_on_store(tools: &str) -> (Setup, std::sync::Arc<dyn auto_store::Store>) {
+    let provider = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let mcp = McpDouble::start().await;
+    let text = config(
+        &provider,
+        &mcp.url(),
+        "timeout = \"200ms\"\n\n[limits]\nmodel_call_bound_ms = 200\n",
+    );
+    let config = auto_server::config::Config::parse(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::test_store(dir.path()).await;
+    let server = TestServer::start_limited(
+        store.clone(),
+        Vec::new(),
+        config.models().unwrap(),
+        config.run_limits(|_| None).unwrap(),
+        dir,
+    )
+    .await;
+    let pb = server.playbook().await;
+    let reply = server
+        .post(
+            &format!("{pb}/definitions"),
+            json!({"type": "reasoning", "name": "finder", "source": function(tools), "diagram": "none"}),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    let setup = Setup {
+        provider,
+        mcp,
+        server,
+        pb,
+    };
+    (setup, store)
+}
+
+/// Records a run as an attempt that stopped with its server left it: `run_started`, then
+/// `events` (type and data) under the next numbers.
+async fn left_started(store: &dyn auto_store::Store, run_id: &str, events: Vec<(&str, Value)>) {
+    let pb = auto_store::PlaybookRef::new("acme", "main");
+    let event = |seq: i64, event_type: &str, data: Option<Value>| {
+        let mut event = auto_store::NewEvent::new(
+            format!("{run_id}-{seq}"),
+            event_type,
+            format!("/runs/{run_id}"),
+        );
+        event.subject = Some("reasoning/finder".into());
+        event.run_id = Some(run_id.into());
+        event.run_seq = Some(seq);
+        event.data = data;
+        event
+    };
+    let new = auto_store::NewRun {
+        run_id: run_id.into(),
+        key: auto_store::DefinitionKey::new("reasoning", "finder"),
+        definition_version: 1,
+        input: json!({"q": "rust"}),
+        started_by: "local".into(),
+        parent_run_id: None,
+        task_reference: None,
+        depth: None,
+        call_depth: None,
+        trigger: None,
+        parent_call_id: None,
+        root_run_id: None,
+        open_calls_max: None,
+    };
+    store
+        .start_run(&pb, new, vec![event(1, "run_started", None)])
+        .await
+        .unwrap();
+    let numbered = events
+        .into_iter()
+        .zip(2..)
+        .map(|((event_type, data), seq)| event(seq, event_type, Some(data)))
+        .collect();
+    store
+        .record_run_events(&pb, run_id, numbered)
+        .await
+        .unwrap();
+}
+
+/// The first step of a run as kept: the prompt, and the model asking for one call of `tool`.
+fn first_step(tool: &str, keep: bool) -> Vec<(&'static str, Value)> {
+    let name = format!("graph__{tool}");
+    let mut started = json!({"number": 1, "model": "anthropic/claude-sonnet-4-5",
+        "tools_offered": [name], "messages_bytes": 40});
+    let mut answered = json!({"number": 1, "finish_reason": "tool_calls", "duration_ms": 5,
+        "usage": {"input_uncached": 10, "cache_read": 0, "cache_write": 0, "output_text": 5,
+                  "output_reasoning": 0, "total": 15},
+        "tool_calls": [{"call_id": "c1", "name": name, "tool": tool, "server": "graph",
+                        "arguments_sha256": "0"}]});
+    if keep {
+        started["messages"] = json!([{"role": "user", "content": "Find rust."}]);
+        answered["response"] = json!({"text": "", "tool_calls": [
+            {"call_id": "c1", "name": name, "arguments": {"q": "x"}}]});
+    }
+    vec![
+        ("model_call_started", started),
+        ("model_call_answered", answered),
+    ]
+}
+
+/// One tool call of the first step, answered; its arguments and result kept when `keep`.
+fn tool_call(tool: &str, read_only: bool, keep: bool) -> Vec<(&'static str, Value)> {
+    let mut started = json!({"number": 1, "call_id": "c1", "server": "graph", "tool": tool,
+        "arguments_bytes": 9, "read_only": read_only});
+    let mut answered = json!({"number": 1, "is_error": false, "result_bytes": 40, "duration_ms": 1, "jsonrpc_id": 1});
+    if keep {
+        started["arguments"] = json!({"q": "x"});
+        answered["result"] = json!({"content": [{"type": "text", "text": "done"}]});
+    }
+    vec![
+        ("tool_call_started", started),
+        ("tool_call_answered", answered),
+    ]
+}
+
+/// Asks for the run until no other attempt may still be going on with it.
+async fn once_quiet(s: &Setup, run_id: &str) -> common::Reply {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let reply = s.run(run_id).await;
+        if reply.body["kind"] != "taken" {
+            return reply;
+        }
+        assert!(std::time::Instant::now() < deadline, "{:#}", reply.body);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// A run that goes on from what it recorded and ends before its next call, or on a model
+/// failure it recorded, names the tools it called as every tool-calling ending does; and one
+/// that kept no content cannot go on (`restarted_without_content`), calling nothing.
+#[tokio::test]
+async fn a_run_performed_again_that_called_tools_ends_naming_them() {
+    let (s, store) = setup_on_store("graph/lookup, graph/write").await;
+    // The second model call failed, after a call of a tool that writes.
+    let mut failed = first_step("write", true);
+    failed.extend(tool_call("write", false, true));
+    failed.push((
+        "model_call_started",
+        json!({"number": 2, "model": "anthropic/claude-sonnet-4-5",
+               "tools_offered": ["graph__lookup", "graph__write"], "messages_bytes": 10,
+               "messages": [{"role": "tool", "call_id": "c1", "name": "graph__write",
+                             "content": "done", "is_error": false}]}),
+    ));
+    failed.push((
+        "model_call_failed",
+        json!({"number": 2, "because": "provider_unavailable", "provider": "anthropic",
+               "detail": "anthropic cannot be reached: could not connect", "duration_ms": 3}),
+    ));
+    left_started(store.as_ref(), "r-failed", failed).await;
+    // A read-only call answered, and its tool server cannot be opened now.
+    let mut read = first_step("lookup", true);
+    read.extend(tool_call("lookup", true, true));
+    left_started(store.as_ref(), "r-read", read).await;
+    // Nothing kept: a server of the run has record_content: false.
+    let mut bare = first_step("lookup", false);
+    bare.extend(tool_call("lookup", true, false));
+    left_started(store.as_ref(), "r-bare", bare).await;
+
+    let reply = once_quiet(&s, "r-failed").await;
+    let problem = reply.assert_problem(409, "conflict");
+    assert_eq!(problem["kind"], "effect_unknown", "{problem:#}");
+    assert_eq!(problem["because"], "model_unavailable", "{problem:#}");
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("graph/write"), "{detail}");
+    let got = s.server.get(&format!("{}/runs/r-failed", s.pb)).await.body;
+    assert_eq!(got["record"]["usage"]["input_uncached"], 10, "{got:#}");
+
+    s.mcp.fail(HttpFailure {
+        method: None,
+        status: 500,
+        headers: Vec::new(),
+        times: None,
+    });
+    let reply = once_quiet(&s, "r-read").await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["kind"], "tools_unfinished", "{problem:#}");
+    assert_eq!(problem["because"], "failing", "{problem:#}");
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("graph/lookup (read-only)"), "{detail}");
+    assert!(detail.contains("nothing was changed"), "{detail}");
+
+    let reply = once_quiet(&s, "r-bare").await;
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["kind"], "tools_unfinished", "{problem:#}");
+    assert_eq!(
+        problem["because"], "restarted_without_content",
+        "{problem:#}"
+    );
+    // None of the three called the model or a tool again.
+    assert!(s.provider.requests().is_empty());
+    assert!(s.mcp.calls().is_empty());
+}
+
+/// A tool server that refuses a call's arguments (JSON-RPC -32602) fails the call with
+/// `arguments_refused`: the model reads why, and the refusals do not count as the server
+/// failing, so five of them do not end the run.
+#[tokio::test]
+async fn arguments_the_server_refuses_fail_the_call_as_arguments_refused() {
+    let s = setup("graph/slow", "").await;
+    s.provider.script([
+        Reply::ToolCalls(
+            (0..SERVER_FAILURES_MAX)
+                .map(|i| {
+                    call(
+                        &format!("r{i}"),
+                        "graph__slow",
+                        json!({"ms": format!("{i}s")}),
+                    )
+                })
+                .collect(),
+        ),
+        Reply::Text("The tool wants milliseconds as a number.".into()),
+    ]);
+    let reply = s.run("t-refused").await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    let failed = s.events("tool_call_failed").await;
+    assert_eq!(failed.len() as u32, SERVER_FAILURES_MAX);
+    assert_eq!(
+        failed[0]["data"]["because"], "arguments_refused",
+        "{:#}",
+        failed[0]
+    );
+    assert_eq!(
+        failed[0]["data"]["message"],
+        "the server refused the arguments: ms: expected an integer, got \"0s\""
+    );
+    let results = s.tool_results(1);
+    assert_eq!(results[0]["is_error"], true);
+    assert_eq!(
+        result_text(&results[0]),
+        "The call failed: the server refused the arguments: ms: expected an integer, got \"0s\""
+    );
+}
+
+/// "The bound of a run that calls tools ... counts from its start": a model call or a tool
+/// call still in flight at the bound is cut there, and the run ends `run_bound`, plainly
+/// before any tool was called, `tools_unfinished` after.
+#[tokio::test]
+async fn a_call_in_flight_is_cut_at_the_runs_bound() {
+    let s = setup("graph/slow", "\n[limits]\nreasoning_run_bound_ms = 1500\n").await;
+    let slow_answer = || {
+        Reply::Delayed(
+            std::time::Duration::from_millis(6_000),
+            Box::new(Reply::Text("too late".into())),
+        )
+    };
+    // The first model call.
+    s.provider.script([slow_answer()]);
+    let began = std::time::Instant::now();
+    let reply = s.run("t-cut-1").await;
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(5),
+        "cut at the bound"
+    );
+    let problem = reply.assert_problem(503, "unavailable");
+    assert!(problem["kind"].is_null(), "{problem:#}");
+    assert_eq!(problem["because"], "run_bound");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("The run reached its bound of 1500 ms."),
+        "{problem:#}"
+    );
+
+    // A tool call.
+    s.provider.script([Reply::ToolCalls(vec![call(
+        "a",
+        "graph__slow",
+        json!({"ms": 6_000}),
+    )])]);
+    let began = std::time::Instant::now();
+    let reply = s.run("t-cut-2").await;
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(5),
+        "cut at the bound"
+    );
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["kind"], "tools_unfinished", "{problem:#}");
+    assert_eq!(problem["because"], "run_bound");
+    let failed = s.events("tool_call_failed").await;
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["data"]["because"], "timed_out");
+    assert_eq!(
+        failed[0]["data"]["message"],
+        "the call was cut: The run reached its bound of 1500 ms."
+    );
+
+    // A model call after a tool call.
+    s.provider.script([
+        Reply::ToolCalls(vec![call("b", "graph__slow", json!({"ms": 1}))]),
+        slow_answer(),
+    ]);
+    let began = std::time::Instant::now();
+    let reply = s.run("t-cut-3").await;
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(5),
+        "cut at the bound"
+    );
+    let problem = reply.assert_problem(503, "unavailable");
+    assert_eq!(problem["kind"], "tools_unfinished", "{problem:#}");
+    assert_eq!(problem["because"], "run_bound");
+}

@@ -202,15 +202,18 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<(Run, Vec<Event>)>;
 
     /// Starts an ended run again under its id (the next attempt): status `started`, output,
-    /// record, problem and `ended_at` cleared, `attempt` raised by one, with `events`, in one
+    /// record, problem and `ended_at` cleared, `attempt` raised by one, at `definition_version`
+    /// (the definition runs again, at its latest version) and `started_at` the database's time
+    /// now (the attempt's `today`, `now` and bound count from it), with `events`, in one
     /// transaction. Compare-and-set: `Conflict` unless the run's attempt is `expected_attempt`
-    /// and it has ended. `started_at` and `last_run_seq` stay: the run keeps its place in
-    /// `list_runs`, and its events go on numbering after those of the attempts before.
+    /// and it has ended. `last_run_seq` stays: its events go on numbering after those of the
+    /// attempts before.
     async fn restart_run(
         &self,
         playbook: &PlaybookRef,
         run_id: &str,
         expected_attempt: i64,
+        definition_version: i64,
         events: Vec<NewEvent>,
     ) -> Result<(Run, Vec<Event>)>;
 

@@ -1217,6 +1217,7 @@ impl Store for SqliteStore {
         playbook: &PlaybookRef,
         run_id: &str,
         expected_attempt: i64,
+        definition_version: i64,
         events: Vec<NewEvent>,
     ) -> Result<(Run, Vec<Event>)> {
         let (events, last_run_seq) = run_events(run_id, events)?;
@@ -1225,7 +1226,7 @@ impl Store for SqliteStore {
         let row = sqlx::query(concat!(
             "UPDATE runs SET status = 'started', output = NULL, record = NULL, problem = NULL, \
              ended_at = NULL, attempt = attempt + 1, last_run_seq = max(last_run_seq, ?4), \
-             last_event_at = ?5 \
+             last_event_at = ?5, started_at = ?5, definition_version = ?6 \
              WHERE playbook_pk = ?1 AND run_id = ?2 AND status <> 'started' AND attempt = ?3 \
              RETURNING ",
             run_columns!()
@@ -1235,6 +1236,7 @@ impl Store for SqliteStore {
         .bind(expected_attempt)
         .bind(last_run_seq)
         .bind(&reserved.now_text)
+        .bind(definition_version)
         .fetch_optional(&mut *tx)
         .await?;
         let Some(row) = row else {

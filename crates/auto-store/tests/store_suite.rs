@@ -1409,7 +1409,7 @@ async fn runs_restart_under_their_id(store: Arc<dyn Store>) -> Result<()> {
         .await?;
     // A run still started is not started again.
     let running = store
-        .restart_run(&playbook, "run-1", 1, vec![numbered("again", 2)])
+        .restart_run(&playbook, "run-1", 1, 2, vec![numbered("again", 2)])
         .await;
     assert_eq!(
         conflict_message(running),
@@ -1419,7 +1419,7 @@ async fn runs_restart_under_their_id(store: Arc<dyn Store>) -> Result<()> {
         .end_run(&playbook, "run-1", failed(), vec![numbered("failed", 2)])
         .await?;
     let stale = store
-        .restart_run(&playbook, "run-1", 2, vec![numbered("again", 3)])
+        .restart_run(&playbook, "run-1", 2, 2, vec![numbered("again", 3)])
         .await;
     assert_eq!(
         conflict_message(stale),
@@ -1427,7 +1427,7 @@ async fn runs_restart_under_their_id(store: Arc<dyn Store>) -> Result<()> {
     );
     // A number taken refuses the restart: the run stays ended.
     let taken = store
-        .restart_run(&playbook, "run-1", 1, vec![numbered("again", 2)])
+        .restart_run(&playbook, "run-1", 1, 2, vec![numbered("again", 2)])
         .await;
     assert!(is_conflict(&taken), "{taken:?}");
     assert_eq!(
@@ -1436,14 +1436,17 @@ async fn runs_restart_under_their_id(store: Arc<dyn Store>) -> Result<()> {
     );
 
     let (second, events) = store
-        .restart_run(&playbook, "run-1", 1, vec![numbered("again", 3)])
+        .restart_run(&playbook, "run-1", 1, 2, vec![numbered("again", 3)])
         .await?;
     let at = events[0].recorded_at;
+    // The attempt runs the definition's version it is given, and starts now.
     let expected = Run {
         status: RunStatus::Started,
         attempt: 2,
+        definition_version: 2,
         last_run_seq: 3,
         last_event_at: at,
+        started_at: at,
         ..first.clone()
     };
     assert_eq!(second, expected);
@@ -1456,7 +1459,7 @@ async fn runs_restart_under_their_id(store: Arc<dyn Store>) -> Result<()> {
         ),
         (None, None, None, None)
     );
-    assert_eq!(second.started_at, first.started_at);
+    assert!(second.started_at >= first.started_at);
     assert_eq!(run_of(&*store, &playbook, "run-1").await?, expected);
     // The second attempt goes on under the next numbers, and ends.
     store
@@ -1472,11 +1475,15 @@ async fn runs_restart_under_their_id(store: Arc<dyn Store>) -> Result<()> {
         .await?;
     assert_eq!((ended.attempt, ended.last_run_seq), (2, 5));
     // The attempt read before the second one no longer applies.
-    let stale = store.restart_run(&playbook, "run-1", 1, Vec::new()).await;
+    let stale = store
+        .restart_run(&playbook, "run-1", 1, 2, Vec::new())
+        .await;
     assert!(is_conflict(&stale), "{stale:?}");
-    let (third, _) = store.restart_run(&playbook, "run-1", 2, Vec::new()).await?;
+    let (third, _) = store
+        .restart_run(&playbook, "run-1", 2, 2, Vec::new())
+        .await?;
     assert_eq!((third.attempt, third.status), (3, RunStatus::Started));
-    let missing = store.restart_run(&playbook, "none", 1, Vec::new()).await;
+    let missing = store.restart_run(&playbook, "none", 1, 1, Vec::new()).await;
     assert!(is_not_found(&missing), "{missing:?}");
     Ok(())
 }
@@ -1642,11 +1649,22 @@ async fn runs_list_newest_first(store: Arc<dyn Store>) -> Result<()> {
         ..Default::default()
     };
     assert!(list(unknown).await?.is_empty());
-    // A restart keeps the run's place.
-    store.restart_run(&playbook, "r04", 1, Vec::new()).await?;
-    assert_eq!(
-        list(RunFilter::default()).await?,
-        ["r07", "r06", "r05", "r04", "r03", "r02", "r01"]
+    // A restart starts the run again: it is listed by its new start, the newest, the ties
+    // broken by the greater id as ever.
+    let (restarted, _) = store
+        .restart_run(&playbook, "r04", 1, 1, Vec::new())
+        .await?;
+    let listed = store.list_runs(&playbook, &RunFilter::default()).await?;
+    assert_eq!(listed.len(), 7);
+    assert!(
+        listed.iter().all(|r| r.started_at <= restarted.started_at),
+        "{listed:?}"
+    );
+    assert!(
+        listed
+            .windows(2)
+            .all(|w| (w[0].started_at, &w[0].run_id) > (w[1].started_at, &w[1].run_id)),
+        "{listed:?}"
     );
     let missing = store
         .list_runs(&PlaybookRef::new("acme", "missing"), &RunFilter::default())

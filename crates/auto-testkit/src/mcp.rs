@@ -182,7 +182,7 @@ fn app(script: &Arc<Mutex<Script>>) -> Router {
 
 /// A server certificate for `127.0.0.1` and `localhost`, signed by a new authority: the TLS
 /// configuration and the authority's PEM.
-fn tls_config() -> (rustls::ServerConfig, String) {
+pub(crate) fn tls_config() -> (rustls::ServerConfig, String) {
     let authority_key = rcgen::KeyPair::generate().expect("a key");
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("parameters");
     params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -349,6 +349,16 @@ impl ServerHandler for Handler {
             let answers_json = script.json_tools.iter().any(|t| t == request.name.as_ref());
             (script.calls.len(), answers_json)
         };
+        // The parameters the double reads are typed, as a server's with typed parameters are:
+        // one of another type is refused as JSON-RPC -32602, Invalid params.
+        for typed in ["ms", "bytes"] {
+            if let Some(value) = arguments.get(typed).filter(|v| !v.is_u64()) {
+                return Err(ErrorData::invalid_params(
+                    format!("{typed}: expected an integer, got {value}"),
+                    None,
+                ));
+            }
+        }
         // Any tool waits `ms` milliseconds first when asked: a call under way, to cut off.
         if let Some(ms) = arguments["ms"].as_u64() {
             tokio::time::sleep(Duration::from_millis(ms)).await;

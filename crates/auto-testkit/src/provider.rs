@@ -223,6 +223,8 @@ struct Shared {
     requests: Mutex<Vec<RecordedRequest>>,
     request_arrived: Notify,
     closed: watch::Receiver<bool>,
+    /// Over TLS, the connections whose handshake began.
+    handshakes: std::sync::atomic::AtomicUsize,
 }
 
 /// A scripted provider server on `127.0.0.1`. Dropping it stops the server and releases every
@@ -248,6 +250,17 @@ impl ProviderDouble {
     /// # Panics
     /// When no loopback port can be bound: a test cannot go on without its double.
     pub async fn start(kind: ProviderKind) -> ProviderDouble {
+        Self::start_serving(kind, false).await
+    }
+
+    /// The same double over TLS, at `https://127.0.0.1:PORT`, with a certificate signed by an
+    /// authority made for it that no client trusts: a provider whose certificate is not
+    /// trusted. It records no request, since none gets past the handshake.
+    pub async fn start_tls(kind: ProviderKind) -> ProviderDouble {
+        Self::start_serving(kind, true).await
+    }
+
+    async fn start_serving(kind: ProviderKind, tls: bool) -> ProviderDouble {
         let (close, closed) = watch::channel(false);
         let shared = Arc::new(Shared {
             kind,
@@ -255,6 +268,7 @@ impl ProviderDouble {
             requests: Mutex::new(Vec::new()),
             request_arrived: Notify::new(),
             closed,
+            handshakes: std::sync::atomic::AtomicUsize::new(0),
         });
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
@@ -262,15 +276,47 @@ impl ProviderDouble {
         let address = listener.local_addr().expect("the double's bound address");
         let app = Router::new().fallback(answer).with_state(shared.clone());
         let mut stop = close.subscribe();
-        tokio::spawn(async move {
-            let shutdown = async move {
-                let _ = stop.wait_for(|closed| *closed).await;
-            };
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await;
-        });
-        let root = format!("http://{address}");
+        if tls {
+            let (config, _authority) = crate::mcp::tls_config();
+            let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+            let counted = shared.clone();
+            tokio::spawn(async move {
+                loop {
+                    let accepted = tokio::select! {
+                        accepted = listener.accept() => accepted,
+                        _ = stop.wait_for(|closed| *closed) => return,
+                    };
+                    let Ok((tcp, _)) = accepted else { return };
+                    counted
+                        .handshakes
+                        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let (acceptor, app) = (acceptor.clone(), app.clone());
+                    tokio::spawn(async move {
+                        // A client that refuses the certificate ends its handshake here.
+                        let Ok(stream) = acceptor.accept(tcp).await else {
+                            return;
+                        };
+                        let service = hyper_util::service::TowerToHyperService::new(app);
+                        let _ = hyper_util::server::conn::auto::Builder::new(
+                            hyper_util::rt::TokioExecutor::new(),
+                        )
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                    });
+                }
+            });
+        } else {
+            tokio::spawn(async move {
+                let shutdown = async move {
+                    let _ = stop.wait_for(|closed| *closed).await;
+                };
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(shutdown)
+                    .await;
+            });
+        }
+        let scheme = if tls { "https" } else { "http" };
+        let root = format!("{scheme}://{address}");
         let base_url = match kind {
             ProviderKind::Anthropic => root,
             ProviderKind::OpenAiChat => format!("{root}/v1"),
@@ -304,6 +350,13 @@ impl ProviderDouble {
     /// still recorded.
     pub fn answer_always(&self, reply: Reply) {
         lock(&self.shared.script).always = Some(reply);
+    }
+
+    /// Over TLS, how many connections began a handshake: each attempt a client makes.
+    pub fn handshakes(&self) -> usize {
+        self.shared
+            .handshakes
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Every request received so far, in order.

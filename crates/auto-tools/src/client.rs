@@ -99,6 +99,9 @@ pub struct ListedTool {
 /// Why a call did not answer: the `because` of `tool_call_failed`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallBecause {
+    /// The server refused the call's arguments (JSON-RPC -32602, Invalid params): the model's
+    /// mistake, not the server failing.
+    ArgumentsRefused,
     ServerFailure,
     TimedOut,
     TooLarge,
@@ -108,6 +111,7 @@ pub enum CallBecause {
 impl CallBecause {
     pub fn as_str(self) -> &'static str {
         match self {
+            CallBecause::ArgumentsRefused => "arguments_refused",
             CallBecause::ServerFailure => "server_failure",
             CallBecause::TimedOut => "timed_out",
             CallBecause::TooLarge => "too_large",
@@ -384,6 +388,16 @@ impl Connection {
                 Some(jsonrpc_id),
                 started,
             )),
+            Err(ServiceError::McpError(data))
+                if data.code == rmcp::model::ErrorCode::INVALID_PARAMS =>
+            {
+                Ok(failed(
+                    CallBecause::ArgumentsRefused,
+                    format!("the server refused the arguments: {}", data.message),
+                    Some(jsonrpc_id),
+                    started,
+                ))
+            }
             Err(error) if too_large(&error) => Ok(failed(
                 CallBecause::TooLarge,
                 format!("the result is larger than the {RESULT_BYTES_MAX} bytes the runtime reads"),

@@ -159,10 +159,17 @@ impl Store for FailingStore {
         playbook: &PlaybookRef,
         run_id: &str,
         expected_attempt: i64,
+        definition_version: i64,
         events: Vec<NewEvent>,
     ) -> Result<(Run, Vec<Event>)> {
         self.inner
-            .restart_run(playbook, run_id, expected_attempt, events)
+            .restart_run(
+                playbook,
+                run_id,
+                expected_attempt,
+                definition_version,
+                events,
+            )
             .await
     }
     async fn record_run_events(
