@@ -61,6 +61,9 @@ fn object(properties: Value) -> Value {
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
 
+/// A change made to one object of an answer, given the names of its optional fields.
+type FieldEdit<'a> = dyn FnMut(&mut Map<String, Value>, &[&str]) + 'a;
+
 /// A table column's optional field.
 const OPTIONAL_IN_COLUMN: &[&str] = &["type"];
 
@@ -74,11 +77,7 @@ fn optional_at_root(name: &str) -> &'static [&'static str] {
 
 /// Applies `edit` to each object of an answer that holds optional fields of the shape, with
 /// the names of those fields.
-fn optional_places(
-    name: &str,
-    answer: &mut Value,
-    edit: &mut dyn FnMut(&mut Map<String, Value>, &[&str]),
-) {
+fn optional_places(name: &str, answer: &mut Value, edit: &mut FieldEdit<'_>) {
     let Value::Object(root) = answer else {
         return;
     };

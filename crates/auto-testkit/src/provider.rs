@@ -782,7 +782,7 @@ fn anthropic_fault(schema: &Value, path: &mut Vec<String>) -> Option<String> {
             "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf"
             | "minLength" | "maxLength" | "maxItems" | "uniqueItems" | "minProperties"
             | "maxProperties" => true,
-            "minItems" => !map[keyword].as_u64().is_some_and(|n| n <= 1),
+            "minItems" => map[keyword].as_u64().is_none_or(|n| n > 1),
             _ => false,
         };
         if refused {
