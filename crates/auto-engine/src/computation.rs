@@ -112,7 +112,7 @@ pub fn check_computation(source: &str) -> Result<ComputationDocument, Vec<Issue>
     let input = check_input(&mut fields, &mut warnings);
     let (input_schema, input_default) = (input.schema, input.default);
     let (output_schema, output_shape) =
-        check_output(&mut fields, &mut warnings, SchemaRole::Output);
+        check_output(&mut fields, &mut warnings, SchemaRole::Answer);
     let program = match find_program(read.body, read.body_first_line) {
         Ok((program, first_line)) => {
             for problem in auto_script::check_program(&program, &[]) {
@@ -210,7 +210,12 @@ pub fn run_computation(
             },
         )?;
     let mut issues = Vec::new();
-    if let Some(schema) = &document.output_schema {
+    // A shape's schema is checked by `check_shape`, which lets an optional field be left out.
+    if let Some(schema) = document
+        .output_schema
+        .as_ref()
+        .filter(|_| document.output_shape.is_none())
+    {
         match CompiledSchema::compile(schema) {
             Ok(compiled) => issues.extend(auto_schema::render_answer_issues(
                 &compiled.validate(&value),
@@ -226,7 +231,10 @@ pub fn run_computation(
         )));
     }
     if issues.is_empty() {
-        Ok(value)
+        Ok(match &document.output_shape {
+            Some(shape) => auto_schema::shape_output(shape, value),
+            None => value,
+        })
     } else {
         Err(Unworkable {
             detail: format!(

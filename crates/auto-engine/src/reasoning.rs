@@ -247,7 +247,11 @@ pub fn check_reasoning(source: &str) -> Result<ReasoningDocument, Vec<Issue>> {
     let config = check_config(&mut fields);
     let mut warnings = Vec::new();
     let input = check_input(&mut fields, &mut warnings);
-    let output = check_output(&mut fields, &mut warnings);
+    let model_provider = model
+        .as_deref()
+        .and_then(|m| m.split_once('/'))
+        .map(|(p, _)| p);
+    let output = check_output(&mut fields, &mut warnings, model_provider);
     let provider_options = check_provider_options(&mut fields);
     let tools = check_tools(&mut fields);
     check_template(
@@ -397,11 +401,28 @@ pub(crate) fn check_schema_at(
     schema: &Value,
     role: SchemaRole,
 ) -> bool {
+    check_schema_reaching(fields, warnings, base, schema, role, None)
+}
+
+/// [`check_schema_at`], keeping only the warnings about providers a run of a model of
+/// `provider` can reach ([`auto_schema::SchemaWarning::reaches`]); all of them without one.
+fn check_schema_reaching(
+    fields: &mut Fields<'_>,
+    warnings: &mut Vec<Issue>,
+    base: &str,
+    schema: &Value,
+    role: SchemaRole,
+    provider: Option<&str>,
+) -> bool {
     let report = check_schema(schema, role);
     for problem in &report.problems {
         fields.at(&format!("{base}{}", problem.pointer), problem.text.clone());
     }
-    for warning in report.warnings {
+    let reached = report
+        .warnings
+        .into_iter()
+        .filter(|warning| provider.is_none_or(|provider| warning.reaches(provider)));
+    for warning in reached {
         let at = format!("{base}{}", warning.pointer);
         warnings.push(fields.doc.issue_at(&at, warning.text));
     }
@@ -500,7 +521,11 @@ struct OutputParts {
 /// A shape alone makes the answer JSON: the page says so of the shape, and only refuses it
 /// with text written out. A schema alone is refused: the page allows it only with json, and
 /// the format is text when left out, so the answer would not be read as JSON at all.
-fn check_output(fields: &mut Fields<'_>, warnings: &mut Vec<Issue>) -> OutputParts {
+fn check_output(
+    fields: &mut Fields<'_>,
+    warnings: &mut Vec<Issue>,
+    model_provider: Option<&str>,
+) -> OutputParts {
     if fields.object("/output").is_none() {
         return OutputParts {
             format: "text".into(),
@@ -523,12 +548,13 @@ fn check_output(fields: &mut Fields<'_>, warnings: &mut Vec<Issue>) -> OutputPar
     if let Some(schema) = &schema {
         match format.as_deref() {
             Some("json") => {
-                check_schema_at(
+                check_schema_reaching(
                     fields,
                     warnings,
                     "/output/schema",
                     schema,
                     SchemaRole::Output,
+                    model_provider,
                 );
             }
             Some("text") => fields.at("/output/schema", "Not allowed with output.format text."),

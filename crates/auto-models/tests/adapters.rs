@@ -6,7 +6,7 @@ mod common;
 use auto_models::{
     FailureBecause, FinishReason, Message, OutputContract, ToolCall, ToolSpec, Usage,
 };
-use auto_testkit::{ProviderKind, Reply, ScriptedToolCall};
+use auto_testkit::{ProviderDouble, ProviderKind, Reply, ScriptedToolCall};
 use common::{TEST_KEY, fast, request, setup};
 use serde_json::{Value, json};
 
@@ -500,4 +500,254 @@ async fn gemini_blocked_prompt_is_content_refused() {
         failure.raw_finish_reason.as_deref(),
         Some("PROHIBITED_CONTENT")
     );
+}
+
+/// A schema with the bounds and the `oneOf` Anthropic's structured outputs refuse.
+fn bounded_schema() -> Value {
+    json!({
+        "type": "object", "additionalProperties": false, "required": ["n", "tags", "few", "pick"],
+        "properties": {
+            "n": { "type": "integer", "minimum": 0, "maximum": 10, "multipleOf": 2 },
+            "tags": { "type": "array", "minItems": 2, "uniqueItems": true,
+                      "items": { "type": "string", "minLength": 1, "maxLength": 8 } },
+            "few": { "type": "array", "minItems": 1, "items": { "type": "number", "exclusiveMinimum": 0 } },
+            "pick": { "oneOf": [{ "type": "string" }, { "type": "integer" }] },
+        },
+    })
+}
+
+/// "Expect Anthropic models not to receive numeric, length and count bounds (minimum,
+/// maxLength, minItems, uniqueItems and the like) ... oneOf, which Anthropic models receive as
+/// anyOf": directly, on Vertex AI and on Bedrock, whose doubles refuse the schema as written.
+#[tokio::test]
+async fn anthropic_models_receive_no_bounds_and_one_of_as_any_of() {
+    let received = json!({
+        "type": "object", "additionalProperties": false, "required": ["n", "tags", "few", "pick"],
+        "properties": {
+            "n": { "type": "integer" },
+            "tags": { "type": "array", "items": { "type": "string" } },
+            "few": { "type": "array", "minItems": 1, "items": { "type": "number" } },
+            "pick": { "anyOf": [{ "type": "string" }, { "type": "integer" }] },
+        },
+    });
+    for (kind, model) in [
+        (ProviderKind::Anthropic, "anthropic/claude-sonnet-4-5"),
+        (
+            ProviderKind::VertexAnthropic,
+            "vertex-anthropic/claude-sonnet-4-5@20250929",
+        ),
+        (
+            ProviderKind::Bedrock,
+            "bedrock/anthropic.claude-sonnet-4-5-v1:0",
+        ),
+    ] {
+        let setup = setup(kind).await;
+        let answer = json!({ "n": 4, "tags": ["a", "b"], "few": [1], "pick": "x" });
+        setup.double.script([Reply::Json(answer.clone())]);
+        let mut request = request(model);
+        request.output = OutputContract::Json {
+            schema: bounded_schema(),
+        };
+        let got = setup
+            .providers
+            .call(&request, &fast())
+            .await
+            .unwrap_or_else(|failure| panic!("{kind:?}: {}", failure.detail));
+        assert_eq!(serde_json::from_str::<Value>(&got.text).unwrap(), answer);
+        let body = &setup.double.requests()[0].body;
+        let sent = match kind {
+            ProviderKind::Bedrock => serde_json::from_str(
+                body["outputConfig"]["textFormat"]["structure"]["jsonSchema"]["schema"]
+                    .as_str()
+                    .expect("the schema as a JSON string"),
+            )
+            .unwrap(),
+            _ => body["output_config"]["format"]["schema"].clone(),
+        };
+        assert_eq!(sent, received, "{kind:?}");
+    }
+}
+
+/// OpenAI's strict structured outputs refuse an optional property: the call fails with the
+/// provider's own words, and the run ends as the page says of a schema the provider refuses.
+#[tokio::test]
+async fn a_schema_strict_outputs_refuse_fails_with_the_providers_words() {
+    for kind in [ProviderKind::OpenAiChat, ProviderKind::Azure] {
+        let setup = setup(kind).await;
+        let mut request = request(&format!("{}/gpt-5-mini", common::provider_name(kind)));
+        request.output = OutputContract::Json {
+            schema: json!({ "type": "object", "additionalProperties": false, "required": ["a"],
+                "properties": { "a": { "type": "string" }, "b": { "type": "string" } } }),
+        };
+        let failure = setup
+            .providers
+            .call(&request, &fast())
+            .await
+            .expect_err("the schema is refused");
+        assert_eq!(
+            failure.because,
+            FailureBecause::DefinitionInvalid,
+            "{kind:?}"
+        );
+        assert!(
+            failure.detail.contains(
+                "Invalid schema for response_format 'output': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing 'b'."
+            ),
+            "{kind:?}: {}",
+            failure.detail
+        );
+        // Refused before any model: one request, no retry.
+        assert_eq!(setup.double.requests().len(), 1);
+    }
+}
+
+/// Posts `body` to a double at `path` and gives the status and the JSON body.
+async fn post_raw(double: &ProviderDouble, path: &str, body: Value) -> (u16, Value) {
+    let reply = reqwest::Client::new()
+        .post(format!("{}{path}", double.base_url()))
+        .json(&body)
+        .send()
+        .await
+        .expect("the double answers");
+    let status = reply.status().as_u16();
+    (status, reply.json().await.expect("a JSON body"))
+}
+
+/// The doubles refuse what the real APIs refuse, with their error bodies: Anthropic (and Claude
+/// on Vertex AI, and Bedrock) the numeric, length and count bounds and `oneOf`; OpenAI and
+/// Azure strict structured outputs a root that is no object, an object without
+/// `additionalProperties: false` and a property left out of `required`.
+#[tokio::test]
+async fn the_doubles_refuse_the_schemas_the_real_apis_refuse() {
+    let anthropic = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let messages = |schema: Value| {
+        json!({ "model": "claude-sonnet-4-5", "max_tokens": 10,
+                "messages": [{ "role": "user", "content": "hi" }],
+                "output_config": { "format": { "type": "json_schema", "schema": schema } } })
+    };
+    let object = |name: &str, property: Value| {
+        json!({ "type": "object", "additionalProperties": false, "required": [name],
+                "properties": { name: property } })
+    };
+    for (property, words) in [
+        (
+            json!({ "type": "integer", "minimum": 1 }),
+            "For 'integer' type, property 'minimum' is not supported",
+        ),
+        (
+            json!({ "type": "number", "multipleOf": 2 }),
+            "For 'number' type, property 'multipleOf' is not supported",
+        ),
+        (
+            json!({ "type": "string", "maxLength": 3 }),
+            "For 'string' type, property 'maxLength' is not supported",
+        ),
+        (
+            json!({ "type": "array", "minItems": 2 }),
+            "For 'array' type, property 'minItems' is not supported",
+        ),
+        (
+            json!({ "type": "array", "uniqueItems": true }),
+            "For 'array' type, property 'uniqueItems' is not supported",
+        ),
+        (
+            json!({ "oneOf": [{ "type": "string" }] }),
+            "'oneOf' is not supported; use 'anyOf' instead",
+        ),
+    ] {
+        let (status, body) =
+            post_raw(&anthropic, "/v1/messages", messages(object("a", property))).await;
+        assert_eq!(status, 400);
+        assert_eq!(
+            body,
+            json!({ "type": "error", "error": { "type": "invalid_request_error",
+                    "message": format!("output_config.format.schema: {words}") } })
+        );
+    }
+    // What Anthropic takes: a minItems of 0 or 1, anyOf; the script's reply answers it.
+    anthropic.script([Reply::Text("ok".into())]);
+    let accepted = object(
+        "a",
+        json!({ "type": "array", "minItems": 1, "items": { "anyOf": [{ "type": "string" }] } }),
+    );
+    let (status, _) = post_raw(&anthropic, "/v1/messages", messages(accepted)).await;
+    assert_eq!(status, 200);
+
+    let vertex = ProviderDouble::start(ProviderKind::VertexAnthropic).await;
+    let (status, body) = post_raw(
+        &vertex,
+        "/v1/projects/p/locations/l/publishers/anthropic/models/claude-sonnet-4-5:rawPredict",
+        messages(object("a", json!({ "type": "string", "minLength": 1 }))),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body["error"]["message"],
+        "output_config.format.schema: For 'string' type, property 'minLength' is not supported"
+    );
+
+    let bedrock = ProviderDouble::start(ProviderKind::Bedrock).await;
+    let schema = object("a", json!({ "type": "integer", "maximum": 3 })).to_string();
+    let (status, body) = post_raw(
+        &bedrock,
+        "/model/anthropic.claude-sonnet-4-5-v1%3A0/converse",
+        json!({ "messages": [{ "role": "user", "content": [{ "text": "hi" }] }],
+                "outputConfig": { "textFormat": { "type": "json_schema",
+                    "structure": { "jsonSchema": { "schema": schema, "name": "output" } } } } }),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body,
+        json!({ "message": "The model returned the following errors: output_config.format.schema: For 'integer' type, property 'maximum' is not supported" })
+    );
+
+    for (kind, path) in [
+        (ProviderKind::OpenAiChat, "/chat/completions"),
+        (ProviderKind::Azure, "/openai/v1/chat/completions"),
+    ] {
+        let double = ProviderDouble::start(kind).await;
+        let chat = |schema: Value| {
+            json!({ "model": "gpt-5-mini", "messages": [{ "role": "user", "content": "hi" }],
+                    "response_format": { "type": "json_schema",
+                        "json_schema": { "name": "output", "schema": schema, "strict": true } } })
+        };
+        for (schema, words) in [
+            (
+                json!({ "type": "array", "items": { "type": "string" } }),
+                "schema must be a JSON Schema of 'type: \"object\"', got 'type: \"array\"'.",
+            ),
+            (
+                json!({ "type": "object", "required": ["a"], "properties": { "a": { "type": "string" } } }),
+                "In context=(), 'additionalProperties' is required to be supplied and to be false.",
+            ),
+            (
+                json!({ "type": "object", "additionalProperties": false, "required": ["title"],
+                        "properties": { "title": { "type": "string" }, "unit": { "type": "string" } } }),
+                "In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing 'unit'.",
+            ),
+            (
+                object(
+                    "rows",
+                    json!({ "type": "array", "items": { "type": "object", "properties": { "a": { "type": "string" } }, "required": ["a"] } }),
+                ),
+                "In context=('properties', 'rows', 'items'), 'additionalProperties' is required to be supplied and to be false.",
+            ),
+        ] {
+            let (status, body) = post_raw(&double, path, chat(schema)).await;
+            assert_eq!(status, 400, "{kind:?}");
+            assert_eq!(
+                body,
+                json!({ "error": { "message": format!("Invalid schema for response_format 'output': {words}"),
+                        "type": "invalid_request_error", "param": "response_format", "code": null } }),
+                "{kind:?}"
+            );
+        }
+        // A strict schema with a nullable property is answered from the script.
+        double.script([Reply::Text("{}".into())]);
+        let strict = json!({ "type": "object", "additionalProperties": false, "required": ["a"],
+                             "properties": { "a": { "type": ["string", "null"] } } });
+        let (status, _) = post_raw(&double, path, chat(strict)).await;
+        assert_eq!(status, 200, "{kind:?}");
+    }
 }

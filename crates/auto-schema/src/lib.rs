@@ -15,7 +15,11 @@
 //! - A schema deeper than [`SCHEMA_DEPTH_MAX`] is refused for that alone: the other checks
 //!   recurse on depth.
 //! - Provider warnings concern output schemas, the only ones sent as structured output; an
-//!   input schema is warned about only for keywords the runtime does not know.
+//!   input schema, or an output no model writes, is warned about only for keywords the
+//!   runtime does not know. Each warning knows the providers it concerns, so a definition
+//!   shows those its model can reach ([`SchemaWarning::reaches`]).
+//! - What a provider receives is built here too ([`anthropic_schema`]), from the same list
+//!   of bounds the warnings name.
 //! - Google publishes no size or depth limit; [`GOOGLE_SCHEMA_BYTES_WARN`] and
 //!   [`GOOGLE_SCHEMA_DEPTH_WARN`] are our thresholds for the page's "very large or deeply
 //!   nested" caveat.
@@ -27,6 +31,7 @@ mod formats;
 mod limits;
 mod messages;
 mod pointer;
+mod sent;
 mod shapes;
 mod validate;
 mod walk;
@@ -36,7 +41,8 @@ pub use check::{SchemaProblem, SchemaReport, SchemaRole, check_schema};
 pub use draft::Draft;
 pub use formats::{FORMATS, format_example, is_valid_format};
 pub use limits::*;
-pub use shapes::{SHAPE_NAMES, check_shape, shape_schema};
+pub use sent::anthropic_schema;
+pub use shapes::{SHAPE_NAMES, check_shape, shape_output, shape_schema};
 pub use validate::{
     CompileError, CompiledSchema, ValidationIssue, render_answer_issues, render_input_issues,
     shown_issues,

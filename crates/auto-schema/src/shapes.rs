@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::formats::{date_time_instant, is_date};
 use crate::messages::{Fault, type_name};
@@ -15,19 +15,22 @@ use crate::validate::{CompiledSchema, ValidationIssue};
 /// The shapes `output.shape` may name.
 pub const SHAPE_NAMES: &[&str] = &["text", "categories", "series", "table"];
 
-/// The JSON Schema a shape publishes as the definition's `output_schema`.
+/// The JSON Schema a shape publishes as the definition's `output_schema`, and sends to the
+/// provider as `output.schema` would be. The page's optional fields (`title?`, `unit?`, a
+/// column's `type?`) are written as the reasoning page asks of a schema every provider
+/// accepts: "list every property in required. Write an optional property as nullable", since
+/// OpenAI and Azure strict structured outputs refuse an optional property. An answer may
+/// still leave them out, and a null one reads back as absent ([`shape_output`]).
 pub fn shape_schema(name: &str) -> Option<Value> {
-    let title = json!({"type": "string"});
-    let unit = json!({"type": "string"});
+    let title = json!({"type": ["string", "null"]});
+    let unit = json!({"type": ["string", "null"]});
     Some(match name {
-        "text" => object(
-            json!({"title": title, "text": {"type": "string", "description": "Markdown"}}),
-            &["text"],
-        ),
+        "text" => {
+            object(json!({"title": title, "text": {"type": "string", "description": "Markdown"}}))
+        }
         "categories" => object(
             json!({"title": title, "unit": unit, "categories": {"type": "array", "items": object(
-                json!({"name": {"type": "string"}, "value": {"type": "number"}}), &["name", "value"])}}),
-            &["categories"],
+                json!({"name": {"type": "string"}, "value": {"type": "number"}}))}}),
         ),
         "series" => object(
             json!({"title": title, "unit": unit, "lines": {"type": "array", "items": object(
@@ -36,23 +39,82 @@ pub fn shape_schema(name: &str) -> Option<Value> {
                         {"type": "string", "format": "date"},
                         {"type": "string", "format": "date-time"},
                         {"type": "number"}]},
-                        "y": {"type": "number"}}), &["x", "y"])}}),
-                &["name", "points"])}}),
-            &["lines"],
+                        "y": {"type": "number"}}))}}))}}),
         ),
         "table" => object(
             json!({"title": title, "columns": {"type": "array", "items": object(
-                json!({"name": {"type": "string"}, "type": {"enum": ["string", "number", "boolean", "date"]}}),
-                &["name"])},
+                json!({"name": {"type": "string"}, "type": {
+                    "type": ["string", "null"],
+                    "enum": ["string", "number", "boolean", "date", null]}}))},
                 "rows": {"type": "array", "items": {"type": "array", "items": {"type": ["string", "number", "boolean", "null"]}}}}),
-            &["columns", "rows"],
         ),
         _ => return None,
     })
 }
 
-fn object(properties: Value, required: &[&str]) -> Value {
+/// An object of these properties, each required and no other allowed.
+fn object(properties: Value) -> Value {
+    let required: Vec<&String> = properties
+        .as_object()
+        .map(|p| p.keys().collect())
+        .unwrap_or_default();
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+/// A change made to one object of an answer, given the names of its optional fields.
+type FieldEdit<'a> = dyn FnMut(&mut Map<String, Value>, &[&str]) + 'a;
+
+/// A table column's optional field.
+const OPTIONAL_IN_COLUMN: &[&str] = &["type"];
+
+/// A shape's optional fields at its root.
+fn optional_at_root(name: &str) -> &'static [&'static str] {
+    match name {
+        "categories" | "series" => &["title", "unit"],
+        _ => &["title"],
+    }
+}
+
+/// Applies `edit` to each object of an answer that holds optional fields of the shape, with
+/// the names of those fields.
+fn optional_places(name: &str, answer: &mut Value, edit: &mut FieldEdit<'_>) {
+    let Value::Object(root) = answer else {
+        return;
+    };
+    edit(root, optional_at_root(name));
+    if name == "table"
+        && let Some(Value::Array(columns)) = root.get_mut("columns")
+    {
+        for column in columns {
+            if let Value::Object(column) = column {
+                edit(column, OPTIONAL_IN_COLUMN);
+            }
+        }
+    }
+}
+
+/// The answer as the run keeps it: an optional field of the shape that is null reads back as
+/// absent, as the page's `title?` writes it.
+pub fn shape_output(name: &str, mut answer: Value) -> Value {
+    optional_places(name, &mut answer, &mut |object, fields| {
+        for field in fields {
+            if object.get(*field).is_some_and(Value::is_null) {
+                object.shift_remove(*field);
+            }
+        }
+    });
+    answer
+}
+
+/// The answer as the schema is checked against it: an optional field left out reads as null.
+fn with_optional_nulls(name: &str, answer: &Value) -> Value {
+    let mut filled = answer.clone();
+    optional_places(name, &mut filled, &mut |object, fields| {
+        for field in fields {
+            object.entry(*field).or_insert(Value::Null);
+        }
+    });
+    filled
 }
 
 /// Every issue of an answer against a shape: its schema first, then, when the schema
@@ -65,7 +127,7 @@ pub fn check_shape(name: &str, answer: &Value) -> Vec<ValidationIssue> {
             format!("There is no output shape named {name}"),
         )];
     };
-    let issues = compiled.validate(answer);
+    let issues = compiled.validate(&with_optional_nulls(name, answer));
     if !issues.is_empty() {
         return issues;
     }
@@ -261,8 +323,35 @@ mod tests {
             let schema = shape_schema(name).expect("every listed shape has a schema");
             let report = check_schema(&schema, SchemaRole::Output);
             assert!(report.problems.is_empty(), "{name}: {:?}", report.problems);
+            // The runtime's own schemas are ones every provider accepts.
+            assert!(report.warnings.is_empty(), "{name}: {:?}", report.warnings);
             assert!(compiled_shape(name).is_some(), "{name} compiles");
         }
         assert!(shape_schema("pie").is_none());
+    }
+
+    #[test]
+    fn an_optional_field_may_be_left_out_or_null_and_a_null_reads_back_as_absent() {
+        let written = json!({"title": null, "columns": [{"name": "a", "type": null}, {"name": "b"}], "rows": [[1, "x"]]});
+        assert!(check_shape("table", &written).is_empty());
+        assert_eq!(
+            shape_output("table", written),
+            json!({"columns": [{"name": "a"}, {"name": "b"}], "rows": [[1, "x"]]})
+        );
+        let series = json!({"title": "t", "unit": null, "lines": []});
+        assert!(check_shape("series", &series).is_empty());
+        assert_eq!(
+            shape_output("series", series),
+            json!({"title": "t", "lines": []})
+        );
+        assert!(check_shape("text", &json!({"text": "hi"})).is_empty());
+        let wrong = check_shape("text", &json!({"title": 3, "text": "hi"}));
+        assert_eq!(wrong.len(), 1);
+        assert_eq!(wrong[0].pointer, "/title");
+        let wrong = check_shape(
+            "table",
+            &json!({"columns": [{"name": "a", "type": "colour"}], "rows": []}),
+        );
+        assert_eq!(wrong[0].pointer, "/columns/0/type");
     }
 }

@@ -57,6 +57,35 @@ pub const GOOGLE_PROVIDERS: &[&str] = &["google", "vertex"];
 pub struct SchemaWarning {
     pub pointer: String,
     pub text: String,
+    /// The providers the warning concerns, as its text names them; none for a keyword the
+    /// runtime does not know, which concerns every provider.
+    #[serde(skip)]
+    pub providers: &'static [&'static str],
+}
+
+impl SchemaWarning {
+    /// Whether a run of a definition whose model names `provider` (the part of
+    /// `provider/model` before the slash) can reach a provider the warning concerns.
+    ///
+    /// The checker sees the definition, not the operator's configuration, and an alias may
+    /// send a model elsewhere (the supplement's `"anthropic/claude-sonnet-4-5" =
+    /// "bedrock-anthropic/anthropic.claude-sonnet-4-5"`). The warnings are about provider
+    /// families, and aliases move a model between the providers of its family, so a provider
+    /// of a known family reaches every provider of that family; a gateway, or a name the
+    /// runtime does not know, may front any model and reaches every provider. An alias that
+    /// moves a model to another family is the operator's choice made after the save: its run
+    /// ends with the provider's own refusal quoted, as any refused request does.
+    pub fn reaches(&self, provider: &str) -> bool {
+        let family = [ANTHROPIC_PROVIDERS, OPENAI_PROVIDERS, GOOGLE_PROVIDERS]
+            .into_iter()
+            .find(|family| family.contains(&provider));
+        match family {
+            None => true,
+            Some(family) => {
+                self.providers.is_empty() || self.providers.iter().any(|p| family.contains(p))
+            }
+        }
+    }
 }
 
 /// Bounds Anthropic models do not receive ("numeric, length and count bounds").
@@ -188,10 +217,33 @@ fn providers(list: &[&str]) -> String {
     list.join(", ")
 }
 
+/// A warning that concerns every provider: a keyword the runtime does not know.
 fn warning(pointer: &str, text: String) -> SchemaWarning {
     SchemaWarning {
         pointer: pointer.to_owned(),
         text,
+        providers: &[],
+    }
+}
+
+fn anthropic_warning(pointer: &str, text: String) -> SchemaWarning {
+    SchemaWarning {
+        providers: ANTHROPIC_PROVIDERS,
+        ..warning(pointer, text)
+    }
+}
+
+fn openai_warning(pointer: &str, text: String) -> SchemaWarning {
+    SchemaWarning {
+        providers: OPENAI_PROVIDERS,
+        ..warning(pointer, text)
+    }
+}
+
+fn google_warning(pointer: &str, text: String) -> SchemaWarning {
+    SchemaWarning {
+        providers: GOOGLE_PROVIDERS,
+        ..warning(pointer, text)
     }
 }
 
@@ -233,7 +285,7 @@ pub(crate) fn schema_warnings(
     }
     if role == SchemaRole::Output {
         for (at, _) in recursive_loops(nodes) {
-            out.push(warning(&at, format!(
+            out.push(anthropic_warning(&at, format!(
                 "$ref makes the schema recursive, which Anthropic models do not accept; the run ends as conflict, unworkable ({})",
                 providers(ANTHROPIC_PROVIDERS)
             )));
@@ -273,28 +325,31 @@ fn keyword_gaps(node: &SchemaNode<'_>) -> Vec<SchemaWarning> {
         let at = push(&node.pointer, key);
         let keyword = key.as_str();
         if is_anthropic_bound(keyword, value) {
-            out.push(warning(
+            out.push(anthropic_warning(
                 &at,
                 not_enforced(keyword, "Anthropic", ANTHROPIC_PROVIDERS),
             ));
         }
         if keyword == "oneOf" {
-            out.push(warning(&at, format!(
+            out.push(anthropic_warning(&at, format!(
                 "oneOf is received as anyOf by Anthropic models; an answer that matches more than one fails as output_invalid ({})",
                 providers(ANTHROPIC_PROVIDERS)
             )));
         }
         if OPENAI_UNSUPPORTED.contains(&keyword) {
-            out.push(warning(&at, openai_rejects(keyword)));
+            out.push(openai_warning(&at, openai_rejects(keyword)));
         }
         if let Some(format) = value
             .as_str()
             .filter(|f| keyword == "format" && !OPENAI_FORMATS.contains(f))
         {
-            out.push(warning(&at, openai_rejects(&format!("format {format}"))));
+            out.push(openai_warning(
+                &at,
+                openai_rejects(&format!("format {format}")),
+            ));
         }
         if GOOGLE_IGNORED.contains(&keyword) {
-            out.push(warning(
+            out.push(google_warning(
                 &at,
                 not_enforced(keyword, "Google", GOOGLE_PROVIDERS),
             ));
@@ -304,7 +359,7 @@ fn keyword_gaps(node: &SchemaNode<'_>) -> Vec<SchemaWarning> {
 }
 
 /// Anthropic accepts `minItems` of 0 or 1; every other bound is stripped.
-fn is_anthropic_bound(keyword: &str, value: &Value) -> bool {
+pub(crate) fn is_anthropic_bound(keyword: &str, value: &Value) -> bool {
     ANTHROPIC_BOUNDS.contains(&keyword)
         && !(keyword == "minItems" && value.as_u64().is_some_and(|n| n <= 1))
 }
@@ -312,7 +367,7 @@ fn is_anthropic_bound(keyword: &str, value: &Value) -> bool {
 fn openai_root(schema: &Value) -> Option<SchemaWarning> {
     let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
     (!is_object).then(|| {
-        warning("", format!(
+        openai_warning("", format!(
             "OpenAI and Azure strict structured outputs accept only \"type\": \"object\" at the root; the run ends as conflict, unworkable ({})",
             providers(OPENAI_PROVIDERS)
         ))
@@ -334,7 +389,7 @@ fn openai_object(node: &SchemaNode<'_>) -> Vec<SchemaWarning> {
     }
     let mut out = Vec::new();
     if map.get("additionalProperties") != Some(&Value::Bool(false)) {
-        out.push(warning(&node.pointer, format!(
+        out.push(openai_warning(&node.pointer, format!(
             "an object without \"additionalProperties\": false is rejected by OpenAI and Azure strict structured outputs; the run ends as conflict, unworkable ({})",
             providers(OPENAI_PROVIDERS)
         )));
@@ -348,7 +403,7 @@ fn openai_object(node: &SchemaNode<'_>) -> Vec<SchemaWarning> {
     for name in properties.into_iter().flat_map(|p| p.keys()) {
         if !required.contains(&name.as_str()) {
             let at = push(&push(&node.pointer, "properties"), name);
-            out.push(warning(&at, format!(
+            out.push(openai_warning(&at, format!(
                 "{name} is not in required, and OpenAI and Azure strict structured outputs reject an optional property: list it in required and make it nullable, such as \"type\": [\"string\", \"null\"] ({})",
                 providers(OPENAI_PROVIDERS)
             )));
@@ -382,12 +437,12 @@ fn anthropic_sizes(nodes: &[SchemaNode<'_>]) -> Vec<SchemaWarning> {
     let anthropic = providers(ANTHROPIC_PROVIDERS);
     let mut out = Vec::new();
     if optional > ANTHROPIC_OPTIONAL_PROPERTIES_MAX {
-        out.push(warning("", format!(
+        out.push(anthropic_warning("", format!(
             "Anthropic models accept at most {ANTHROPIC_OPTIONAL_PROPERTIES_MAX} optional properties in a schema; this one has {optional}; the run ends as conflict, unworkable ({anthropic})"
         )));
     }
     if unions > ANTHROPIC_UNION_SCHEMAS_MAX {
-        out.push(warning("", format!(
+        out.push(anthropic_warning("", format!(
             "Anthropic models accept at most {ANTHROPIC_UNION_SCHEMAS_MAX} schemas with anyOf or a list of types; this one has {unions}; the run ends as conflict, unworkable ({anthropic})"
         )));
     }
@@ -433,17 +488,17 @@ fn openai_sizes(nodes: &[SchemaNode<'_>]) -> Vec<SchemaWarning> {
     }
     let openai = providers(OPENAI_PROVIDERS);
     if properties > OPENAI_PROPERTIES_MAX {
-        out.push(warning("", format!(
+        out.push(openai_warning("", format!(
             "OpenAI and Azure strict structured outputs accept at most 5,000 properties in a schema; this one has {properties} ({openai})"
         )));
     }
     if let Some(node) = deepest.filter(|_| deepest_level > OPENAI_OBJECT_DEPTH_MAX) {
-        out.push(warning(&node.pointer, format!(
+        out.push(openai_warning(&node.pointer, format!(
             "OpenAI and Azure strict structured outputs accept objects nested at most {OPENAI_OBJECT_DEPTH_MAX} levels deep; this object is at level {deepest_level} ({openai})"
         )));
     }
     if enum_values > OPENAI_ENUM_VALUES_MAX {
-        out.push(warning("", format!(
+        out.push(openai_warning("", format!(
             "OpenAI and Azure strict structured outputs accept at most 1,000 enum values in a schema; this one has {enum_values} ({openai})"
         )));
     }
@@ -457,14 +512,14 @@ fn google_size(schema: &Value) -> Vec<SchemaWarning> {
     // Invariant: serializing a `Value` cannot fail (its keys are strings).
     let bytes = serde_json::to_vec(schema).map(|v| v.len()).unwrap_or(0);
     if bytes > GOOGLE_SCHEMA_BYTES_WARN {
-        out.push(warning("", format!(
+        out.push(google_warning("", format!(
             "Google notes that very large schemas may be rejected; this one is {bytes} bytes as JSON ({})",
             providers(GOOGLE_PROVIDERS)
         )));
     }
     let levels = depth(schema);
     if levels > GOOGLE_SCHEMA_DEPTH_WARN {
-        out.push(warning("", format!(
+        out.push(google_warning("", format!(
             "Google notes that deeply nested schemas may be rejected; this one nests {levels} levels ({})",
             providers(GOOGLE_PROVIDERS)
         )));

@@ -1326,7 +1326,10 @@ pub(crate) fn answer_output(
         (None, None) => Vec::new(),
     };
     if issues.is_empty() {
-        return Ok(value);
+        return Ok(match &document.output_shape {
+            Some(shape) => auto_schema::shape_output(shape, value),
+            None => value,
+        });
     }
     let messages = render_answer_issues(&issues);
     let found = issues

@@ -415,6 +415,9 @@ async fn answer(
     };
     let model = requested_model(shared.kind, &recorded);
     let served = shared.kind.serves(&recorded.path);
+    let refusal = served
+        .then(|| schema_refusal(shared.kind, &recorded.body))
+        .flatten();
     let number = {
         let mut requests = lock(&shared.requests);
         requests.push(recorded);
@@ -430,6 +433,18 @@ async fn answer(
             "the double serves no such path",
         );
         return json_response(404, &extra, &body);
+    }
+    if let Some((error_type, body)) = refusal {
+        // The provider refuses the schema before any model sees the request: no scripted
+        // reply is taken.
+        let mut headers = extra;
+        if shared.kind == ProviderKind::Bedrock {
+            headers.push((
+                "x-amzn-errortype".to_owned(),
+                format!("{error_type}:http://internal.amazon.com/coral/com.amazon.bedrock/"),
+            ));
+        }
+        return json_response(400, &headers, &body);
     }
     let reply = lock(&shared.script).pop_front();
     match reply {
@@ -703,4 +718,204 @@ fn tool_calls_body(kind: ProviderKind, model: &str, calls: &[ScriptedToolCall]) 
             body
         }
     }
+}
+
+/// The output schema a request sends, where the provider reads it: Anthropic's
+/// `output_config.format.schema`, Bedrock's `outputConfig.textFormat` (a JSON string), and
+/// OpenAI's and Azure's strict `response_format.json_schema` with its name.
+fn sent_schema(kind: ProviderKind, body: &Value) -> Option<(Value, String)> {
+    match kind {
+        ProviderKind::Anthropic | ProviderKind::VertexAnthropic => body
+            .pointer("/output_config/format/schema")
+            .map(|schema| (schema.clone(), String::new())),
+        ProviderKind::Bedrock => body
+            .pointer("/outputConfig/textFormat/structure/jsonSchema/schema")
+            .and_then(Value::as_str)
+            .and_then(|text| serde_json::from_str(text).ok())
+            .map(|schema| (schema, String::new())),
+        ProviderKind::OpenAiChat | ProviderKind::Azure => {
+            let format = body.pointer("/response_format/json_schema")?;
+            (format["strict"] == json!(true)).then(|| {
+                let name = format["name"].as_str().unwrap_or_default().to_owned();
+                (format["schema"].clone(), name)
+            })
+        }
+        ProviderKind::Gemini | ProviderKind::VertexGemini => None,
+    }
+}
+
+/// A refusal of the request's output schema as the real API gives it: the error's type and
+/// the whole body. Anthropic (directly and on Vertex AI) and Bedrock refuse numeric, length
+/// and count bounds (a `minItems` of 0 or 1 aside) and `oneOf`; OpenAI's and Azure's strict
+/// structured outputs refuse a root that is not an object, an object without
+/// `"additionalProperties": false`, and a property missing from `required`.
+fn schema_refusal(kind: ProviderKind, body: &Value) -> Option<(String, Value)> {
+    let (schema, name) = sent_schema(kind, body)?;
+    match kind {
+        ProviderKind::Anthropic | ProviderKind::VertexAnthropic => {
+            let message = format!(
+                "output_config.format.schema: {}",
+                anthropic_fault(&schema, &mut Vec::new())?
+            );
+            Some((
+                "invalid_request_error".to_owned(),
+                json!({ "type": "error", "error": { "type": "invalid_request_error", "message": message } }),
+            ))
+        }
+        ProviderKind::Bedrock => {
+            let message = format!(
+                "The model returned the following errors: output_config.format.schema: {}",
+                anthropic_fault(&schema, &mut Vec::new())?
+            );
+            Some((
+                "ValidationException".to_owned(),
+                json!({ "message": message }),
+            ))
+        }
+        ProviderKind::OpenAiChat | ProviderKind::Azure => {
+            let fault = strict_fault(&schema, &mut Vec::new(), true)?;
+            let message = format!("Invalid schema for response_format '{name}': {fault}");
+            Some((
+                "invalid_request_error".to_owned(),
+                json!({ "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": "response_format",
+                    "code": null,
+                } }),
+            ))
+        }
+        ProviderKind::Gemini | ProviderKind::VertexGemini => None,
+    }
+}
+
+/// Keywords whose value is an object of named subschemas, one subschema, or a list of them.
+const NAMED_SCHEMAS: &[&str] = &["properties", "$defs", "definitions"];
+const ONE_SCHEMA: &[&str] = &["additionalProperties", "not", "items"];
+const SCHEMA_LISTS: &[&str] = &["anyOf", "allOf", "oneOf", "prefixItems"];
+
+/// Each subschema directly under `schema`, with the path segments that lead to it.
+fn subschemas(schema: &Value) -> Vec<(Vec<String>, &Value)> {
+    let Value::Object(map) = schema else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (keyword, value) in map {
+        let keyword = keyword.as_str();
+        if NAMED_SCHEMAS.contains(&keyword) {
+            for (name, sub) in value.as_object().into_iter().flatten() {
+                out.push((vec![keyword.to_owned(), name.clone()], sub));
+            }
+        } else if ONE_SCHEMA.contains(&keyword) && value.is_object() {
+            out.push((vec![keyword.to_owned()], value));
+        } else if SCHEMA_LISTS.contains(&keyword) {
+            for (index, sub) in value.as_array().into_iter().flatten().enumerate() {
+                out.push((vec![keyword.to_owned(), index.to_string()], sub));
+            }
+        }
+    }
+    out
+}
+
+/// The first part of a schema Anthropic's structured outputs refuse, in its words.
+fn anthropic_fault(schema: &Value, path: &mut Vec<String>) -> Option<String> {
+    let map = schema.as_object()?;
+    let kind = match map.get("type") {
+        Some(Value::String(kind)) => kind.clone(),
+        Some(Value::Array(kinds)) => kinds
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|kind| *kind != "null")
+            .unwrap_or("null")
+            .to_owned(),
+        _ => "any".to_owned(),
+    };
+    for keyword in map.keys() {
+        let refused = match keyword.as_str() {
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf"
+            | "minLength" | "maxLength" | "maxItems" | "uniqueItems" | "minProperties"
+            | "maxProperties" => true,
+            "minItems" => map[keyword].as_u64().is_none_or(|n| n > 1),
+            _ => false,
+        };
+        if refused {
+            return Some(format!(
+                "For '{kind}' type, property '{keyword}' is not supported"
+            ));
+        }
+        if keyword == "oneOf" {
+            return Some("'oneOf' is not supported; use 'anyOf' instead".to_owned());
+        }
+    }
+    for (segments, sub) in subschemas(schema) {
+        let depth = path.len();
+        path.extend(segments);
+        let fault = anthropic_fault(sub, path);
+        path.truncate(depth);
+        if fault.is_some() {
+            return fault;
+        }
+    }
+    None
+}
+
+/// The first part of a schema OpenAI's strict structured outputs refuse, in its words.
+fn strict_fault(schema: &Value, path: &mut Vec<String>, root: bool) -> Option<String> {
+    let map = schema.as_object()?;
+    let context = format!(
+        "In context=({})",
+        match path.len() {
+            0 => String::new(),
+            1 => format!("'{}',", path[0]),
+            _ => path
+                .iter()
+                .map(|segment| format!("'{segment}'"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    );
+    if root && map.get("type") != Some(&json!("object")) {
+        let got = map.get("type").map_or("None".to_owned(), Value::to_string);
+        return Some(format!(
+            "schema must be a JSON Schema of 'type: \"object\"', got 'type: {got}'."
+        ));
+    }
+    let is_object = match map.get("type") {
+        Some(Value::String(kind)) => kind == "object",
+        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+        _ => map.contains_key("properties"),
+    };
+    if is_object {
+        if map.get("additionalProperties") != Some(&json!(false)) {
+            return Some(format!(
+                "{context}, 'additionalProperties' is required to be supplied and to be false."
+            ));
+        }
+        let required: Vec<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let missing = map
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|properties| properties.keys())
+            .find(|name| !required.contains(&name.as_str()));
+        if let Some(missing) = missing {
+            return Some(format!(
+                "{context}, 'required' is required to be supplied and to be an array including every key in properties. Missing '{missing}'."
+            ));
+        }
+    }
+    for (segments, sub) in subschemas(schema) {
+        let depth = path.len();
+        path.extend(segments);
+        let fault = strict_fault(sub, path, false);
+        path.truncate(depth);
+        if fault.is_some() {
+            return fault;
+        }
+    }
+    None
 }

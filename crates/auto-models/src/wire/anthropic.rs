@@ -76,9 +76,11 @@ pub(super) fn build(model: &str, request: &ModelRequest, extras: ProviderExtras)
         body.insert("tools".into(), Value::Array(tools));
     }
     if let OutputContract::Json { schema } = &request.output {
+        // Anthropic refuses numeric, length and count bounds and oneOf with a 400; the runtime
+        // still checks the answer against the schema as written.
         body.insert(
             "output_config".into(),
-            json!({ "format": { "type": "json_schema", "schema": schema } }),
+            json!({ "format": { "type": "json_schema", "schema": auto_schema::anthropic_schema(schema) } }),
         );
     }
     body.extend(extras.top_level);

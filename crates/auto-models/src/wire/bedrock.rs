@@ -61,12 +61,15 @@ pub(super) fn build(model: &str, request: &ModelRequest, extras: ProviderExtras)
             .collect();
         body.insert("toolConfig".into(), json!({ "tools": tools }));
     }
+    // Bedrock checks a schema against the subset of its structured outputs, which for every
+    // model it serves leaves out what Anthropic's does (numeric, length and count bounds,
+    // oneOf), and answers 400 otherwise; the runtime still checks the schema as written.
     if let OutputContract::Json { schema } = &request.output {
         body.insert(
             "outputConfig".into(),
             json!({ "textFormat": {
                 "type": "json_schema",
-                "structure": { "jsonSchema": { "schema": schema.to_string(), "name": OUTPUT_SCHEMA_NAME } },
+                "structure": { "jsonSchema": { "schema": auto_schema::anthropic_schema(schema).to_string(), "name": OUTPUT_SCHEMA_NAME } },
             } }),
         );
     }
