@@ -1022,10 +1022,14 @@ impl Service {
                     // An attempt goes on elsewhere, or stopped with its server: this item is
                     // claimed again when its lease ends, and finds the child then.
                     Err(problem) if problem.kind.as_deref() == Some("taken") => return Ok(()),
-                    // The server broke down on the way: unless the child was recorded and
-                    // ended, which its ending tells, it "could not be reached", a
-                    // communication error 503 that a retry may resolve.
-                    Err(problem) if problem.reason == Reason::Failed => {
+                    // The server broke down on the way, or its store's fault did not clear:
+                    // unless the child was recorded and ended, which its ending tells, it
+                    // "could not be reached", a communication error 503 that a retry may
+                    // resolve.
+                    Err(problem)
+                        if problem.reason == Reason::Failed
+                            || crate::service::is_store_fault(&problem) =>
+                    {
                         let child = self
                             .store
                             .get_run(pb, &child_run_id)
