@@ -467,7 +467,7 @@ impl Service {
         caller.require(&pb.org, Permission::Run)?;
         self.require_playbook(pb).await?;
         let request = self.open_request(pb, request_id).await?;
-        let issues = self.answer_issues(pb, &request, &body.answer).await?;
+        let (issues, shape) = self.answer_issues(pb, &request, &body.answer).await?;
         if !issues.is_empty() {
             let detail = issues
                 .iter()
@@ -480,12 +480,18 @@ impl Service {
             )
             .with_issues(issues));
         }
+        // The request keeps the answer as written; the run's output reads a shape's optional
+        // field given as null as absent, as every run's output does.
+        let output = match shape.as_deref() {
+            Some(shape) => auto_schema::shape_output(shape, body.answer.clone()),
+            None => body.answer.clone(),
+        };
         let answered_by = caller.id.clone();
         let closed = self
             .close(pb, &request, RequestStatus::Answered, |_run| {
                 let ending = RunEnding {
                     status: RunStatus::Succeeded,
-                    output: Some(body.answer.clone()),
+                    output: Some(output.clone()),
                     record: Some(json!({ "request_id": request_id, "answered_by": answered_by })),
                     problem: None,
                 };
@@ -525,21 +531,25 @@ impl Service {
         Ok(request)
     }
 
-    /// How the answer misses the output contract: its size, its schema, its shape's rules.
+    /// How the answer misses the output contract (its size, its schema, its shape's rules),
+    /// and the shape the contract names.
     async fn answer_issues(
         &self,
         pb: &PlaybookRef,
         request: &Request,
         answer: &Value,
-    ) -> Result<Vec<ProblemIssue>, Problem> {
+    ) -> Result<(Vec<ProblemIssue>, Option<String>), Problem> {
         let bytes = serde_json::to_vec(answer).map_or(usize::MAX, |b| b.len());
         if bytes > OUTPUT_BYTES_MAX {
-            return Ok(vec![ProblemIssue::field(
-                "/answer",
-                format!(
-                    "answer: holds {bytes} bytes as JSON, more than the 1,048,574 a run's output keeps"
-                ),
-            )]);
+            return Ok((
+                vec![ProblemIssue::field(
+                    "/answer",
+                    format!(
+                        "answer: holds {bytes} bytes as JSON, more than the 1,048,574 a run's output keeps"
+                    ),
+                )],
+                None,
+            ));
         }
         let version = self
             .store
@@ -549,12 +559,13 @@ impl Service {
         let shape = version
             .and_then(|v| saved_interaction(&v.source))
             .and_then(|d| d.output_shape);
-        contract_issues(
+        let issues = contract_issues(
             request.output_schema.as_ref(),
             shape.as_deref(),
             answer,
             "answer",
-        )
+        )?;
+        Ok((issues, shape))
     }
 
     /// Closes an open request with `status` and ends its run with what `ending_of` makes of

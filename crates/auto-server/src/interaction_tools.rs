@@ -650,9 +650,14 @@ fn result_ending(
         }
         return Ok(ending);
     }
+    // A shape's optional field the tool gave as null reads back as absent, as in every run.
+    let output = match document.output_shape.as_deref() {
+        Some(shape) => auto_schema::shape_output(shape, answer),
+        None => answer,
+    };
     Ok(RunEnding {
         status: RunStatus::Succeeded,
-        output: Some(answer),
+        output: Some(output),
         record: Some(json!({ "tool": words })),
         problem: None,
     })

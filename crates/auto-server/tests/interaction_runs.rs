@@ -955,3 +955,52 @@ async fn an_answer_refusal_lists_at_most_20_issues_then_a_count_line() {
         json!({"pointer": "/answer", "message": "1 more issue is not shown."})
     );
 }
+
+/// The supplement's output shapes for an answer a person gives: `title` and a column's `type`
+/// may be left out or given as null, and a null one reads back as absent in the run's output,
+/// as every run's output does; the request keeps the answer as it was written.
+#[tokio::test]
+async fn a_shaped_answer_reads_its_null_optional_fields_back_as_absent() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let source = "---\ndescription: Asks for this week's figures\nto: ana@example.com\n\
+                  expires: P1D\noutput:\n  shape: table\n---\nThe week's figures, please.\n";
+    save(&server, &pb, "interaction", "figures", source).await;
+    let runs = format!("{pb}/definitions/interaction/figures/runs");
+    for (run_id, written, output) in [
+        (
+            "nulls",
+            json!({"title": null, "columns": [{"name": "day", "type": null}], "rows": [["mon"]]}),
+            json!({"columns": [{"name": "day"}], "rows": [["mon"]]}),
+        ),
+        (
+            "left-out",
+            json!({"columns": [{"name": "n", "type": "number"}], "rows": [[1], [null]]}),
+            json!({"columns": [{"name": "n", "type": "number"}], "rows": [[1], [null]]}),
+        ),
+    ] {
+        let reply = server.post(&runs, json!({"run_id": run_id})).await;
+        assert_eq!(reply.status, 202, "{:#}", reply.body);
+        let request = open_request(&server, &pb, Duration::from_secs(10)).await;
+        let request_id = request["request_id"].as_str().unwrap();
+        assert_eq!(request["run_id"], run_id);
+        let reply = answer(&server, &pb, request_id, written.clone()).await;
+        assert_eq!(reply.status, 200, "{:#}", reply.body);
+        assert_eq!(
+            reply.body["answer"], written,
+            "the request keeps what was written"
+        );
+        let run = ended(&server, &pb, run_id, Duration::from_secs(10)).await;
+        assert_eq!(run["status"], "succeeded", "{run:#}");
+        assert_eq!(run["output"], output);
+    }
+    // A row shorter than the columns is still refused by the shape's rules.
+    let reply = server.post(&runs, json!({"run_id": "short"})).await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let request = open_request(&server, &pb, Duration::from_secs(10)).await;
+    let request_id = request["request_id"].as_str().unwrap();
+    let wrong = json!({"title": null, "columns": [{"name": "a"}, {"name": "b"}], "rows": [["x"]]});
+    answer(&server, &pb, request_id, wrong)
+        .await
+        .assert_problem(422, "invalid_input");
+}
