@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::TestServer;
 use serde_json::{Value, json};
@@ -69,24 +69,6 @@ async fn save(server: &TestServer, pb: &str, def_type: &str, name: &str, source:
         )
         .await;
     assert_eq!(reply.status, 201, "{:#}", reply.body);
-}
-
-/// Reads the run until it has ended, within `within`.
-async fn ended(server: &TestServer, pb: &str, run_id: &str, within: Duration) -> Value {
-    let deadline = Instant::now() + within;
-    loop {
-        let reply = server.get(&format!("{pb}/runs/{run_id}")).await;
-        assert_eq!(reply.status, 200, "{:#}", reply.body);
-        if reply.body["status"] != "started" {
-            return reply.body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run {run_id} did not end: {:#}",
-            reply.body
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[tokio::test]
@@ -153,7 +135,7 @@ async fn an_event_with_deep_data_sent_to_a_run_is_taken() {
         )
         .await;
     assert_eq!(sent.status, 202, "{:#}", sent.body);
-    let run = ended(&server, &pb, "l-1", Duration::from_secs(20)).await;
+    let run = server.ended(&pb, "l-1", Duration::from_secs(20)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!({"got": data}));
     let history = server.get(&format!("{pb}/events?run_id=l-1")).await;
@@ -169,7 +151,7 @@ async fn an_event_with_deep_data_sent_to_a_run_is_taken() {
         )
         .await;
     assert_eq!(sent.status, 202, "{:#}", sent.body);
-    let run = ended(&server, &pb, "l-2", Duration::from_secs(20)).await;
+    let run = server.ended(&pb, "l-2", Duration::from_secs(20)).await;
     assert_ne!(run["status"], "succeeded", "{run:#}");
     let history = server.get(&format!("{pb}/events?run_id=l-2")).await;
     assert_eq!(history.status, 200, "{:#}", history.body);
@@ -204,7 +186,7 @@ async fn a_run_input_512_levels_deep_is_taken_and_read_back_and_513_is_refused()
         .await;
     // It ends before its first wait, so within the call.
     assert_eq!(started.status, 200, "{:#}", started.body);
-    let run = ended(&server, &pb, "w-1", Duration::from_secs(20)).await;
+    let run = server.ended(&pb, "w-1", Duration::from_secs(20)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["input"], input);
     let listed = server.get(&format!("{pb}/runs")).await;

@@ -181,24 +181,6 @@ async fn tutorial(expires: &str) -> (TestServer, ProviderDouble, String) {
     (server, double, pb)
 }
 
-/// Reads the run until it has ended, within `within`.
-async fn ended(server: &TestServer, pb: &str, run_id: &str, within: Duration) -> Value {
-    let deadline = Instant::now() + within;
-    loop {
-        let reply = server.get(&format!("{pb}/runs/{run_id}")).await;
-        assert_eq!(reply.status, 200, "{:#}", reply.body);
-        if reply.body["status"] != "started" {
-            return reply.body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run {run_id} did not end: {:#}",
-            reply.body
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// Reads the inbox until it holds an open request, within `within`.
 async fn open_request(server: &TestServer, pb: &str, within: Duration) -> Value {
     let deadline = Instant::now() + within;
@@ -287,7 +269,7 @@ async fn the_page_example_approved() {
     assert_eq!(reply.body["answered_by"], "local");
     assert_eq!(reply.body["answer"], json!({"verdict": "approve"}));
 
-    let run = ended(&server, &pb, "brief-1", Duration::from_secs(20)).await;
+    let run = server.ended(&pb, "brief-1", Duration::from_secs(20)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(
         run["output"],
@@ -331,7 +313,7 @@ async fn the_page_example_revised() {
     )
     .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
-    let run = ended(&server, &pb, "brief-2", Duration::from_secs(20)).await;
+    let run = server.ended(&pb, "brief-2", Duration::from_secs(20)).await;
     assert_eq!(
         run["output"],
         json!({"review": REVIEW_TEXT, "approval": verdict})
@@ -343,7 +325,7 @@ async fn the_page_example_unanswered_ends_with_revise() {
     let (server, double, pb) = tutorial("PT1S").await;
     double.script([Reply::Text(REVIEW_TEXT.into())]);
     start_workflow(&server, &pb, "brief-3").await;
-    let run = ended(&server, &pb, "brief-3", Duration::from_secs(20)).await;
+    let run = server.ended(&pb, "brief-3", Duration::from_secs(20)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(
         run["output"],
@@ -394,7 +376,9 @@ async fn the_page_example_gives_up_after_the_review_and_its_three_retries_fail()
     // The review, then its three retries ("patient": `limit.attempt.count` is "the most
     // retries after the first attempt"), 5, 10 and 20 s apart, each a reasoning run that ends
     // unavailable 503 after its own retries.
-    let run = ended(&server, &pb, "brief-503", Duration::from_secs(120)).await;
+    let run = server
+        .ended(&pb, "brief-503", Duration::from_secs(120))
+        .await;
     assert_eq!(run["status"], "rejected", "{run:#}");
     let problem = &run["problem"];
     // An uncaught error of status 503 rejects the workflow unavailable, its title and step
@@ -454,7 +438,9 @@ do:
         )
         .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
-    let run = ended(&server, &pb, "impatient-1", Duration::from_secs(20)).await;
+    let run = server
+        .ended(&pb, "impatient-1", Duration::from_secs(20))
+        .await;
     assert_eq!(run["status"], "rejected", "{run:#}");
     // An uncaught timeout (408) rejects the workflow unavailable ("How a run ends").
     assert_eq!(run["problem"]["reason"], "unavailable", "{run:#}");
@@ -465,7 +451,9 @@ do:
         .as_str()
         .expect("the child's run id")
         .to_owned();
-    let child = ended(&server, &pb, &child_run_id, Duration::from_secs(10)).await;
+    let child = server
+        .ended(&pb, &child_run_id, Duration::from_secs(10))
+        .await;
     assert_eq!(child["problem"]["reason"], "cancelled", "{child:#}");
     assert_eq!(child["problem"]["kind"], "deadline", "{child:#}");
     let inbox = server.get(&format!("{pb}/requests")).await;
@@ -493,7 +481,7 @@ async fn an_uncaught_unanswered_request_rejects_the_workflow_unanswered() {
         )
         .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
-    let run = ended(&server, &pb, "ask-1", Duration::from_secs(20)).await;
+    let run = server.ended(&pb, "ask-1", Duration::from_secs(20)).await;
     assert_eq!(run["status"], "rejected", "{run:#}");
     assert_eq!(run["problem"]["reason"], "unanswered");
     assert_eq!(run["problem"]["kind"], "expired");
@@ -795,7 +783,7 @@ async fn expiry_outlasts_a_restart() {
         dir,
     )
     .await;
-    let run = ended(&second, &pb, "r-1", Duration::from_secs(20)).await;
+    let run = second.ended(&pb, "r-1", Duration::from_secs(20)).await;
     assert_eq!(run["status"], "rejected", "{run:#}");
     assert_eq!(run["problem"]["kind"], "expired");
     let inbox = second.get(&format!("{pb}/requests?status=expired")).await;
@@ -990,7 +978,7 @@ async fn a_shaped_answer_reads_its_null_optional_fields_back_as_absent() {
             reply.body["answer"], written,
             "the request keeps what was written"
         );
-        let run = ended(&server, &pb, run_id, Duration::from_secs(10)).await;
+        let run = server.ended(&pb, run_id, Duration::from_secs(10)).await;
         assert_eq!(run["status"], "succeeded", "{run:#}");
         assert_eq!(run["output"], output);
     }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::TestServer;
 use serde_json::{Value, json};
@@ -71,24 +71,6 @@ async fn send(server: &TestServer, pb: &str, run_id: &str, event: Value) -> comm
         .await
 }
 
-/// Reads the run until it has ended, within `within`.
-async fn ended(server: &TestServer, pb: &str, run_id: &str, within: Duration) -> Value {
-    let deadline = Instant::now() + within;
-    loop {
-        let reply = server.get(&format!("{pb}/runs/{run_id}")).await;
-        assert_eq!(reply.status, 200, "{:#}", reply.body);
-        if reply.body["status"] != "started" {
-            return reply.body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run {run_id} did not end: {:#}",
-            reply.body
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn a_listening_run_takes_the_event_sent_to_it_and_ends_with_its_data() {
     let server = TestServer::start().await;
@@ -125,7 +107,7 @@ async fn a_listening_run_takes_the_event_sent_to_it_and_ends_with_its_data() {
     )
     .await;
     assert_eq!(approved.status, 202, "{:#}", approved.body);
-    let run = ended(&server, &pb, "l-1", Duration::from_secs(10)).await;
+    let run = server.ended(&pb, "l-1", Duration::from_secs(10)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!({"approval": {"verdict": "approve"}}));
     // The run's history tells what it received and took.
@@ -179,7 +161,7 @@ async fn an_event_sent_before_the_task_listens_is_kept_for_it() {
     )
     .await;
     assert_eq!(second.status, 202, "{:#}", second.body);
-    let run = ended(&server, &pb, "k-1", Duration::from_secs(10)).await;
+    let run = server.ended(&pb, "k-1", Duration::from_secs(10)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!([1]));
 }
@@ -209,7 +191,7 @@ async fn an_event_sent_before_a_restart_is_taken_by_the_next_server() {
     assert_eq!(sent.status, 202, "{:#}", sent.body);
     first.handle.unwrap().stop().await.unwrap();
     let second = TestServer::start_on(store, Vec::new(), models(), dir).await;
-    let run = ended(&second, &pb, "r-1", Duration::from_secs(10)).await;
+    let run = second.ended(&pb, "r-1", Duration::from_secs(10)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!(["kept"]));
 }
@@ -352,7 +334,7 @@ async fn post_at_once(server: &TestServer, path: &str, senders: Vec<Vec<Value>>)
 /// The data of the events a run took, in the order it took them: its output. The run ends
 /// well within the 30 s lease of a work item, so no event waited for one.
 async fn taken_order(server: &TestServer, pb: &str, run_id: &str) -> Vec<Value> {
-    let run = ended(server, pb, run_id, Duration::from_secs(20)).await;
+    let run = server.ended(pb, run_id, Duration::from_secs(20)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     run["output"].as_array().expect("a list").clone()
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::TestServer;
 use serde_json::{Value, json};
@@ -67,24 +67,6 @@ async fn start(server: &TestServer, pb: &str, name: &str, body: Value) {
     );
 }
 
-/// Reads the run until it has ended, within `within`.
-async fn ended(server: &TestServer, pb: &str, run_id: &str, within: Duration) -> Value {
-    let deadline = Instant::now() + within;
-    loop {
-        let reply = server.get(&format!("{pb}/runs/{run_id}")).await;
-        assert_eq!(reply.status, 200, "{:#}", reply.body);
-        if reply.body["status"] != "started" {
-            return reply.body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run {run_id} did not end: {:#}",
-            reply.body
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn calls_reach_eight_deep_and_the_ninth_is_refused() {
     let server = TestServer::start().await;
@@ -99,7 +81,7 @@ async fn calls_reach_eight_deep_and_the_ninth_is_refused() {
         json!({"input": {"n": 8}, "run_id": "eight"}),
     )
     .await;
-    let run = ended(&server, &pb, "eight", Duration::from_secs(30)).await;
+    let run = server.ended(&pb, "eight", Duration::from_secs(30)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!({"n": 8, "levels": 8}));
 
@@ -112,7 +94,7 @@ async fn calls_reach_eight_deep_and_the_ninth_is_refused() {
         json!({"input": {"n": 9}, "run_id": "nine"}),
     )
     .await;
-    let run = ended(&server, &pb, "nine", Duration::from_secs(30)).await;
+    let run = server.ended(&pb, "nine", Duration::from_secs(30)).await;
     assert_eq!(run["status"], "rejected", "{run:#}");
     let detail = run["problem"]["detail"].as_str().unwrap();
     assert!(
@@ -150,7 +132,7 @@ async fn the_calls_waiting_under_one_top_workflow_are_bounded() {
 
     // At the limit: two calls wait at once, and both end.
     start(&server, &pb, "two", json!({"run_id": "two"})).await;
-    let run = ended(&server, &pb, "two", Duration::from_secs(20)).await;
+    let run = server.ended(&pb, "two", Duration::from_secs(20)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(
         run["output"],
@@ -160,7 +142,7 @@ async fn the_calls_waiting_under_one_top_workflow_are_bounded() {
 
     // One past: the third call is refused; its branch raises it and the fork stops.
     start(&server, &pb, "three", json!({"run_id": "three"})).await;
-    let run = ended(&server, &pb, "three", Duration::from_secs(20)).await;
+    let run = server.ended(&pb, "three", Duration::from_secs(20)).await;
     assert_eq!(run["status"], "rejected", "{run:#}");
     assert_eq!(run["problem"]["reason"], "invalid_input", "{run:#}");
     let detail = run["problem"]["detail"].as_str().unwrap();
@@ -207,9 +189,9 @@ async fn a_waiting_parent_hears_its_childs_ending_and_a_cancel_reaches_the_child
         )
         .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
-    let child = ended(&server, &pb, &child_id, Duration::from_secs(10)).await;
+    let child = server.ended(&pb, &child_id, Duration::from_secs(10)).await;
     assert_eq!(child["problem"]["kind"], "requested", "{child:#}");
-    let parent = ended(&server, &pb, "w", Duration::from_secs(10)).await;
+    let parent = server.ended(&pb, "w", Duration::from_secs(10)).await;
     assert_eq!(parent["status"], "rejected", "{parent:#}");
     // A cancellation of a run it called, uncaught, rejects it as invalid_input.
     assert_eq!(parent["problem"]["reason"], "invalid_input", "{parent:#}");
@@ -231,9 +213,9 @@ async fn a_waiting_parent_hears_its_childs_ending_and_a_cancel_reaches_the_child
     };
     let reply = server.post(&format!("{pb}/runs/v/cancel"), json!({})).await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
-    let parent = ended(&server, &pb, "v", Duration::from_secs(10)).await;
+    let parent = server.ended(&pb, "v", Duration::from_secs(10)).await;
     assert_eq!(parent["problem"]["kind"], "requested", "{parent:#}");
-    let child = ended(&server, &pb, &child_id, Duration::from_secs(10)).await;
+    let child = server.ended(&pb, &child_id, Duration::from_secs(10)).await;
     assert_eq!(child["problem"]["reason"], "cancelled", "{child:#}");
     assert_eq!(child["problem"]["kind"], "parent_ended", "{child:#}");
 }

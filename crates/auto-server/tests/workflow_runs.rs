@@ -75,24 +75,6 @@ async fn run(server: &TestServer, pb: &str, name: &str, body: Value) -> common::
         .await
 }
 
-/// Reads the run until it has ended, within `within`.
-async fn ended(server: &TestServer, pb: &str, run_id: &str, within: Duration) -> Value {
-    let deadline = Instant::now() + within;
-    loop {
-        let reply = server.get(&format!("{pb}/runs/{run_id}")).await;
-        assert_eq!(reply.status, 200, "{:#}", reply.body);
-        if reply.body["status"] != "started" {
-            return reply.body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run {run_id} did not end: {:#}",
-            reply.body
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn the_pages_for_example_adds_up_the_lines() {
     let server = TestServer::start().await;
@@ -172,7 +154,7 @@ async fn a_wait_is_a_timer_and_the_run_goes_on_after_it() {
     .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     assert_eq!(reply.body["status"], "started");
-    let run = ended(&server, &pb, "w-1", Duration::from_secs(10)).await;
+    let run = server.ended(&pb, "w-1", Duration::from_secs(10)).await;
     assert!(started.elapsed() >= Duration::from_secs(1));
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!({"waited": true, "seen": "hi"}));
@@ -203,7 +185,7 @@ async fn a_call_runs_the_function_and_hands_on_its_output() {
         "{:#}",
         reply.body
     );
-    let run = ended(&server, &pb, "c-1", Duration::from_secs(10)).await;
+    let run = server.ended(&pb, "c-1", Duration::from_secs(10)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!({"month": "2024-02", "days": 29}));
     // The child run is there under its derived id, and ran once.
@@ -236,7 +218,7 @@ async fn run_ending(
 ) -> Value {
     let reply = run(server, pb, name, json!({"input": input, "run_id": run_id})).await;
     assert!(reply.status != 500, "{:#}", reply.body);
-    ended(server, pb, run_id, Duration::from_secs(10)).await
+    server.ended(pb, run_id, Duration::from_secs(10)).await
 }
 
 #[tokio::test]
@@ -254,7 +236,7 @@ async fn cancel_run_ends_a_waiting_workflow() {
         )
         .await;
     assert_eq!(cancel.status, 200, "{:#}", cancel.body);
-    let run = ended(&server, &pb, "l-1", Duration::from_secs(10)).await;
+    let run = server.ended(&pb, "l-1", Duration::from_secs(10)).await;
     assert_eq!(run["status"], "rejected");
     assert_eq!(run["problem"]["reason"], "cancelled", "{run:#}");
     assert_eq!(run["problem"]["kind"], "requested");
@@ -309,7 +291,7 @@ async fn a_waiting_run_outlasts_its_server() {
         dir,
     )
     .await;
-    let run = ended(&second, &pb, "o-1", Duration::from_secs(10)).await;
+    let run = second.ended(&pb, "o-1", Duration::from_secs(10)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!({"waited": true, "seen": "kept"}));
 }
@@ -348,7 +330,7 @@ async fn a_workflow_calls_a_workflow_and_its_overview_names_who_uses_it() {
         "{:#}",
         reply.body
     );
-    let run = ended(&server, &pb, "nest", Duration::from_secs(10)).await;
+    let run = server.ended(&pb, "nest", Duration::from_secs(10)).await;
     assert_eq!(run["output"], json!({"n": 42}), "{run:#}");
 }
 
@@ -413,7 +395,7 @@ async fn a_run_recorded_without_its_first_step_is_started_by_the_next_server() {
         )
         .await
         .unwrap();
-    let run = ended(&server, &pb, "orphan", Duration::from_secs(10)).await;
+    let run = server.ended(&pb, "orphan", Duration::from_secs(10)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!({"sum": 5}));
 }
@@ -485,7 +467,7 @@ async fn a_retry_that_would_start_past_its_limit_duration_does_not_start() {
     .await;
     let reply = run(&server, &pb, "within", json!({"run_id": "rt-2"})).await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
-    let run = ended(&server, &pb, "rt-2", Duration::from_secs(10)).await;
+    let run = server.ended(&pb, "rt-2", Duration::from_secs(10)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert_eq!(run["output"], json!({"gave_up": true}));
     let events = server.all_events(&pb).await;
@@ -527,7 +509,7 @@ async fn a_run_whose_version_no_longer_parses_ends_failed() {
         dir,
     )
     .await;
-    let failed = ended(&second, &pb, "np-1", Duration::from_secs(10)).await;
+    let failed = second.ended(&pb, "np-1", Duration::from_secs(10)).await;
     assert_eq!(failed["status"], "failed", "{failed:#}");
     assert_eq!(failed["problem"]["reason"], "failed");
     assert_eq!(
@@ -615,7 +597,7 @@ async fn a_competing_fork_whose_branches_all_fail_raises_the_first_branchs_error
     save(&server, &pb, "workflow", "race", &format!("{HEADER}{body}")).await;
     let reply = run(&server, &pb, "race", json!({"run_id": "race-1"})).await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
-    let raced = ended(&server, &pb, "race-1", Duration::from_secs(10)).await;
+    let raced = server.ended(&pb, "race-1", Duration::from_secs(10)).await;
     assert_eq!(raced["status"], "rejected", "{raced:#}");
     assert_eq!(raced["problem"]["reason"], "unavailable", "{raced:#}");
     assert_eq!(
@@ -637,7 +619,7 @@ async fn a_competing_fork_whose_branches_all_fail_raises_the_first_branchs_error
     .await;
     let reply = run(&server, &pb, "race-won", json!({"run_id": "race-2"})).await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
-    let raced = ended(&server, &pb, "race-2", Duration::from_secs(10)).await;
+    let raced = server.ended(&pb, "race-2", Duration::from_secs(10)).await;
     assert_eq!(raced["status"], "succeeded", "{raced:#}");
     assert_eq!(raced["output"], json!({"after": true}));
 }
@@ -732,7 +714,7 @@ async fn a_start_the_store_cannot_take_is_unavailable_and_a_child_it_cannot_star
     // A child the server cannot start "could not be reached": communication, 503.
     let reply = run(&server, &pb, "caller", json!({"run_id": "c-1"})).await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
-    let ended_run = ended(&server, &pb, "c-1", Duration::from_secs(10)).await;
+    let ended_run = server.ended(&pb, "c-1", Duration::from_secs(10)).await;
     assert_eq!(ended_run["status"], "succeeded", "{ended_run:#}");
     assert_eq!(
         ended_run["output"],

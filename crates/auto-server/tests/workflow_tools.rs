@@ -141,20 +141,7 @@ impl Setup {
 
     /// Reads the run until it has ended.
     async fn ended(&self, run_id: &str, within: Duration) -> Value {
-        let deadline = Instant::now() + within;
-        loop {
-            let reply = self.server.get(&format!("{}/runs/{run_id}", self.pb)).await;
-            assert_eq!(reply.status, 200, "{:#}", reply.body);
-            if reply.body["status"] != "started" {
-                return reply.body;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{run_id} did not end: {:#}",
-                reply.body
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        self.server.ended(&self.pb, run_id, within).await
     }
 
     /// The runs a workflow run called, by their definition, as `list_runs` shows them.

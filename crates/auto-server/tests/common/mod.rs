@@ -257,6 +257,25 @@ impl TestServer {
         "/v1/orgs/acme/playbooks/main".into()
     }
 
+    /// Reads the run until it has ended, within `within`; a read that fails (a store fault a
+    /// test makes) is read again until then.
+    pub async fn ended(&self, pb: &str, run_id: &str, within: std::time::Duration) -> Value {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let reply = self.get(&format!("{pb}/runs/{run_id}")).await;
+            if reply.status == 200 && reply.body["status"] != "started" {
+                return reply.body;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the run {run_id} did not end: {} {:#}",
+                reply.status,
+                reply.body
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     /// Every event of the playbook, in order.
     pub async fn all_events(&self, pb: &str) -> Vec<Value> {
         let reply = self.get(&format!("{pb}/events?limit=1000")).await;
