@@ -231,10 +231,10 @@ pub fn run_computation(
         )));
     }
     if issues.is_empty() {
-        Ok(match &document.output_shape {
-            Some(shape) => auto_schema::shape_output(shape, value),
-            None => value,
-        })
+        Ok(auto_schema::shape_output(
+            document.output_shape.as_deref(),
+            value,
+        ))
     } else {
         Err(Unworkable {
             detail: format!(

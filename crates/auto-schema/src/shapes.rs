@@ -93,9 +93,12 @@ fn optional_places(name: &str, answer: &mut Value, edit: &mut FieldEdit<'_>) {
     }
 }
 
-/// The answer as the run keeps it: an optional field of the shape that is null reads back as
-/// absent, as the page's `title?` writes it.
-pub fn shape_output(name: &str, mut answer: Value) -> Value {
+/// The answer as the run keeps it: under a shape, an optional field that is null reads back as
+/// absent, as the page's `title?` writes it; without a shape, the answer as it is.
+pub fn shape_output(shape: Option<&str>, mut answer: Value) -> Value {
+    let Some(name) = shape else {
+        return answer;
+    };
     optional_places(name, &mut answer, &mut |object, fields| {
         for field in fields {
             if object.get(*field).is_some_and(Value::is_null) {
@@ -335,13 +338,13 @@ mod tests {
         let written = json!({"title": null, "columns": [{"name": "a", "type": null}, {"name": "b"}], "rows": [[1, "x"]]});
         assert!(check_shape("table", &written).is_empty());
         assert_eq!(
-            shape_output("table", written),
+            shape_output(Some("table"), written),
             json!({"columns": [{"name": "a"}, {"name": "b"}], "rows": [[1, "x"]]})
         );
         let series = json!({"title": "t", "unit": null, "lines": []});
         assert!(check_shape("series", &series).is_empty());
         assert_eq!(
-            shape_output("series", series),
+            shape_output(Some("series"), series),
             json!({"title": "t", "lines": []})
         );
         assert!(check_shape("text", &json!({"text": "hi"})).is_empty());

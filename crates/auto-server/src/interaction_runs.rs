@@ -482,10 +482,7 @@ impl Service {
         }
         // The request keeps the answer as written; the run's output reads a shape's optional
         // field given as null as absent, as every run's output does.
-        let output = match shape.as_deref() {
-            Some(shape) => auto_schema::shape_output(shape, body.answer.clone()),
-            None => body.answer.clone(),
-        };
+        let output = auto_schema::shape_output(shape.as_deref(), body.answer.clone());
         let answered_by = caller.id.clone();
         let closed = self
             .close(pb, &request, RequestStatus::Answered, |_run| {

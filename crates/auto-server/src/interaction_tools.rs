@@ -651,10 +651,7 @@ fn result_ending(
         return Ok(ending);
     }
     // A shape's optional field the tool gave as null reads back as absent, as in every run.
-    let output = match document.output_shape.as_deref() {
-        Some(shape) => auto_schema::shape_output(shape, answer),
-        None => answer,
-    };
+    let output = auto_schema::shape_output(document.output_shape.as_deref(), answer);
     Ok(RunEnding {
         status: RunStatus::Succeeded,
         output: Some(output),

@@ -1326,10 +1326,10 @@ pub(crate) fn answer_output(
         (None, None) => Vec::new(),
     };
     if issues.is_empty() {
-        return Ok(match &document.output_shape {
-            Some(shape) => auto_schema::shape_output(shape, value),
-            None => value,
-        });
+        return Ok(auto_schema::shape_output(
+            document.output_shape.as_deref(),
+            value,
+        ));
     }
     let messages = render_answer_issues(&issues);
     let found = issues
