@@ -231,6 +231,9 @@ impl Store for TimedStore {
         self.time("check_writable", self.inner.check_writable())
             .await
     }
+    async fn close(&self) {
+        self.inner.close().await;
+    }
     async fn create_org(&self, id: &str, title: Option<&str>) -> StoreResult<Org> {
         self.time("create_org", self.inner.create_org(id, title))
             .await
@@ -444,8 +447,13 @@ impl Store for TimedStore {
         self.time("add_work", self.inner.add_work(playbook, run_id, work))
             .await
     }
-    async fn claim_work(&self, lease: Duration, limit: u32) -> StoreResult<Vec<auto_store::Work>> {
-        self.time("claim_work", self.inner.claim_work(lease, limit))
+    async fn claim_work(
+        &self,
+        claimer: &str,
+        lease: Duration,
+        limit: u32,
+    ) -> StoreResult<Vec<auto_store::Work>> {
+        self.time("claim_work", self.inner.claim_work(claimer, lease, limit))
             .await
     }
     async fn finish_work(&self, id: i64) -> StoreResult<()> {

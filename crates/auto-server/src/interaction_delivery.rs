@@ -49,6 +49,7 @@ pub fn delivery_work(
         payload: json!({ "deliver_request": {
             "request_id": request_id, "webhook": webhook, "attempt": attempt,
         }}),
+        ordered: false,
     }
 }
 

@@ -339,6 +339,7 @@ impl Service {
             key: EXPIRE_KEY.into(),
             due_at: Some(expires_at),
             payload: json!({ "expire_request": { "request_id": request_id } }),
+            ordered: false,
         }];
         if let Some(webhook) = &webhook {
             work.push(crate::interaction_delivery::delivery_work(

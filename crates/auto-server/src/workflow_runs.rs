@@ -96,12 +96,27 @@ type WorkflowCache = HashMap<(PlaybookRef, String, i64), Arc<Workflow>>;
 type RunQueues = HashMap<(PlaybookRef, String), VecDeque<Work>>;
 
 /// What wakes the scheduler, and the workflows it parsed.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Scheduler {
+    /// The id its claims are held under in the store, new for each server: the store hands
+    /// it a run's next inputs while it holds an earlier one, and no other server.
+    claimer: Arc<str>,
     wake: Arc<Notify>,
     workflows: Arc<Mutex<WorkflowCache>>,
     queues: Arc<Mutex<RunQueues>>,
     stopping: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Default for Scheduler {
+    fn default() -> Self {
+        Self {
+            claimer: uuid::Uuid::new_v4().to_string().into(),
+            wake: Arc::default(),
+            workflows: Arc::default(),
+            queues: Arc::default(),
+            stopping: Arc::default(),
+        }
+    }
 }
 
 impl Scheduler {
@@ -157,18 +172,15 @@ impl Scheduler {
     }
 }
 
-/// Whether a work item is an input of its run, applied to its snapshot (the run's inputs go
-/// one at a time), rather than a command carried out beside it (a call to start, a child to
-/// cancel, a request to deliver or expire), which may take long and goes at once.
-fn is_input(item: &Work) -> bool {
-    item.payload.get("child_ended").is_some() || input_of(&item.payload).is_some()
-}
-
 /// Runs the scheduler of this server until the process ends.
 pub fn spawn_scheduler(service: Service) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         while !service.scheduler.is_stopping() {
-            let claimed = match service.store.claim_work(WORK_LEASE, WORK_BATCH).await {
+            let claimed = match service
+                .store
+                .claim_work(&service.scheduler.claimer, WORK_LEASE, WORK_BATCH)
+                .await
+            {
                 Ok(claimed) => claimed,
                 Err(error) => {
                     tracing::warn!(%error, "the scheduler cannot claim work");
@@ -196,7 +208,10 @@ pub fn spawn_scheduler(service: Service) -> tokio::task::JoinHandle<()> {
             claimed.sort_by_key(|item| item.id);
             for item in claimed {
                 let service = service.clone();
-                if !is_input(&item) {
+                // An input of its run, applied to its snapshot, goes after the run's inputs
+                // before it; a command carried out beside the run (a call to start, a child
+                // to cancel, a request to deliver or expire) may take long and goes at once.
+                if !item.ordered {
                     tokio::spawn(async move { service.handle_work(item).await });
                     continue;
                 }
@@ -279,6 +294,7 @@ pub(crate) fn event_work(event_id: &str, event: Value) -> NewWork {
         key: format!("event:{event_id}"),
         due_at: None,
         payload: input_payload(&Input::EventReceived { event }),
+        ordered: true,
     }
 }
 
@@ -289,6 +305,7 @@ pub(crate) fn heard_work(event_id: &str, event: Value) -> NewWork {
         key: format!("event:{event_id}"),
         due_at: None,
         payload: input_payload(&Input::EventHeard { event }),
+        ordered: true,
     }
 }
 
@@ -304,6 +321,7 @@ fn work_of(commands: &[Command]) -> (Vec<NewWork>, Vec<String>) {
                 payload: input_payload(&Input::TimerFired {
                     timer_id: timer_id.clone(),
                 }),
+                ordered: true,
             }),
             Command::CancelTimer { timer_id } => cancel.push(format!("timer:{timer_id}")),
             Command::StartCall {
@@ -320,6 +338,7 @@ fn work_of(commands: &[Command]) -> (Vec<NewWork>, Vec<String>) {
                     "call_id": call_id, "child_run_id": child_run_id, "type": def_type,
                     "name": name, "input": input, "wait_ms": wait_ms,
                 }}),
+                ordered: false,
             }),
             Command::CancelCall {
                 call_id,
@@ -333,6 +352,7 @@ fn work_of(commands: &[Command]) -> (Vec<NewWork>, Vec<String>) {
                     payload: json!({ "cancel_call": {
                         "call_id": call_id, "child_run_id": child_run_id, "kind": kind,
                     }}),
+                    ordered: false,
                 });
             }
             // Recorded with the step's events (`commit_of`), not as work.
@@ -633,6 +653,7 @@ impl Service {
                     payload: input_payload(&Input::Start {
                         input: input.clone(),
                     }),
+                    ordered: true,
                 }],
             )
             .await
@@ -715,6 +736,7 @@ impl Service {
                         detail: words.to_owned(),
                         kind: kind.map(str::to_owned),
                     }),
+                    ordered: true,
                 }],
             )
             .await
@@ -1066,6 +1088,7 @@ impl Service {
                         key: format!("ended:{call_id}"),
                         due_at: None,
                         payload: input_payload(&ended),
+                        ordered: true,
                     }],
                 )
                 .await

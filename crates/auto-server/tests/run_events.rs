@@ -411,3 +411,73 @@ async fn events_published_at_once_are_heard_in_the_order_of_the_log() {
     assert_eq!(logged.len(), BURST);
     assert_eq!(taken_order(&server, &pb, "o-3").await, logged);
 }
+
+/// Two servers on one store, as two `auto serve` on one database.
+async fn two_servers() -> (TestServer, TestServer) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = common::test_store(dir.path()).await;
+    let none = auto_server::reasoning_runs::Models::none;
+    let a = TestServer::start_on(store.clone(), Vec::new(), none(), dir).await;
+    let other = tempfile::tempdir().expect("a temporary directory");
+    let b = TestServer::start_on(store, Vec::new(), none(), other).await;
+    (a, b)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_sent_to_two_servers_are_taken_in_the_order_received() {
+    let (a, b) = two_servers().await;
+    let pb = a.playbook().await;
+    save(&a, &pb, "ticks", LISTEN_LOOP).await;
+    start_loop(&a, &pb, "o-4").await;
+    // Each acknowledged before the next is sent, to one server and then the other: the run's
+    // inputs are claimed by either, and applied by one at a time in the order received.
+    for n in 0..BURST {
+        let server = if n % 2 == 0 { &a } else { &b };
+        let reply = send(
+            server,
+            &pb,
+            "o-4",
+            json!({"type": "com.example.tick", "data": n}),
+        )
+        .await;
+        assert_eq!(reply.status, 202, "{:#}", reply.body);
+    }
+    let expected: Vec<Value> = (0..BURST).map(|n| json!(n)).collect();
+    assert_eq!(taken_order(&b, &pb, "o-4").await, expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_published_at_once_on_two_servers_are_heard_in_the_order_of_the_log() {
+    let (a, b) = two_servers().await;
+    let pb = a.playbook().await;
+    save(&a, &pb, "ticks", LISTEN_LOOP).await;
+    start_loop(&a, &pb, "o-5").await;
+    // Five senders on each server at once, each publishing five events in order.
+    let senders = |base: usize| {
+        (0..SENDERS)
+            .map(|s| {
+                (0..BURST / SENDERS / 2)
+                    .map(|n| json!({"type": "com.example.tick", "data": base + s * 100 + n}))
+                    .collect()
+            })
+            .collect::<Vec<_>>()
+    };
+    let path = format!("{pb}/events");
+    let (on_a, on_b) = tokio::join!(
+        post_at_once(&a, &path, senders(0)),
+        post_at_once(&b, &path, senders(10_000)),
+    );
+    assert!(
+        on_a.iter().chain(&on_b).all(|s| *s == 201),
+        "{on_a:?} {on_b:?}"
+    );
+    let logged: Vec<Value> = a
+        .all_events(&pb)
+        .await
+        .into_iter()
+        .filter(|e| e["type"] == "com.example.tick")
+        .map(|e| e["data"].clone())
+        .collect();
+    assert_eq!(logged.len(), BURST);
+    assert_eq!(taken_order(&b, &pb, "o-5").await, logged);
+}

@@ -367,6 +367,7 @@ async fn a_run_recorded_without_its_first_step_is_started_by_the_next_server() {
                 key: "start".into(),
                 due_at: None,
                 payload: json!({"input": "start", "value": input}),
+                ordered: true,
             }],
         )
         .await

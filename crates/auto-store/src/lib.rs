@@ -105,6 +105,11 @@ pub trait Store: Send + Sync + 'static {
     /// does is seen by any other operation.
     async fn check_writable(&self) -> Result<()>;
 
+    /// Closes the store's connections and waits until they are: on SQLite the log is written
+    /// back into the file and removed, and the file is free for another process. Every later
+    /// operation fails. A server calls it last, as it stops.
+    async fn close(&self);
+
     async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org>;
     async fn get_org(&self, id: &str) -> Result<Option<Org>>;
     async fn list_orgs(&self) -> Result<Vec<Org>>;
@@ -275,9 +280,17 @@ pub trait Store: Send + Sync + 'static {
         work: Vec<NewWork>,
     ) -> Result<()>;
 
-    /// Claims up to `limit` items that are due and not held by a live lease, oldest due first,
-    /// holding each for `lease`. Two servers never hold one item at once.
-    async fn claim_work(&self, lease: std::time::Duration, limit: u32) -> Result<Vec<Work>>;
+    /// Claims for `claimer` (a server's scheduler, by an id of its own) up to `limit` items
+    /// that are due and not held by a live lease, oldest due first, holding each for `lease`.
+    /// Two claimers never hold one item at once, and an ordered input is not claimed while an
+    /// earlier ordered input of its run is held by another claimer (or not claimed with it):
+    /// a run's inputs go to one claimer at a time, in order.
+    async fn claim_work(
+        &self,
+        claimer: &str,
+        lease: std::time::Duration,
+        limit: u32,
+    ) -> Result<Vec<Work>>;
 
     /// Removes a work item that was carried out.
     async fn finish_work(&self, id: i64) -> Result<()>;

@@ -438,6 +438,11 @@ pub struct NewWork {
     /// When it is due; `None` for at once.
     pub due_at: Option<DateTime<Utc>>,
     pub payload: Value,
+    /// An input of its run, applied to its snapshot: the run's inputs are applied one at a
+    /// time in the order they were received (due time, then id), and no server claims one
+    /// while an earlier one is leased to another. A command carried out beside the run (a
+    /// call to start, a request to deliver) is not.
+    pub ordered: bool,
 }
 
 /// A work item claimed by this server until its lease ends.
@@ -449,6 +454,8 @@ pub struct Work {
     pub key: String,
     pub due_at: DateTime<Utc>,
     pub payload: Value,
+    /// As [`NewWork::ordered`].
+    pub ordered: bool,
 }
 
 /// An event sent to a workflow run (`send_run_event`), as its inbox keeps it.

@@ -52,6 +52,7 @@ const MIGRATION_RUN_INBOX: &str = include_str!("../migrations/postgres/0006_run_
 const MIGRATION_TRIGGERS: &str = include_str!("../migrations/postgres/0007_triggers.sql");
 const MIGRATION_EARLIER_FILTERS: &str =
     include_str!("../migrations/postgres/0008_earlier_filters.sql");
+const MIGRATION_ORDERED_WORK: &str = include_str!("../migrations/postgres/0009_ordered_work.sql");
 
 /// The columns `event_from_row` reads.
 macro_rules! event_columns {
@@ -269,6 +270,13 @@ fn migrator() -> Migrator {
             Cow::Borrowed("earlier filters"),
             MigrationType::Simple,
             MIGRATION_EARLIER_FILTERS.into_sql_str(),
+            false,
+        ),
+        Migration::new(
+            9,
+            Cow::Borrowed("ordered work"),
+            MigrationType::Simple,
+            MIGRATION_ORDERED_WORK.into_sql_str(),
             false,
         ),
     ])
@@ -733,6 +741,10 @@ impl Store for PgStore {
                 "the database takes no writes (read-only or in recovery)".into(),
             )))
         }
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
     }
 
     async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org> {
@@ -1413,19 +1425,34 @@ impl Store for PgStore {
         Ok(())
     }
 
-    async fn claim_work(&self, lease: std::time::Duration, limit: u32) -> Result<Vec<Work>> {
+    async fn claim_work(
+        &self,
+        claimer: &str,
+        lease: std::time::Duration,
+        limit: u32,
+    ) -> Result<Vec<Work>> {
         let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+        // An input another claim holds locked (SKIP LOCKED passes it) is not among the
+        // candidates, and so keeps its run's later inputs back as a lease would.
         let rows = sqlx::query(
-            "UPDATE work SET claimed_until = clock_timestamp() + make_interval(secs => $1 / 1000.0) \
-             WHERE id IN (SELECT id FROM work WHERE due_at <= clock_timestamp() \
+            "WITH candidates AS MATERIALIZED (SELECT id, playbook_pk, run_id, due_at, ordered \
+             FROM work WHERE due_at <= clock_timestamp() \
              AND (claimed_until IS NULL OR claimed_until <= clock_timestamp()) \
              ORDER BY due_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) \
+             UPDATE work SET claimed_until = clock_timestamp() + make_interval(secs => $1 / 1000.0), \
+             claimed_by = $3 \
+             WHERE id IN (SELECT c.id FROM candidates c WHERE NOT c.ordered OR NOT EXISTS (\
+             SELECT 1 FROM work w WHERE w.playbook_pk = c.playbook_pk AND w.run_id = c.run_id \
+             AND w.ordered AND (w.due_at, w.id) < (c.due_at, c.id) \
+             AND w.id NOT IN (SELECT id FROM candidates) \
+             AND NOT COALESCE(w.claimed_by = $3 AND w.claimed_until > clock_timestamp(), false))) \
              RETURNING id, run_id, key, due_at, payload, \
              (SELECT org FROM playbooks WHERE pk = work.playbook_pk), \
-             (SELECT id FROM playbooks WHERE pk = work.playbook_pk)",
+             (SELECT id FROM playbooks WHERE pk = work.playbook_pk), ordered",
         )
         .bind(lease_ms as f64)
         .bind(i64::from(limit))
+        .bind(claimer)
         .fetch_all(&self.pool)
         .await?;
         let mut claimed = rows
@@ -1442,6 +1469,7 @@ impl Store for PgStore {
                         row.try_get::<String, _>(5)?,
                         row.try_get::<String, _>(6)?,
                     ),
+                    ordered: row.try_get(7)?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -1995,10 +2023,10 @@ async fn notify_parent(
     now: DateTime<Utc>,
 ) -> Result<()> {
     sqlx::query(
-        "INSERT INTO work (playbook_pk, run_id, key, due_at, payload) \
+        "INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \
          SELECT playbook_pk, parent_run_id, 'ended:' || parent_call_id, $3, \
          jsonb_build_object('child_ended', \
-             jsonb_build_object('call_id', parent_call_id, 'child_run_id', run_id)) \
+             jsonb_build_object('call_id', parent_call_id, 'child_run_id', run_id)), true \
          FROM runs WHERE playbook_pk = $1 AND run_id = $2 AND parent_run_id IS NOT NULL \
          AND parent_call_id IS NOT NULL \
          ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
@@ -2021,14 +2049,15 @@ async fn insert_work(
 ) -> Result<()> {
     for item in work {
         sqlx::query(
-            "INSERT INTO work (playbook_pk, run_id, key, due_at, payload) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
+            "INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
         )
         .bind(playbook_pk)
         .bind(run_id)
         .bind(&item.key)
         .bind(item.due_at.unwrap_or(now))
         .bind(Json(&item.payload))
+        .bind(item.ordered)
         .execute(&mut **tx)
         .await?;
     }

@@ -60,6 +60,7 @@ const MIGRATION_RUN_INBOX: &str = include_str!("../migrations/sqlite/0006_run_in
 const MIGRATION_TRIGGERS: &str = include_str!("../migrations/sqlite/0007_triggers.sql");
 const MIGRATION_EARLIER_FILTERS: &str =
     include_str!("../migrations/sqlite/0008_earlier_filters.sql");
+const MIGRATION_ORDERED_WORK: &str = include_str!("../migrations/sqlite/0009_ordered_work.sql");
 
 /// The columns `event_from_row` reads, in the order a `SELECT` lists them.
 macro_rules! event_columns {
@@ -319,6 +320,13 @@ fn migrator() -> Migrator {
             Cow::Borrowed("earlier filters"),
             MigrationType::Simple,
             MIGRATION_EARLIER_FILTERS.into_sql_str(),
+            false,
+        ),
+        Migration::new(
+            9,
+            Cow::Borrowed("ordered work"),
+            MigrationType::Simple,
+            MIGRATION_ORDERED_WORK.into_sql_str(),
             false,
         ),
     ])
@@ -805,6 +813,11 @@ impl Store for SqliteStore {
             .await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    async fn close(&self) {
+        self.reader.close().await;
+        self.writer.close().await;
     }
 
     async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org> {
@@ -1503,25 +1516,34 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    async fn claim_work(&self, lease: Duration, limit: u32) -> Result<Vec<Work>> {
+    async fn claim_work(&self, claimer: &str, lease: Duration, limit: u32) -> Result<Vec<Work>> {
         let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
         let mut tx = self.begin().await?;
         // The writer's transaction is BEGIN IMMEDIATE: no other claim runs between the read
         // and the update.
         let rows = sqlx::query(concat!(
-            "UPDATE work SET claimed_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', \
-             printf('+%.3f seconds', ?1 / 1000.0)) \
-             WHERE id IN (SELECT id FROM work WHERE due_at <= ",
+            "WITH candidates AS MATERIALIZED (SELECT id, playbook_pk, run_id, due_at, ordered \
+             FROM work WHERE due_at <= ",
             now_sql!(),
             " AND (claimed_until IS NULL OR claimed_until <= ",
             now_sql!(),
             ") ORDER BY due_at, id LIMIT ?2) \
+             UPDATE work SET claimed_until = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', \
+             printf('+%.3f seconds', ?1 / 1000.0)), claimed_by = ?3 \
+             WHERE id IN (SELECT c.id FROM candidates c WHERE NOT c.ordered OR NOT EXISTS (\
+             SELECT 1 FROM work w WHERE w.playbook_pk = c.playbook_pk AND w.run_id = c.run_id \
+             AND w.ordered AND (w.due_at, w.id) < (c.due_at, c.id) \
+             AND w.id NOT IN (SELECT id FROM candidates) \
+             AND NOT COALESCE(w.claimed_by = ?3 AND w.claimed_until > ",
+            now_sql!(),
+            ", 0))) \
              RETURNING id, run_id, key, due_at, payload, \
              (SELECT org FROM playbooks WHERE pk = work.playbook_pk), \
-             (SELECT id FROM playbooks WHERE pk = work.playbook_pk)"
+             (SELECT id FROM playbooks WHERE pk = work.playbook_pk), ordered"
         ))
         .bind(lease_ms)
         .bind(i64::from(limit))
+        .bind(claimer)
         .fetch_all(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -1540,6 +1562,7 @@ impl Store for SqliteStore {
                         row.try_get::<String, _>(5)?,
                         row.try_get::<String, _>(6)?,
                     ),
+                    ordered: row.try_get(7)?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -2270,9 +2293,9 @@ async fn notify_parent(
     now_text: &str,
 ) -> Result<()> {
     sqlx::query(
-        "INSERT INTO work (playbook_pk, run_id, key, due_at, payload) \
+        "INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \
          SELECT playbook_pk, parent_run_id, 'ended:' || parent_call_id, ?3, \
-         json_object('child_ended', json_object('call_id', parent_call_id, 'child_run_id', run_id)) \
+         json_object('child_ended', json_object('call_id', parent_call_id, 'child_run_id', run_id)), 1 \
          FROM runs WHERE playbook_pk = ?1 AND run_id = ?2 AND parent_run_id IS NOT NULL \
          AND parent_call_id IS NOT NULL \
          ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
@@ -2296,14 +2319,15 @@ async fn insert_work(
     for item in work {
         let due = item.due_at.map_or_else(|| now_text.to_owned(), due_text);
         sqlx::query(
-            "INSERT INTO work (playbook_pk, run_id, key, due_at, payload) \
-             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
+            "INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
         )
         .bind(playbook_pk)
         .bind(run_id)
         .bind(&item.key)
         .bind(due)
         .bind(to_json_text(&item.payload)?)
+        .bind(item.ordered)
         .execute(&mut **tx)
         .await?;
     }

@@ -66,6 +66,8 @@ store_suite!(
     listening_tasks_stop_at_4096_a_playbook,
     child_endings_reach_their_parent,
     work_is_claimed_once_until_its_lease_ends,
+    a_runs_inputs_go_to_one_claimer_at_a_time_in_order,
+    claimers_at_once_apply_a_runs_inputs_in_order,
     run_events_are_kept_once_in_the_order_received,
     run_events_go_only_to_started_runs,
     concurrent_run_events_are_numbered_without_a_gap,
@@ -1733,11 +1735,27 @@ fn step(expected_version: Option<i64>, state: serde_json::Value) -> WorkflowStep
     }
 }
 
+/// The claimer of the tests that need only one.
+const CLAIMER: &str = "claimer-a";
+
+/// An input of its run, due now.
+fn input(key: &str) -> NewWork {
+    NewWork {
+        ordered: true,
+        ..work(key, None)
+    }
+}
+
+fn keys_of(claimed: &[auto_store::Work]) -> Vec<&str> {
+    claimed.iter().map(|w| w.key.as_str()).collect()
+}
+
 fn work(key: &str, due_in_ms: Option<i64>) -> NewWork {
     NewWork {
         key: key.into(),
         due_at: due_in_ms.map(|ms| Utc::now() + chrono::Duration::milliseconds(ms)),
         payload: json!({"key": key}),
+        ordered: false,
     }
 }
 
@@ -1918,7 +1936,9 @@ async fn workflow_steps_add_and_remove_work(store: Arc<dyn Store>) -> Result<()>
     store
         .add_work(&playbook, "w2", vec![work("now", Some(3_600_000))])
         .await?;
-    let claimed = store.claim_work(Duration::from_secs(60), 10).await?;
+    let claimed = store
+        .claim_work(CLAIMER, Duration::from_secs(60), 10)
+        .await?;
     let keys: Vec<&str> = claimed.iter().map(|w| w.key.as_str()).collect();
     assert_eq!(keys.len(), 2, "{keys:?}");
     assert!(keys.contains(&"now") && keys.contains(&"gone"), "{keys:?}");
@@ -1939,12 +1959,14 @@ async fn workflow_steps_add_and_remove_work(store: Arc<dyn Store>) -> Result<()>
     assert!(due > Utc::now() - chrono::Duration::seconds(1));
     assert!(
         store
-            .claim_work(Duration::from_secs(60), 10)
+            .claim_work(CLAIMER, Duration::from_secs(60), 10)
             .await?
             .is_empty()
     );
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let claimed = store.claim_work(Duration::from_secs(60), 10).await?;
+    let claimed = store
+        .claim_work(CLAIMER, Duration::from_secs(60), 10)
+        .await?;
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].key, "timer");
     store.finish_work(claimed[0].id).await?;
@@ -1961,7 +1983,9 @@ async fn work_is_claimed_once_until_its_lease_ends(store: Arc<dyn Store>) -> Res
     for _ in 0..4 {
         let store = store.clone();
         claimers.push(tokio::spawn(async move {
-            store.claim_work(Duration::from_millis(300), 15).await
+            store
+                .claim_work(CLAIMER, Duration::from_millis(300), 15)
+                .await
         }));
     }
     let mut seen = HashSet::new();
@@ -1973,16 +1997,138 @@ async fn work_is_claimed_once_until_its_lease_ends(store: Arc<dyn Store>) -> Res
     assert_eq!(seen.len(), 40);
     assert!(
         store
-            .claim_work(Duration::from_millis(300), 100)
+            .claim_work(CLAIMER, Duration::from_millis(300), 100)
             .await?
             .is_empty()
     );
     // Past its lease an item may be claimed again: its server is gone.
     tokio::time::sleep(Duration::from_millis(450)).await;
     assert_eq!(
-        store.claim_work(Duration::from_secs(60), 100).await?.len(),
+        store
+            .claim_work(CLAIMER, Duration::from_secs(60), 100)
+            .await?
+            .len(),
         40
     );
+    Ok(())
+}
+
+async fn a_runs_inputs_go_to_one_claimer_at_a_time_in_order(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let long = Duration::from_secs(60);
+    // A timer not due yet keeps nothing back; a command (not ordered) goes beside the inputs.
+    store
+        .add_work(
+            &playbook,
+            "w4",
+            vec![
+                NewWork {
+                    ordered: true,
+                    ..work("timer", Some(3_600_000))
+                },
+                input("e1"),
+                work("call", None),
+                input("e2"),
+                input("e3"),
+            ],
+        )
+        .await?;
+    store.add_work(&playbook, "w5", vec![input("x1")]).await?;
+    let first = store.claim_work("a", long, 1).await?;
+    assert_eq!(keys_of(&first), ["e1"]);
+    assert!(first[0].ordered);
+    // While a holds e1, b is handed the command and the other run's input, not e2 or e3.
+    let other = store.claim_work("b", long, 10).await?;
+    assert_eq!(keys_of(&other), ["call", "x1"]);
+    assert!(!other[0].ordered);
+    // a, which holds e1, is handed the run's next inputs, to apply after it.
+    let next = store.claim_work("a", long, 10).await?;
+    assert_eq!(keys_of(&next), ["e2", "e3"]);
+    // Once e1 is done, the later ones are still a's until their leases end.
+    store.finish_work(first[0].id).await?;
+    store.add_work(&playbook, "w4", vec![input("e4")]).await?;
+    assert_eq!(
+        keys_of(&store.claim_work("b", long, 10).await?),
+        Vec::<&str>::new()
+    );
+    for item in &next {
+        store.finish_work(item.id).await?;
+    }
+    assert_eq!(keys_of(&store.claim_work("b", long, 10).await?), ["e4"]);
+
+    // A claimer gone (its leases ended) holds nothing back: another takes its inputs, in order.
+    store
+        .add_work(&playbook, "w6", vec![input("f1"), input("f2")])
+        .await?;
+    let short = Duration::from_millis(300);
+    assert_eq!(keys_of(&store.claim_work("a", short, 1).await?), ["f1"]);
+    assert_eq!(
+        keys_of(&store.claim_work("b", long, 10).await?),
+        Vec::<&str>::new()
+    );
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(
+        keys_of(&store.claim_work("b", long, 10).await?),
+        ["f1", "f2"]
+    );
+    Ok(())
+}
+
+async fn claimers_at_once_apply_a_runs_inputs_in_order(store: Arc<dyn Store>) -> Result<()> {
+    const INPUTS: usize = 60;
+    const CLAIMERS: usize = 4;
+    let playbook = with_playbook(&*store).await?;
+    for n in 0..INPUTS {
+        store
+            .add_work(&playbook, "w7", vec![input(&format!("i{n:02}"))])
+            .await?;
+    }
+    // Each claimer notes the run as its own while it applies what it was handed, and lets go
+    // before it finishes the items: no other may be handed the run's inputs until then.
+    let holder = Arc::new(std::sync::Mutex::new(None::<usize>));
+    let applied = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let mut tasks = tokio::task::JoinSet::new();
+    for me in 0..CLAIMERS {
+        let (store, holder, applied) = (store.clone(), holder.clone(), applied.clone());
+        tasks.spawn(async move {
+            let claimer = format!("claimer-{me}");
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while applied.lock().unwrap().len() < INPUTS {
+                assert!(Instant::now() < deadline, "the inputs were not all applied");
+                let claimed = store
+                    .claim_work(&claimer, Duration::from_secs(60), 3)
+                    .await?;
+                if claimed.is_empty() {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    continue;
+                }
+                {
+                    let mut held = holder.lock().unwrap();
+                    assert!(
+                        held.is_none(),
+                        "claimer {me} was handed inputs {held:?} holds"
+                    );
+                    *held = Some(me);
+                }
+                // Applying takes a while, in which another claimer would be handed more.
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                applied
+                    .lock()
+                    .unwrap()
+                    .extend(claimed.iter().map(|w| w.key.clone()));
+                *holder.lock().unwrap() = None;
+                for item in claimed {
+                    store.finish_work(item.id).await?;
+                }
+            }
+            Ok::<_, auto_store::StoreError>(())
+        });
+    }
+    for result in tasks.join_all().await {
+        result?;
+    }
+    let expected: Vec<String> = (0..INPUTS).map(|n| format!("i{n:02}")).collect();
+    assert_eq!(*applied.lock().unwrap(), expected);
     Ok(())
 }
 
@@ -2017,7 +2163,12 @@ async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
     assert_eq!(stored.parent_call_id.as_deref(), Some("call:/do/0/a#1"));
     assert_eq!(stored.root_run_id.as_deref(), Some("top"));
     assert_eq!(store.count_open_calls(&playbook, "top").await?, 2);
-    assert_eq!(store.claim_work(Duration::from_secs(60), 10).await?, vec![]);
+    assert_eq!(
+        store
+            .claim_work(CLAIMER, Duration::from_secs(60), 10)
+            .await?,
+        vec![]
+    );
 
     // A run ended with end_run adds `ended:<call>` to its parent, in the same transaction.
     store
@@ -2038,7 +2189,9 @@ async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
     last.add_work = vec![work("cancel:child", None)];
     store.commit_workflow_step(&playbook, "top.b", last).await?;
     assert_eq!(store.count_open_calls(&playbook, "top").await?, 0);
-    let mut claimed = store.claim_work(Duration::from_secs(60), 10).await?;
+    let mut claimed = store
+        .claim_work(CLAIMER, Duration::from_secs(60), 10)
+        .await?;
     claimed.sort_by(|a, b| a.key.cmp(&b.key));
     let seen: Vec<(&str, &str, &serde_json::Value)> = claimed
         .iter()
@@ -2275,7 +2428,9 @@ async fn run_events_are_kept_once_in_the_order_received(store: Arc<dyn Store>) -
     let ids: Vec<(&str, i64)> = kept.iter().map(|e| (e.event_id.as_str(), e.seq)).collect();
     assert_eq!(ids, [("b", 1), ("a", 2)]);
     assert_eq!(kept[0], first);
-    let claimed = store.claim_work(Duration::from_secs(60), 10).await?;
+    let claimed = store
+        .claim_work(CLAIMER, Duration::from_secs(60), 10)
+        .await?;
     let mut keys: Vec<&str> = claimed.iter().map(|w| w.key.as_str()).collect();
     keys.sort_unstable();
     assert_eq!(keys, ["event:a", "event:b"]);

@@ -38,6 +38,9 @@ fn init_logs(json: bool) {
     }
 }
 
+/// How long a stopping server waits for the store's connections to close.
+const STORE_CLOSE: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     init_logs(args.log_json);
     let config = match &args.config {
@@ -67,7 +70,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     };
     let handle = auto_server::start(auto_server::Options {
         listen,
-        store,
+        store: store.clone(),
         keys,
         checkers: auto_server::server_checkers_with(limits.workflow_max_duration_ms),
         models,
@@ -84,6 +87,13 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     shutdown_signal().await;
     eprintln!("auto is stopping");
     handle.stop().await?;
+    // Last, so the SQLite log is written back into the file and the file left whole.
+    if tokio::time::timeout(STORE_CLOSE, store.close())
+        .await
+        .is_err()
+    {
+        tracing::warn!("the store's connections did not close in time");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

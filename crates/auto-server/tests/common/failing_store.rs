@@ -57,6 +57,9 @@ impl Store for FailingStore {
     async fn check_writable(&self) -> Result<()> {
         self.inner.check_writable().await
     }
+    async fn close(&self) {
+        self.inner.close().await;
+    }
     async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org> {
         self.inner.create_org(id, title).await
     }
@@ -220,8 +223,13 @@ impl Store for FailingStore {
     ) -> Result<()> {
         self.inner.add_work(playbook, run_id, work).await
     }
-    async fn claim_work(&self, lease: Duration, limit: u32) -> Result<Vec<auto_store::Work>> {
-        self.inner.claim_work(lease, limit).await
+    async fn claim_work(
+        &self,
+        claimer: &str,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<auto_store::Work>> {
+        self.inner.claim_work(claimer, lease, limit).await
     }
     async fn finish_work(&self, id: i64) -> Result<()> {
         self.inner.finish_work(id).await
