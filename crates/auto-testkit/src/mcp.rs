@@ -73,6 +73,9 @@ struct Script {
     extra_tools: Vec<Tool>,
     /// The added tools that answer their arguments as JSON text.
     json_tools: Vec<String>,
+    /// Whether `initialize` opens a session, whose stream of server messages (the client's
+    /// GET) is answered with an error page whose type repeats the request's `Authorization`.
+    echoing_sessions: bool,
 }
 
 /// The scripted MCP server. Dropping it stops it.
@@ -238,6 +241,14 @@ impl McpDouble {
     /// Answers requests of `method` (or all) with this HTTP failure, `times` times or always.
     pub fn fail(&self, failure: HttpFailure) {
         self.lock().failures.push_back(failure);
+    }
+
+    /// Opens a session at each `initialize` (an `Mcp-Session-Id`), and answers the session's
+    /// stream of server messages with an HTML page whose `Content-Type` repeats the
+    /// `Authorization` header the client sent, as a careless proxy's error page may. Calls
+    /// still go through. rmcp's client logs the unexpected type, header and all, at ERROR.
+    pub fn echo_authorization_on_streams(&self) {
+        self.lock().echoing_sessions = true;
     }
 
     /// Adds a tool that answers like `lookup`, under any name, read-only or not.
@@ -410,7 +421,26 @@ async fn inject(
     request: Request,
     next: Next,
 ) -> Response {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    let echoing = script
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .echoing_sessions;
+    if echoing && parts.method == axum::http::Method::GET {
+        let authorization = parts
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        return Response::builder()
+            .status(200)
+            .header(
+                "content-type",
+                format!("text/html; charset=utf-8; note=\"not for {authorization}\""),
+            )
+            .body(Body::empty())
+            .expect("a response");
+    }
     let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024 * 1024).await else {
         return (axum::http::StatusCode::BAD_REQUEST, "unreadable body").into_response();
     };
@@ -451,6 +481,18 @@ async fn inject(
             .body(Body::from("scripted failure"))
             .expect("a response");
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    if echoing {
+        // The session is the middleware's; the stateless server under it knows none.
+        parts.headers.remove("mcp-session-id");
+    }
+    let mut response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    if echoing && method.as_deref() == Some("initialize") {
+        response.headers_mut().insert(
+            "mcp-session-id",
+            axum::http::HeaderValue::from_static("session-1"),
+        );
+    }
+    response
 }

@@ -146,3 +146,58 @@ async fn a_command_is_given_the_allow_list_and_its_env_and_none_of_the_servers_s
     assert_eq!(env["EVERYTHING_TOKEN"], "[secret removed]");
     assert!(!text.contains(NAMED_TOKEN), "{text}");
 }
+
+const GRAPH_TOKEN: &str = "Bearer graph-token-3b9d";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_servers_header_repeated_in_its_refusal_is_kept_out_of_the_log() {
+    let mcp = McpDouble::start().await;
+    mcp.echo_authorization_on_streams();
+    let server = serve_with_env(
+        &format!(
+            "[[tool_servers]]\nname = \"graph\"\nurl = \"{}\"\norgs = [\"acme\"]\nheaders = {{ Authorization = {{ env = \"AUTO_TEST_GRAPH_TOKEN\" }} }}\n",
+            mcp.url()
+        ),
+        &[("AUTO_TEST_GRAPH_TOKEN", GRAPH_TOKEN)],
+    );
+    let url = server.url.clone();
+    tokio::task::spawn_blocking(move || {
+        let _ = common::auto_at(&url, &["org", "create", "acme"]);
+        let _ = common::auto_at(&url, &["playbook", "create", "main"]);
+    })
+    .await
+    .expect("setup");
+    let output = run(
+        &server,
+        &["tools", "call", "graph", "lookup", r#"{"q": "rust"}"#],
+    )
+    .await;
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(
+        mcp.calls()[0].authorization.as_deref(),
+        Some(GRAPH_TOKEN),
+        "the tool server was sent its header"
+    );
+    // rmcp's transport logs the refused stream, with the header the server repeated in it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let refused = loop {
+        let lines = server.log_lines();
+        if let Some(line) = lines
+            .iter()
+            .find(|l| l.contains("fail to get common stream"))
+        {
+            break line.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no refusal was logged: {lines:#?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(refused.contains("not for [secret removed]"), "{refused}");
+    let lines = server.log_lines();
+    assert!(
+        lines.iter().all(|l| !l.contains("graph-token-3b9d")),
+        "{lines:#?}"
+    );
+}
