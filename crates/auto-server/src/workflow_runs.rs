@@ -1188,3 +1188,127 @@ fn call_outcome(child: &Run) -> CallOutcome {
 pub fn is_workflow(def_type: &str) -> bool {
     def_type == DefinitionType::Workflow.as_str()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Caller;
+
+    /// A service on an in-memory store under this `auto.toml`, with the playbook acme/main.
+    async fn service(config: &str) -> (Service, PlaybookRef) {
+        let config = crate::config::Config::parse(config).expect("a configuration");
+        let limits = config.run_limits(|_| None).expect("limits");
+        let store = auto_store::open("sqlite::memory:").await.expect("a store");
+        let service = Service::new(
+            store,
+            crate::server_checkers_with(limits.workflow_max_duration_ms),
+        )
+        .with_models(config.models().expect("models"))
+        .with_limits(limits);
+        let caller = Caller::local();
+        let org = serde_json::from_value(json!({ "id": "acme" })).expect("a body");
+        service.create_org(&caller, org).await.expect("org");
+        let playbook = serde_json::from_value(json!({ "id": "main" })).expect("a body");
+        service
+            .create_playbook(&caller, "acme", playbook)
+            .await
+            .expect("playbook");
+        (service, PlaybookRef::new("acme", "main"))
+    }
+
+    async fn save(service: &Service, pb: &PlaybookRef, def_type: &str, name: &str, source: &str) {
+        let body = json!({"type": def_type, "name": name, "source": source, "diagram": "none"});
+        service
+            .create_definition(
+                &Caller::local(),
+                pb,
+                serde_json::from_value(body).expect("a body"),
+            )
+            .await
+            .unwrap_or_else(|problem| panic!("{name}: {problem:?}"));
+    }
+
+    const HEADER: &str =
+        "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
+
+    /// "A reasoning function that names tools is waited for as long as its tool loop may last
+    /// (10 minutes)", not one model call and a tool's timeout; one without tools, as one call.
+    #[tokio::test]
+    async fn a_tool_calling_function_is_waited_for_as_long_as_its_tool_loop() {
+        let mcp = auto_testkit::McpDouble::start().await;
+        let (service, pb) = service(&format!(
+            "[[tool_servers]]\nname = \"graph\"\nurl = \"{}\"\norgs = [\"acme\"]\n",
+            mcp.url()
+        ))
+        .await;
+        let finder = "---\nmodel: anthropic/claude-sonnet-4-5\ntools: [graph/lookup]\n---\nFind {{ input.q }}.\n";
+        let plain = "---\nmodel: anthropic/claude-sonnet-4-5\n---\nSay {{ input.q }}.\n";
+        save(&service, &pb, "reasoning", "finder", finder).await;
+        save(&service, &pb, "reasoning", "plain", plain).await;
+        let calls = "do:\n  - find:\n      call: run_definition\n      with: { type: reasoning, name: finder }\n  - say:\n      call: run_definition\n      with: { type: reasoning, name: plain }\n";
+        let workflow = service
+            .parsed("flow", &format!("{HEADER}{calls}"))
+            .expect("a workflow");
+        let bounds = service.functions_ms(&pb, &workflow).await;
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap();
+        let plain_document = auto_engine::reasoning::check_reasoning(plain).expect("checked");
+        assert_eq!(
+            bounds["reasoning/plain"],
+            ms(service.models.quiet_after(&plain_document))
+        );
+        assert_eq!(
+            bounds["reasoning/finder"],
+            auto_tools::limits::RUN_BOUND_MS,
+            "{bounds:?}"
+        );
+    }
+
+    /// "A task whose with.type or with.name is an expression waits as long as the longest run
+    /// of any function other than a workflow, plus one minute": the deployment's longest run,
+    /// here 60 days rather than the default 30.
+    #[tokio::test]
+    async fn a_call_whose_target_is_an_expression_waits_the_deployments_longest_run() {
+        let (service, pb) = service("[limits]\nworkflow_max_duration = \"P60D\"\n").await;
+        let body = "do:\n  - pick:\n      call: run_definition\n      with: { type: computation, name: '${ $data.name }' }\n";
+        save(
+            &service,
+            &pb,
+            "workflow",
+            "pick",
+            &format!("{HEADER}{body}"),
+        )
+        .await;
+        let now = chrono::Utc::now();
+        let run = Run {
+            run_id: "p-1".into(),
+            key: DefinitionKey::new("workflow", "pick"),
+            definition_version: 1,
+            status: RunStatus::Started,
+            input: json!({"name": "double"}),
+            output: None,
+            record: None,
+            problem: None,
+            started_by: "local".into(),
+            parent_run_id: None,
+            task_reference: None,
+            depth: None,
+            call_depth: None,
+            trigger: None,
+            parent_call_id: None,
+            root_run_id: None,
+            attempt: 1,
+            last_run_seq: 1,
+            last_event_at: now,
+            started_at: now,
+            ended_at: None,
+        };
+        let workflow = service
+            .workflow_of(&pb, &run)
+            .await
+            .expect("the saved workflow");
+        assert_eq!(workflow.document().uses, Vec::<String>::new());
+        let info = service.run_info(&run);
+        assert_eq!(info.function_default_ms, 60 * 24 * 3_600_000);
+        assert_eq!(info.run_duration_ms, 60 * 24 * 3_600_000);
+    }
+}
