@@ -24,6 +24,7 @@ use crate::reasoning_runs::Recorder;
 use crate::runs::rejection;
 use crate::service::{Service, store_problem};
 use crate::webhooks::{Attempt, DELIVERY_ATTEMPTS_MAX};
+use crate::work::{Delivery, Order, WorkItem};
 
 /// The key of a delivery attempt among its run's work.
 pub fn deliver_key(attempt: u32) -> String {
@@ -43,14 +44,12 @@ pub fn delivery_work(
     attempt: u32,
     due_at: Option<chrono::DateTime<chrono::Utc>>,
 ) -> NewWork {
-    NewWork {
-        key: deliver_key(attempt),
-        due_at,
-        payload: json!({ "deliver_request": {
-            "request_id": request_id, "webhook": webhook, "attempt": attempt,
-        }}),
-        ordered: false,
-    }
+    let delivery = Order::DeliverRequest(Delivery {
+        request_id: request_id.to_owned(),
+        webhook: webhook.to_owned(),
+        attempt,
+    });
+    WorkItem::from(delivery).to_work(deliver_key(attempt), due_at)
 }
 
 /// What the webhook receives: the request as the inbox shows it, with the org and playbook it
@@ -73,14 +72,14 @@ pub fn delivery_body(pb: &PlaybookRef, request: &Request) -> Value {
 
 impl Service {
     /// The scheduler's delivery attempt of a request: its work item fell due.
-    pub(crate) async fn deliver_request(&self, item: &Work, order: &Value) -> Result<(), Problem> {
+    pub(crate) async fn deliver_request(
+        &self,
+        item: &Work,
+        order: &Delivery,
+    ) -> Result<(), Problem> {
         let pb = &item.playbook;
-        let request_id = order["request_id"].as_str().unwrap_or_default();
-        let webhook = order["webhook"].as_str().unwrap_or_default();
-        let attempt = order["attempt"]
-            .as_u64()
-            .and_then(|n| u32::try_from(n).ok())
-            .unwrap_or(DELIVERY_ATTEMPTS_MAX);
+        let (request_id, webhook) = (order.request_id.as_str(), order.webhook.as_str());
+        let attempt = order.attempt;
         let request = self
             .store
             .get_request(pb, request_id)

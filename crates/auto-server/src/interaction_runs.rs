@@ -19,8 +19,8 @@ use auto_engine::interaction::{
 use auto_engine::workflow::RUN_DURATION_MS_MAX;
 use auto_schema::{CompiledSchema, check_shape};
 use auto_store::{
-    DefinitionKey, NewEvent, NewRequest, NewWork, PlaybookRef, Request, RequestClose,
-    RequestFilter, RequestStatus, Run, RunEnding, RunStatus, StoreError, Work,
+    DefinitionKey, NewEvent, NewRequest, PlaybookRef, Request, RequestClose, RequestFilter,
+    RequestStatus, Run, RunEnding, RunStatus, StoreError, Work,
 };
 use serde_json::{Value, json};
 
@@ -33,6 +33,7 @@ use crate::runs::{
     started_fact, taken,
 };
 use crate::service::{Service, store_problem};
+use crate::work::{Expiry, Order, WorkItem};
 
 /// The key of a request's expiry among its run's work.
 pub const EXPIRE_KEY: &str = "expire";
@@ -335,12 +336,10 @@ impl Service {
             output_schema: document.output_schema.clone(),
             expires_at,
         };
-        let mut work = vec![NewWork {
-            key: EXPIRE_KEY.into(),
-            due_at: Some(expires_at),
-            payload: json!({ "expire_request": { "request_id": request_id } }),
-            ordered: false,
-        }];
+        let expiry = Order::ExpireRequest(Expiry {
+            request_id: request_id.clone(),
+        });
+        let mut work = vec![WorkItem::from(expiry).to_work(EXPIRE_KEY, Some(expires_at))];
         if let Some(webhook) = &webhook {
             work.push(crate::interaction_delivery::delivery_work(
                 &request_id,

@@ -25,6 +25,7 @@ pub mod service;
 pub mod tool_operations;
 pub mod triggers;
 pub mod webhooks;
+pub mod work;
 pub mod workflow_runs;
 
 use std::net::SocketAddr;
@@ -94,12 +95,19 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
     auto_tools::install_tls_provider();
     let listener = TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
+    let service = Service::new(options.store, options.checkers)
+        .with_models(options.models)
+        .with_limits(options.limits);
+    let mut metrics = Metrics::new();
+    metrics.register_counter(
+        "work_unreadable",
+        "Claims of a work item this server could not read; each is kept, logged and claimed again when its lease ends",
+        service.scheduler.unreadable.clone(),
+    );
     let state = AppState {
-        service: Service::new(options.store, options.checkers)
-            .with_models(options.models)
-            .with_limits(options.limits),
+        service,
         keys: Arc::new(options.keys),
-        metrics: Arc::new(Metrics::new()),
+        metrics: Arc::new(metrics),
     };
     let workers = Workers::spawn(&state.service);
     let app = mcp::mount(http::router(state.clone()), &state, addr).layer(

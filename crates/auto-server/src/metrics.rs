@@ -55,6 +55,11 @@ impl Metrics {
         }
     }
 
+    /// Adds a counter another part of the server keeps, under `auto_<name>`.
+    pub fn register_counter(&mut self, name: &str, help: &str, counter: Counter) {
+        self.registry.register(name, help, counter);
+    }
+
     pub fn observe_request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
         let labels = RequestLabels {
             method: method.into(),

@@ -25,6 +25,7 @@ use crate::auth::{Caller, Permission};
 use crate::problem::{Problem, ProblemIssue, Reason};
 use crate::reasoning_runs;
 use crate::service::{Service, store_problem};
+use crate::work::{ChildEnded, Order, WorkItem};
 
 /// "`run_id` is the caller's (1 to 128 of `[A-Za-z0-9._:-]`) or a new UUIDv7" (supplement §2).
 pub const RUN_ID_CHARS_MAX: usize = 128;
@@ -131,10 +132,18 @@ pub(crate) fn new_run(
         call_depth: None,
         trigger: None,
         parent_call_id: None,
+        ending_work: None,
         root_run_id: None,
         open_calls_max: None,
     };
     if let Some(lineage) = lineage {
+        // Its ending reaches the call that waits for it as an input of the caller.
+        let ended = Order::ChildEnded(ChildEnded {
+            call_id: lineage.parent_call_id.clone(),
+            child_run_id: run_id.to_owned(),
+        });
+        let key = format!("ended:{}", lineage.parent_call_id);
+        new.ending_work = Some(WorkItem::from(ended).to_work(key, None));
         new.parent_run_id = Some(lineage.parent_run_id);
         new.parent_call_id = Some(lineage.parent_call_id);
         new.task_reference = Some(lineage.task_reference);

@@ -32,6 +32,7 @@ use crate::runs::{
     Ask, Lineage, OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, new_run, started_fact, taken,
 };
 use crate::service::{Service, store_problem};
+use crate::work::{CancelCall, ChildEnded, Order, StartCall, WorkItem, order_of};
 
 /// How long a server holds the work it claimed; past it, another server may take it. A call
 /// whose child runs longer may be claimed again meanwhile: the child's derived run id makes the
@@ -105,6 +106,9 @@ pub struct Scheduler {
     workflows: Arc<Mutex<WorkflowCache>>,
     queues: Arc<Mutex<RunQueues>>,
     stopping: Arc<std::sync::atomic::AtomicBool>,
+    /// How often a claimed work item could not be read (each is kept, told in the log, and
+    /// claimed again once its lease ends).
+    pub unreadable: prometheus_client::metrics::counter::Counter,
 }
 
 impl Default for Scheduler {
@@ -115,6 +119,7 @@ impl Default for Scheduler {
             workflows: Arc::default(),
             queues: Arc::default(),
             stopping: Arc::default(),
+            unreadable: Default::default(),
         }
     }
 }
@@ -233,80 +238,16 @@ pub fn spawn_scheduler(service: Service) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// A work item's payload, as this module writes it.
-fn input_payload(input: &Input) -> Value {
-    match input {
-        Input::Start { input } => json!({ "input": "start", "value": input }),
-        Input::TimerFired { timer_id } => json!({ "input": "timer", "timer_id": timer_id }),
-        Input::Cancel { detail, kind } => {
-            json!({ "input": "cancel", "detail": detail, "kind": kind })
-        }
-        Input::EventReceived { event } => json!({ "input": "event", "event": event }),
-        Input::EventHeard { event } => json!({ "input": "heard", "event": event }),
-        Input::CallEnded { call_id, outcome } => {
-            let outcome = match outcome {
-                CallOutcome::Succeeded { output } => json!({ "output": output }),
-                CallOutcome::Rejected { problem } => json!({ "problem": problem }),
-            };
-            json!({ "input": "call_ended", "call_id": call_id, "outcome": outcome })
-        }
-    }
-}
-
-fn input_of(payload: &Value) -> Option<Input> {
-    let text = |key: &str| payload[key].as_str().map(str::to_owned);
-    Some(match payload["input"].as_str()? {
-        "start" => Input::Start {
-            input: payload["value"].clone(),
-        },
-        "timer" => Input::TimerFired {
-            timer_id: text("timer_id")?,
-        },
-        "cancel" => Input::Cancel {
-            detail: text("detail").unwrap_or_default(),
-            kind: text("kind"),
-        },
-        "event" => Input::EventReceived {
-            event: payload["event"].clone(),
-        },
-        "heard" => Input::EventHeard {
-            event: payload["event"].clone(),
-        },
-        "call_ended" => Input::CallEnded {
-            call_id: text("call_id")?,
-            outcome: match payload["outcome"].get("problem") {
-                Some(problem) => CallOutcome::Rejected {
-                    problem: problem.clone(),
-                },
-                None => CallOutcome::Succeeded {
-                    output: payload["outcome"]["output"].clone(),
-                },
-            },
-        },
-        _ => return None,
-    })
-}
-
 /// The work that hands an event sent to the run (`send_run_event`) to its workflow: one item
 /// per event id, applied as soon as a server claims it.
 pub(crate) fn event_work(event_id: &str, event: Value) -> NewWork {
-    NewWork {
-        key: format!("event:{event_id}"),
-        due_at: None,
-        payload: input_payload(&Input::EventReceived { event }),
-        ordered: true,
-    }
+    WorkItem::from(Input::EventReceived { event }).to_work(format!("event:{event_id}"), None)
 }
 
 /// The work that offers a run an event of the playbook its listening task heard: taken now
 /// or let pass. Keyed as a sent event is, so the same event reaches the run once either way.
 pub(crate) fn heard_work(event_id: &str, event: Value) -> NewWork {
-    NewWork {
-        key: format!("event:{event_id}"),
-        due_at: None,
-        payload: input_payload(&Input::EventHeard { event }),
-        ordered: true,
-    }
+    WorkItem::from(Input::EventHeard { event }).to_work(format!("event:{event_id}"), None)
 }
 
 /// The work and the cancelled keys the engine's commands make.
@@ -315,45 +256,26 @@ fn work_of(commands: &[Command]) -> (Vec<NewWork>, Vec<String>) {
     let mut cancel = Vec::new();
     for command in commands {
         match command {
-            Command::SetTimer { timer_id, due_ms } => add.push(NewWork {
-                key: format!("timer:{timer_id}"),
-                due_at: chrono::DateTime::from_timestamp_millis(*due_ms),
-                payload: input_payload(&Input::TimerFired {
+            Command::SetTimer { timer_id, due_ms } => add.push(
+                WorkItem::from(Input::TimerFired {
                     timer_id: timer_id.clone(),
-                }),
-                ordered: true,
-            }),
+                })
+                .to_work(
+                    format!("timer:{timer_id}"),
+                    chrono::DateTime::from_timestamp_millis(*due_ms),
+                ),
+            ),
             Command::CancelTimer { timer_id } => cancel.push(format!("timer:{timer_id}")),
-            Command::StartCall {
-                call_id,
-                child_run_id,
-                def_type,
-                name,
-                input,
-                wait_ms,
-            } => add.push(NewWork {
-                key: format!("call:{call_id}"),
-                due_at: None,
-                payload: json!({ "start_call": {
-                    "call_id": call_id, "child_run_id": child_run_id, "type": def_type,
-                    "name": name, "input": input, "wait_ms": wait_ms,
-                }}),
-                ordered: false,
-            }),
-            Command::CancelCall {
-                call_id,
-                child_run_id,
-                kind,
-            } => {
+            Command::StartCall { call_id, .. } => {
+                if let Some(order) = order_of(command) {
+                    add.push(WorkItem::from(order).to_work(format!("call:{call_id}"), None));
+                }
+            }
+            Command::CancelCall { call_id, .. } => {
                 cancel.push(format!("call:{call_id}"));
-                add.push(NewWork {
-                    key: format!("cancel:{call_id}"),
-                    due_at: None,
-                    payload: json!({ "cancel_call": {
-                        "call_id": call_id, "child_run_id": child_run_id, "kind": kind,
-                    }}),
-                    ordered: false,
-                });
+                if let Some(order) = order_of(command) {
+                    add.push(WorkItem::from(order).to_work(format!("cancel:{call_id}"), None));
+                }
             }
             // Recorded with the step's events (`commit_of`), not as work.
             Command::EmitEvent { .. } => {}
@@ -647,14 +569,12 @@ impl Service {
             .add_work(
                 pb,
                 run_id,
-                vec![NewWork {
-                    key: START_KEY.into(),
-                    due_at: Some(chrono::Utc::now() + START_GRACE),
-                    payload: input_payload(&Input::Start {
+                vec![
+                    WorkItem::from(Input::Start {
                         input: input.clone(),
-                    }),
-                    ordered: true,
-                }],
+                    })
+                    .to_work(START_KEY, Some(chrono::Utc::now() + START_GRACE)),
+                ],
             )
             .await
             .map_err(|error| cannot_start(&key.name, error))?;
@@ -729,15 +649,13 @@ impl Service {
             .add_work(
                 pb,
                 &run.run_id,
-                vec![NewWork {
-                    key: "cancel".into(),
-                    due_at: None,
-                    payload: input_payload(&Input::Cancel {
+                vec![
+                    WorkItem::from(Input::Cancel {
                         detail: words.to_owned(),
                         kind: kind.map(str::to_owned),
-                    }),
-                    ordered: true,
-                }],
+                    })
+                    .to_work("cancel", None),
+                ],
             )
             .await
             .map_err(store_problem)?;
@@ -748,24 +666,31 @@ impl Service {
     /// Carries out one claimed item. A commit another server won, or a run that ended, drops
     /// the item; a fault leaves it to be claimed again once its lease ends.
     async fn handle_work(&self, item: Work) {
-        let outcome = if let Some(call) = item.payload.get("start_call") {
-            self.start_call(&item, call.clone()).await
-        } else if let Some(call) = item.payload.get("cancel_call") {
-            self.cancel_call(&item, call).await
-        } else if let Some(ended) = item.payload.get("child_ended") {
-            self.child_ended(&item, ended).await
-        } else if let Some(expiry) = item.payload.get("expire_request") {
-            let request_id = expiry["request_id"].as_str().unwrap_or_default();
-            self.expire_request(&item, request_id).await
-        } else if let Some(order) = item.payload.get("deliver_request") {
-            self.deliver_request(&item, order).await
-        } else {
-            match input_of(&item.payload) {
-                Some(input) => self.apply_input(&item, input).await,
-                None => {
-                    tracing::error!(key = %item.key, "a work item this server cannot read is dropped");
-                    self.store.finish_work(item.id).await.map_err(store_problem)
-                }
+        let read = match WorkItem::read(&item.payload) {
+            Ok(read) => read,
+            Err(error) => {
+                // Kept, to be read by a server that can (a later version), and told: it is
+                // claimed again once its lease ends.
+                self.scheduler.unreadable.inc();
+                tracing::error!(
+                    run_id = %item.run_id,
+                    key = %item.key,
+                    %error,
+                    "a work item this server cannot read is kept for one that can"
+                );
+                return;
+            }
+        };
+        let outcome = match read {
+            WorkItem::Input(input) => self.apply_input(&item, input).await,
+            WorkItem::Order(Order::StartCall(call)) => self.start_call(&item, call).await,
+            WorkItem::Order(Order::CancelCall(call)) => self.cancel_call(&item, &call).await,
+            WorkItem::Order(Order::ChildEnded(ended)) => self.child_ended(&item, ended).await,
+            WorkItem::Order(Order::ExpireRequest(expiry)) => {
+                self.expire_request(&item, &expiry.request_id).await
+            }
+            WorkItem::Order(Order::DeliverRequest(delivery)) => {
+                self.deliver_request(&item, &delivery).await
             }
         };
         if let Err(problem) = outcome {
@@ -780,13 +705,15 @@ impl Service {
 
     /// A child's ending, which the store added to its parent when the child ended: the
     /// child's output or problem, applied as the call's ending.
-    async fn child_ended(&self, item: &Work, ended: &Value) -> Result<(), Problem> {
+    async fn child_ended(&self, item: &Work, ended: ChildEnded) -> Result<(), Problem> {
         let pb = &item.playbook;
-        let call_id = ended["call_id"].as_str().unwrap_or_default().to_owned();
-        let child_run_id = ended["child_run_id"].as_str().unwrap_or_default();
+        let ChildEnded {
+            call_id,
+            child_run_id,
+        } = ended;
         let child = self
             .store
-            .get_run(pb, child_run_id)
+            .get_run(pb, &child_run_id)
             .await
             .map_err(store_problem)?;
         let Some(child) = child.filter(|r| r.status != RunStatus::Started) else {
@@ -972,10 +899,16 @@ impl Service {
     /// reasoning or computation function) ends the call here; one that goes on (a workflow, a
     /// person's answer) records its parent and call, and its ending reaches the parent through
     /// the store whenever and wherever it comes: the call holds nothing while it waits.
-    async fn start_call(&self, item: &Work, call: Value) -> Result<(), Problem> {
+    async fn start_call(&self, item: &Work, call: StartCall) -> Result<(), Problem> {
         let pb = &item.playbook;
-        let text = |key: &str| call[key].as_str().unwrap_or_default().to_owned();
-        let (call_id, child_run_id) = (text("call_id"), text("child_run_id"));
+        let StartCall {
+            call_id,
+            child_run_id,
+            def_type,
+            name,
+            input,
+            wait_ms: _,
+        } = call;
         let parent = self
             .store
             .get_run(pb, &item.run_id)
@@ -1016,18 +949,17 @@ impl Service {
             Some(problem) => Some(rejected(&problem)?),
             None => {
                 let body = RunDefinition {
-                    input: Some(call["input"].clone()),
+                    input: Some(input),
                     run_id: Some(child_run_id.clone()),
                 };
                 // A call the store failed under is made again, under the same run id, rather
                 // than answered with the fault.
-                let (caller, type_text, name) =
-                    (caller_of(&parent, pb), text("type"), text("name"));
+                let caller = caller_of(&parent, pb);
                 let answer = retrying_faults(crate::service::is_store_fault, || {
                     self.run_definition_in(
                         &caller,
                         pb,
-                        &type_text,
+                        &def_type,
                         &name,
                         body.clone(),
                         Some(lineage.clone()),
@@ -1084,12 +1016,7 @@ impl Service {
                 .add_work(
                     pb,
                     &item.run_id,
-                    vec![NewWork {
-                        key: format!("ended:{call_id}"),
-                        due_at: None,
-                        payload: input_payload(&ended),
-                        ordered: true,
-                    }],
+                    vec![WorkItem::from(ended).to_work(format!("ended:{call_id}"), None)],
                 )
                 .await
                 .map_err(store_problem)?;
@@ -1120,10 +1047,10 @@ impl Service {
     }
 
     /// Cancels a child the parent no longer waits for.
-    async fn cancel_call(&self, item: &Work, call: &Value) -> Result<(), Problem> {
+    async fn cancel_call(&self, item: &Work, call: &CancelCall) -> Result<(), Problem> {
         let pb = &item.playbook;
-        let child_run_id = call["child_run_id"].as_str().unwrap_or_default();
-        let kind = call["kind"].as_str().unwrap_or("parent_ended");
+        let child_run_id = call.child_run_id.as_str();
+        let kind = call.kind.as_str();
         if let Some(child) = self
             .store
             .get_run(pb, child_run_id)

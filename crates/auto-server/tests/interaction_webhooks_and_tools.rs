@@ -751,6 +751,7 @@ async fn a_call_cut_off_by_a_stop_is_not_made_again_for_a_tool_that_writes() {
         call_depth: None,
         trigger: None,
         parent_call_id: None,
+        ending_work: None,
         root_run_id: None,
         open_calls_max: None,
     };

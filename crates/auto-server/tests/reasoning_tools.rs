@@ -1094,6 +1094,7 @@ async fn left_started(store: &dyn auto_store::Store, run_id: &str, events: Vec<(
         call_depth: None,
         trigger: None,
         parent_call_id: None,
+        ending_work: None,
         root_run_id: None,
         open_calls_max: None,
     };

@@ -334,6 +334,66 @@ async fn a_workflow_calls_a_workflow_and_its_overview_names_who_uses_it() {
     assert_eq!(run["output"], json!({"n": 42}), "{run:#}");
 }
 
+/// A work item no server of this version can read (one a later version wrote, or a damaged
+/// row) is kept for a server that can, told in the log, and counted in `/metrics`; the work
+/// beside it goes on.
+#[tokio::test]
+async fn a_work_item_that_cannot_be_read_is_kept_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::test_store(dir.path()).await;
+    let server = TestServer::start_on(
+        store.clone(),
+        Vec::new(),
+        auto_server::reasoning_runs::Models::none(),
+        dir,
+    )
+    .await;
+    let pb = server.playbook().await;
+    let playbook = auto_store::PlaybookRef::new("acme", "main");
+    store
+        .add_work(
+            &playbook,
+            "later",
+            vec![auto_store::NewWork {
+                key: "teleport".into(),
+                due_at: None,
+                payload: json!({"teleport": {"to": "mars"}}),
+                ordered: false,
+            }],
+        )
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let metrics = server.get("/metrics").await;
+        let text = metrics.body.as_str().unwrap_or_default().to_owned();
+        if text.contains("auto_work_unreadable_total 1") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Kept: still waiting, held by this server's lease.
+    assert!(store.next_work_due().await.unwrap().is_some());
+    // The server goes on with other work.
+    save(
+        &server,
+        &pb,
+        "workflow",
+        "total",
+        &format!("{HEADER}{TOTAL}"),
+    )
+    .await;
+    let reply = run(
+        &server,
+        &pb,
+        "total",
+        json!({"input": {"lines": [{"amount": 1}]}, "run_id": "t-1"}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+}
+
 /// A server that stopped after recording a run and before its first step: the next server
 /// takes the start from the store's work and runs it.
 #[tokio::test]
@@ -389,6 +449,7 @@ async fn a_run_recorded_without_its_first_step_is_started_by_the_next_server() {
                 call_depth: None,
                 trigger: None,
                 parent_call_id: None,
+                ending_work: None,
                 root_run_id: None,
                 open_calls_max: None,
             },

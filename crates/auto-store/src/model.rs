@@ -345,9 +345,11 @@ pub struct NewRun {
     pub call_depth: Option<i64>,
     /// What started it, when a trigger did: opaque to the store.
     pub trigger: Option<Value>,
-    /// The call of `parent_run_id` this run answers: its ending adds the work
-    /// `ended:<parent_call_id>` to the parent, in the same transaction.
+    /// The call of `parent_run_id` this run answers.
     pub parent_call_id: Option<String>,
+    /// The work this run's ending adds to `parent_run_id`, in the same transaction: how its
+    /// caller hears of it. Kept as given; the store writes no work of its own.
+    pub ending_work: Option<NewWork>,
     /// The workflow at the top of the tree of calls this run is in; `None` for that top run.
     pub root_run_id: Option<String>,
     /// With `root_run_id`: the run is refused with [`crate::StoreError::LimitReached`] when
@@ -432,7 +434,7 @@ pub struct WorkflowStep {
 }
 
 /// Work due to a run: an input to apply or a command to carry out, once per key and run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NewWork {
     pub key: String,
     /// When it is due; `None` for at once.

@@ -53,6 +53,7 @@ const MIGRATION_TRIGGERS: &str = include_str!("../migrations/postgres/0007_trigg
 const MIGRATION_EARLIER_FILTERS: &str =
     include_str!("../migrations/postgres/0008_earlier_filters.sql");
 const MIGRATION_ORDERED_WORK: &str = include_str!("../migrations/postgres/0009_ordered_work.sql");
+const MIGRATION_ENDING_WORK: &str = include_str!("../migrations/postgres/0010_ending_work.sql");
 
 /// The columns `event_from_row` reads.
 macro_rules! event_columns {
@@ -277,6 +278,13 @@ fn migrator() -> Migrator {
             Cow::Borrowed("ordered work"),
             MigrationType::Simple,
             MIGRATION_ORDERED_WORK.into_sql_str(),
+            false,
+        ),
+        Migration::new(
+            10,
+            Cow::Borrowed("ending work"),
+            MigrationType::Simple,
+            MIGRATION_ENDING_WORK.into_sql_str(),
             false,
         ),
     ])
@@ -573,9 +581,10 @@ async fn insert_run(
     let row = sqlx::query(concat!(
         "INSERT INTO runs (playbook_pk, run_id, def_type, name, definition_version, status, \
          input, started_by, parent_run_id, task_reference, depth, call_depth, trigger_info, \
-         attempt, last_run_seq, last_event_at, started_at, parent_call_id, root_run_id) \
+         attempt, last_run_seq, last_event_at, started_at, parent_call_id, root_run_id, \
+         ending_work_key, ending_work_payload, ending_work_ordered) \
          VALUES ($1, $2, $3, $4, $5, 'started', $6, $7, $8, $9, $10, $11, $12, 1, $13, $14, \
-         $14, $15, $16) ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
+         $14, $15, $16, $17, $18, $19) ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
         run_columns!()
     ))
     .bind(reserved.playbook_pk)
@@ -594,6 +603,9 @@ async fn insert_run(
     .bind(reserved.now)
     .bind(&new.parent_call_id)
     .bind(&new.root_run_id)
+    .bind(new.ending_work.as_ref().map(|w| &w.key))
+    .bind(new.ending_work.as_ref().map(|w| Json(&w.payload)))
+    .bind(new.ending_work.as_ref().is_some_and(|w| w.ordered))
     .fetch_optional(&mut **tx)
     .await?;
     let Some(row) = row else {
@@ -2014,8 +2026,8 @@ impl Store for PgStore {
     }
 }
 
-/// A child's ending reaches its parent: the work `ended:<call>` on the parent run, added in
-/// the ending's transaction; the parent reads the child's run when it applies it.
+/// A child's ending reaches its parent: the work it was started with, added to the parent
+/// run in the ending's transaction.
 async fn notify_parent(
     tx: &mut Transaction<'static, Postgres>,
     playbook_pk: i64,
@@ -2024,11 +2036,9 @@ async fn notify_parent(
 ) -> Result<()> {
     sqlx::query(
         "INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \
-         SELECT playbook_pk, parent_run_id, 'ended:' || parent_call_id, $3, \
-         jsonb_build_object('child_ended', \
-             jsonb_build_object('call_id', parent_call_id, 'child_run_id', run_id)), true \
-         FROM runs WHERE playbook_pk = $1 AND run_id = $2 AND parent_run_id IS NOT NULL \
-         AND parent_call_id IS NOT NULL \
+         SELECT playbook_pk, parent_run_id, ending_work_key, $3, ending_work_payload, \
+         ending_work_ordered FROM runs WHERE playbook_pk = $1 AND run_id = $2 \
+         AND parent_run_id IS NOT NULL AND ending_work_key IS NOT NULL \
          ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
     )
     .bind(playbook_pk)

@@ -1001,6 +1001,7 @@ fn new_run(run_id: &str, def_type: &str, name: &str) -> NewRun {
         call_depth: None,
         trigger: None,
         parent_call_id: None,
+        ending_work: None,
         root_run_id: None,
         open_calls_max: None,
     }
@@ -1052,6 +1053,7 @@ async fn run_start_and_get_round_trip(store: Arc<dyn Store>) -> Result<()> {
         call_depth: Some(1),
         trigger: Some(json!({"kind": "schedule", "cron": "0 9 * * 1"})),
         parent_call_id: Some("call:/do/0/review#1".into()),
+        ending_work: None,
         root_run_id: Some("parent-7".into()),
         open_calls_max: None,
     };
@@ -2137,9 +2139,17 @@ async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
     store
         .start_run(&playbook, new_run("top", "workflow", "flow"), vec![])
         .await?;
+    // Each is started with the work its ending adds to its parent, which the store keeps as
+    // given.
     let child = |id: &str, def_type: &str, call: &str| NewRun {
         parent_run_id: Some("top".into()),
         parent_call_id: Some(call.into()),
+        ending_work: Some(NewWork {
+            key: format!("ended:{call}"),
+            due_at: Some(Utc::now() + chrono::Duration::days(1)),
+            payload: json!({"told": id}),
+            ordered: true,
+        }),
         root_run_id: Some("top".into()),
         call_depth: Some(1),
         task_reference: Some("/do/0/ask".into()),
@@ -2170,7 +2180,8 @@ async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
         vec![]
     );
 
-    // A run ended with end_run adds `ended:<call>` to its parent, in the same transaction.
+    // A run ended with end_run adds its ending work to its parent, due at once, in the same
+    // transaction.
     store
         .end_run(&playbook, "top.a", succeeded(json!(1)), vec![])
         .await?;
@@ -2201,18 +2212,11 @@ async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
         seen,
         [
             ("top.b", "cancel:child", &json!({"key": "cancel:child"})),
-            (
-                "top",
-                "ended:call:/do/0/a#1",
-                &json!({"child_ended": {"call_id": "call:/do/0/a#1", "child_run_id": "top.a"}})
-            ),
-            (
-                "top",
-                "ended:call:/do/1/b#1",
-                &json!({"child_ended": {"call_id": "call:/do/1/b#1", "child_run_id": "top.b"}})
-            ),
+            ("top", "ended:call:/do/0/a#1", &json!({"told": "top.a"})),
+            ("top", "ended:call:/do/1/b#1", &json!({"told": "top.b"})),
         ]
     );
+    assert!(claimed.iter().all(|w| w.ordered == (w.run_id == "top")));
     Ok(())
 }
 

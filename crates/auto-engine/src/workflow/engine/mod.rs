@@ -319,42 +319,46 @@ impl RunState {
     }
 }
 
-/// An input of a run after its start.
-#[derive(Clone, Debug, PartialEq)]
+/// An input of a run after its start. Serialised as the shell keeps it until it is applied:
+/// an object whose `input` names the variant (`{"input": "timer", "timer_id": ...}`), the
+/// form runs waiting since earlier versions hold.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "input", rename_all = "snake_case")]
 pub enum Input {
     Start {
+        #[serde(rename = "value")]
         input: Value,
     },
     CallEnded {
         call_id: String,
         outcome: CallOutcome,
     },
-    TimerFired {
-        timer_id: String,
-    },
+    #[serde(rename = "timer")]
+    TimerFired { timer_id: String },
     /// `cancel_run`, or the workflow waiting for this run: `kind` is `requested` when `None`,
     /// otherwise the kind the canceller gives (`parent_ended`, `deadline`).
     Cancel {
+        #[serde(default)]
         detail: String,
+        #[serde(default)]
         kind: Option<String>,
     },
     /// Addition: an event sent to the run (`send_run_event`), as CloudEvents JSON with at
     /// least `id`, `type`, `source` and `time`. One whose id the run received before changes
     /// nothing.
-    EventReceived {
-        event: Value,
-    },
+    #[serde(rename = "event")]
+    EventReceived { event: Value },
     /// Addition: an event of the playbook that a filter with a written type of a listening
     /// task matched, heard without the run ("Waiting for events"). It reaches the run only
     /// while the task listens: a listening task takes it in this step, or the run lets it
     /// pass, never keeping it for a later task nor counting it among the events it received.
-    EventHeard {
-        event: Value,
-    },
+    #[serde(rename = "heard")]
+    EventHeard { event: Value },
 }
 
-/// How a child run ended.
-#[derive(Clone, Debug, PartialEq)]
+/// How a child run ended: serialised as `{"output": ...}` or `{"problem": ...}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
 pub enum CallOutcome {
     Succeeded {
         output: Value,
@@ -366,14 +370,17 @@ pub enum CallOutcome {
     },
 }
 
-/// Work for the shell to enqueue with the step's commit.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Work for the shell to enqueue with the step's commit. Serialised as `{"start_call": {...}}`,
+/// a variant's name in snake case around its fields.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Command {
     /// Start (or find, by its id) a child run and report its end as Input::CallEnded.
     /// `wait_ms` is the task's wait; the engine also sets a timer for it.
     StartCall {
         call_id: String,
         child_run_id: String,
+        #[serde(rename = "type")]
         def_type: String,
         name: String,
         input: Value,

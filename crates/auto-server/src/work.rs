@@ -1,0 +1,308 @@
+//! The work a run has waiting, typed. Every item the store keeps is one [`WorkItem`],
+//! serialised by serde and read back by serde: an input of a workflow run (the engine's own
+//! [`Input`], applied to its snapshot in the order received) or an order carried out beside a
+//! run (a child to start or cancel, a child's ending to hand its caller, a request to expire
+//! or deliver). The store keeps the payload as given; no other module writes or reads one.
+//!
+//! The serialised forms are those earlier versions wrote, so work that waited across an
+//! upgrade is read as it was meant.
+
+use auto_engine::workflow::engine::{Command, Input};
+use auto_store::NewWork;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One work item of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WorkItem {
+    /// An input of a workflow run: `{"input": "<kind>", ...}`.
+    Input(Input),
+    /// An order carried out beside a run: `{"<order>": {...}}`.
+    Order(Order),
+}
+
+/// What a server does for a run beside applying its inputs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// A workflow's call: start (or find, by its id) the child run.
+    StartCall(StartCall),
+    /// Stop a child the workflow no longer waits for.
+    CancelCall(CancelCall),
+    /// A child ended: its caller applies its output or problem as the call's ending. An input
+    /// of the caller, though the child's run is read when it is applied.
+    ChildEnded(ChildEnded),
+    /// An interaction's request is due to expire.
+    ExpireRequest(Expiry),
+    /// An attempt to post an interaction's request to its webhook.
+    DeliverRequest(Delivery),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartCall {
+    pub call_id: String,
+    pub child_run_id: String,
+    #[serde(rename = "type")]
+    pub def_type: String,
+    pub name: String,
+    pub input: Value,
+    pub wait_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelCall {
+    pub call_id: String,
+    pub child_run_id: String,
+    /// `parent_ended` or `deadline`.
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildEnded {
+    pub call_id: String,
+    pub child_run_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expiry {
+    pub request_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub request_id: String,
+    pub webhook: String,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+}
+
+impl WorkItem {
+    /// Whether it is an input of its run, applied to its snapshot one at a time in the order
+    /// received, rather than an order that may take long and goes at once.
+    pub fn is_input(&self) -> bool {
+        matches!(self, Self::Input(_) | Self::Order(Order::ChildEnded(_)))
+    }
+
+    /// The item as the store keeps it, under `key` (once per run), due at `due_at` or at once.
+    pub fn to_work(&self, key: impl Into<String>, due_at: Option<DateTime<Utc>>) -> NewWork {
+        NewWork {
+            key: key.into(),
+            due_at,
+            // Invariant: every variant is plain data, which serde_json always serialises.
+            payload: serde_json::to_value(self).unwrap_or(Value::Null),
+            ordered: self.is_input(),
+        }
+    }
+
+    /// The item a stored payload holds, or why none can be read from it.
+    pub fn read(payload: &Value) -> Result<Self, serde_json::Error> {
+        Self::deserialize(payload)
+    }
+}
+
+impl From<Input> for WorkItem {
+    fn from(input: Input) -> Self {
+        Self::Input(input)
+    }
+}
+
+impl From<Order> for WorkItem {
+    fn from(order: Order) -> Self {
+        Self::Order(order)
+    }
+}
+
+/// The order a command of the engine gives, when it is one carried out as work (a timer is
+/// its input, due later; an emitted event is recorded with the step).
+pub fn order_of(command: &Command) -> Option<Order> {
+    match command {
+        Command::StartCall {
+            call_id,
+            child_run_id,
+            def_type,
+            name,
+            input,
+            wait_ms,
+        } => Some(Order::StartCall(StartCall {
+            call_id: call_id.clone(),
+            child_run_id: child_run_id.clone(),
+            def_type: def_type.clone(),
+            name: name.clone(),
+            input: input.clone(),
+            wait_ms: *wait_ms,
+        })),
+        Command::CancelCall {
+            call_id,
+            child_run_id,
+            kind,
+        } => Some(Order::CancelCall(CancelCall {
+            call_id: call_id.clone(),
+            child_run_id: child_run_id.clone(),
+            kind: kind.clone(),
+        })),
+        Command::SetTimer { .. } | Command::CancelTimer { .. } | Command::EmitEvent { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use auto_engine::workflow::engine::CallOutcome;
+    use serde_json::json;
+
+    use super::*;
+
+    /// Each kind of item, and the payload earlier versions wrote for it: read back as the
+    /// same item, and written as that payload.
+    #[test]
+    fn every_item_reads_and_writes_the_payload_earlier_versions_kept() {
+        let cases: Vec<(WorkItem, Value)> = vec![
+            (
+                Input::Start {
+                    input: json!({"x": 0}),
+                }
+                .into(),
+                json!({"input": "start", "value": {"x": 0}}),
+            ),
+            (
+                Input::TimerFired {
+                    timer_id: "wait:/do/0#1".into(),
+                }
+                .into(),
+                json!({"input": "timer", "timer_id": "wait:/do/0#1"}),
+            ),
+            (
+                Input::Cancel {
+                    detail: "Stopped.".into(),
+                    kind: Some("deadline".into()),
+                }
+                .into(),
+                json!({"input": "cancel", "detail": "Stopped.", "kind": "deadline"}),
+            ),
+            (
+                Input::EventReceived {
+                    event: json!({"id": "e-1"}),
+                }
+                .into(),
+                json!({"input": "event", "event": {"id": "e-1"}}),
+            ),
+            (
+                Input::EventHeard {
+                    event: json!({"id": "e-2"}),
+                }
+                .into(),
+                json!({"input": "heard", "event": {"id": "e-2"}}),
+            ),
+            (
+                Input::CallEnded {
+                    call_id: "call:/do/0#1".into(),
+                    outcome: CallOutcome::Succeeded {
+                        output: json!(null),
+                    },
+                }
+                .into(),
+                json!({"input": "call_ended", "call_id": "call:/do/0#1", "outcome": {"output": null}}),
+            ),
+            (
+                Input::CallEnded {
+                    call_id: "call:/do/0#2".into(),
+                    outcome: CallOutcome::Rejected {
+                        problem: json!({"status": 503}),
+                    },
+                }
+                .into(),
+                json!({"input": "call_ended", "call_id": "call:/do/0#2", "outcome": {"problem": {"status": 503}}}),
+            ),
+            (
+                Order::StartCall(StartCall {
+                    call_id: "call:/do/0#1".into(),
+                    child_run_id: "r.0".into(),
+                    def_type: "computation".into(),
+                    name: "double".into(),
+                    input: json!({"n": 1}),
+                    wait_ms: 70_000,
+                })
+                .into(),
+                json!({"start_call": {"call_id": "call:/do/0#1", "child_run_id": "r.0", "type": "computation", "name": "double", "input": {"n": 1}, "wait_ms": 70_000}}),
+            ),
+            (
+                Order::CancelCall(CancelCall {
+                    call_id: "call:/do/0#1".into(),
+                    child_run_id: "r.0".into(),
+                    kind: "parent_ended".into(),
+                })
+                .into(),
+                json!({"cancel_call": {"call_id": "call:/do/0#1", "child_run_id": "r.0", "kind": "parent_ended"}}),
+            ),
+            (
+                Order::ChildEnded(ChildEnded {
+                    call_id: "call:/do/0#1".into(),
+                    child_run_id: "r.0".into(),
+                })
+                .into(),
+                json!({"child_ended": {"call_id": "call:/do/0#1", "child_run_id": "r.0"}}),
+            ),
+            (
+                Order::ExpireRequest(Expiry {
+                    request_id: "q-1".into(),
+                })
+                .into(),
+                json!({"expire_request": {"request_id": "q-1"}}),
+            ),
+            (
+                Order::DeliverRequest(Delivery {
+                    request_id: "q-1".into(),
+                    webhook: "ops".into(),
+                    attempt: 2,
+                })
+                .into(),
+                json!({"deliver_request": {"request_id": "q-1", "webhook": "ops", "attempt": 2}}),
+            ),
+        ];
+        for (item, payload) in cases {
+            assert_eq!(WorkItem::read(&payload).unwrap(), item, "{payload}");
+            assert_eq!(item.to_work("k", None).payload, payload);
+        }
+        // A cancel of an early version had no kind.
+        assert_eq!(
+            WorkItem::read(&json!({"input": "cancel", "detail": "Stop."})).unwrap(),
+            Input::Cancel {
+                detail: "Stop.".into(),
+                kind: None
+            }
+            .into()
+        );
+    }
+
+    #[test]
+    fn inputs_and_endings_are_ordered_and_orders_are_not() {
+        let ended = Order::ChildEnded(ChildEnded {
+            call_id: "c".into(),
+            child_run_id: "r".into(),
+        });
+        assert!(WorkItem::from(ended).to_work("ended:c", None).ordered);
+        assert!(
+            WorkItem::from(Input::TimerFired {
+                timer_id: "t".into()
+            })
+            .is_input()
+        );
+        let expiry = Order::ExpireRequest(Expiry {
+            request_id: "q".into(),
+        });
+        assert!(!WorkItem::from(expiry).to_work("expire", None).ordered);
+    }
+
+    #[test]
+    fn a_payload_of_no_known_shape_is_refused() {
+        for payload in [
+            json!({"input": "teleport"}),
+            json!({"start_call": {"call_id": "c"}}),
+            json!({"deliver_request": {"request_id": "q", "webhook": "w", "attempt": -1}}),
+            json!([1, 2]),
+        ] {
+            assert!(WorkItem::read(&payload).is_err(), "{payload}");
+        }
+    }
+}
