@@ -11,6 +11,11 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub use auto_runtime::limits::{
+    ENV_WORKFLOW_MAX_DURATION, ENV_WORKFLOW_MAX_OPEN_CALLS, RunLimits, SWEEP_MS_DEFAULT,
+    SWEEP_MS_MIN, WORKFLOW_MAX_OPEN_CALLS_DEFAULT, WORKFLOW_MAX_OPEN_CALLS_MAX,
+};
+
 use crate::auth::{KeyEntry, Role};
 
 /// The address the server listens on unless told otherwise.
@@ -56,11 +61,6 @@ pub struct SchedulerConfig {
     /// due times without waiting for them. 0 in a real deployment.
     pub clock_offset_ms: Option<i64>,
 }
-
-/// "The server's regular pass over waiting work, every second by default."
-pub const SWEEP_MS_DEFAULT: u64 = 1_000;
-/// The shortest sweep interval the configuration takes.
-pub const SWEEP_MS_MIN: u64 = 10;
 
 /// One `[[keys]]` entry: a caller, its org and role, and the SHA-256 of its key.
 #[derive(Clone, Debug, Deserialize)]
@@ -162,40 +162,6 @@ impl Config {
                 ))
             })?;
         Ok(Some(std::time::Duration::from_millis(ms)))
-    }
-}
-
-/// The deployment's limits on workflow runs (workflow page, "Limits"), from `[limits]` and
-/// the environment variables of the page, which override them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RunLimits {
-    /// `WORKFLOW_MAX_DURATION`: the longest a run may last.
-    pub workflow_max_duration_ms: u64,
-    /// `WORKFLOW_MAX_OPEN_CALLS`: the calls the runs under one top workflow wait for at once.
-    pub workflow_max_open_calls: u32,
-    /// `[scheduler] sweep_ms`: the interval of the sweep over triggers and listening tasks.
-    pub sweep_ms: u64,
-    /// `[scheduler] clock_offset_ms`: the shift of the clock schedules read (tests only).
-    pub clock_offset_ms: i64,
-}
-
-/// "Calls waiting under one run: 1,000 under the top workflow".
-pub const WORKFLOW_MAX_OPEN_CALLS_DEFAULT: u32 = 1_000;
-/// "`WORKFLOW_MAX_OPEN_CALLS` sets 1 to 9,999".
-pub const WORKFLOW_MAX_OPEN_CALLS_MAX: u32 = 9_999;
-/// The environment variable of the longest run.
-pub const ENV_WORKFLOW_MAX_DURATION: &str = "WORKFLOW_MAX_DURATION";
-/// The environment variable of the calls waiting under one top workflow.
-pub const ENV_WORKFLOW_MAX_OPEN_CALLS: &str = "WORKFLOW_MAX_OPEN_CALLS";
-
-impl Default for RunLimits {
-    fn default() -> Self {
-        Self {
-            workflow_max_duration_ms: auto_engine::workflow::RUN_DURATION_MS_DEFAULT,
-            workflow_max_open_calls: WORKFLOW_MAX_OPEN_CALLS_DEFAULT,
-            sweep_ms: SWEEP_MS_DEFAULT,
-            clock_offset_ms: 0,
-        }
     }
 }
 

@@ -22,7 +22,7 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -32,6 +32,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, oneshot};
 
 use crate::config::HttpLimits;
+use crate::http::ProblemResponse;
 use crate::problem::{Problem, Reason};
 
 /// How long the loop waits after an error of `accept` that is not the client's (out of file

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use auto_store::PlaybookRef;
 use axum::extract::{FromRequest, MatchedPath, Path, Query, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -38,7 +38,49 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
 }
 
-type Answer<T> = Result<T, Problem>;
+type Answer<T> = Result<T, ProblemAnswer>;
+
+/// A problem document as an HTTP answer: its status, `application/problem+json`, and
+/// `Retry-After` when the problem says when to try again. The runtime's problems know no
+/// HTTP; this is where they become answers.
+#[derive(Debug)]
+pub struct ProblemAnswer(pub Problem);
+
+impl From<Problem> for ProblemAnswer {
+    fn from(problem: Problem) -> Self {
+        Self(problem)
+    }
+}
+
+impl IntoResponse for ProblemAnswer {
+    fn into_response(self) -> Response {
+        let problem = self.0;
+        let status =
+            StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, Json(&problem)).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        if let Some(seconds) = problem.retry_after_seconds {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+/// `problem.into_response()` for the runtime's problems, where a handler answers one.
+pub trait ProblemResponse {
+    fn into_response(self) -> Response;
+}
+
+impl ProblemResponse for Problem {
+    fn into_response(self) -> Response {
+        ProblemAnswer(self).into_response()
+    }
+}
 
 /// The router of the whole API.
 pub fn router(state: AppState) -> Router {
@@ -83,15 +125,15 @@ pub fn router(state: AppState) -> Router {
         )
         .route(
             &format!("{pb}/tool-servers/search"),
-            get(crate::tool_operations::http::search),
+            get(crate::http_tools::search),
         )
         .route(
             &format!("{pb}/tool-servers/{{server}}/tools/{{tool}}"),
-            get(crate::tool_operations::http::introspect),
+            get(crate::http_tools::introspect),
         )
         .route(
             &format!("{pb}/tool-servers/{{server}}/tools/{{tool}}/execute"),
-            post(crate::tool_operations::http::execute),
+            post(crate::http_tools::execute),
         )
         .route(&format!("{pb}/requests"), get(list_requests))
         .route(
@@ -157,18 +199,18 @@ fn panicked(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     Problem::internal(&"a handler panicked").into_response()
 }
 
-async fn unknown_route(request: Request) -> Problem {
-    Problem::not_found(format!(
+async fn unknown_route(request: Request) -> ProblemAnswer {
+    ProblemAnswer(Problem::not_found(format!(
         "There is no route {} {}: the API lives under /v1 (see /v1/openapi.json).",
         request.method(),
         request.uri().path()
-    ))
+    )))
 }
 
 /// A known route asked with a method it does not take: 405, with the methods it takes in
 /// `Allow` (the router adds the header).
-async fn method_not_allowed(request: Request) -> Problem {
-    Problem::invalid_input(
+async fn method_not_allowed(request: Request) -> ProblemAnswer {
+    let problem = Problem::invalid_input(
         "The route does not take this method",
         format!(
             "The route {} does not take {}: the Allow header names its methods (see /v1/openapi.json).",
@@ -177,7 +219,8 @@ async fn method_not_allowed(request: Request) -> Problem {
         ),
     )
     .with_kind("method_not_allowed")
-    .with_status(StatusCode::METHOD_NOT_ALLOWED.as_u16())
+    .with_status(StatusCode::METHOD_NOT_ALLOWED.as_u16());
+    ProblemAnswer(problem)
 }
 
 /// The caller of a request, from its bearer key.
@@ -187,7 +230,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Authed
 where
     AppState: axum::extract::FromRef<S>,
 {
-    type Rejection = Problem;
+    type Rejection = ProblemAnswer;
 
     async fn from_request_parts(
         parts: &mut axum::http::request::Parts,
@@ -198,7 +241,7 @@ where
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        state.keys.authenticate(authorization).map(Authed)
+        Ok(Authed(state.keys.authenticate(authorization)?))
     }
 }
 
@@ -207,7 +250,7 @@ where
 pub struct Body<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
-    type Rejection = Problem;
+    type Rejection = ProblemAnswer;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
         check_content_type(request.headers())?;
@@ -220,7 +263,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
                     Problem::invalid_input("The request body cannot be read", rejection.body_text())
                 }
             })?;
-        decode(&bytes).map(Body)
+        Ok(Body(decode(&bytes)?))
     }
 }
 

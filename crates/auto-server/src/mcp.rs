@@ -24,7 +24,7 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use axum::http::request::Parts;
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -39,6 +39,7 @@ pub use dispatch::PlaybookScope;
 pub use tools::{Reach, tools};
 
 use crate::auth::{Keys, Permission};
+use crate::http::ProblemResponse;
 use crate::http::{AppState, BODY_BYTES_MAX};
 use crate::metrics::Metrics;
 use crate::problem::Problem;

@@ -86,3 +86,46 @@ fn nothing_but_auto_tools_is_an_mcp_client() {
         );
     }
 }
+
+/// "The runtime knows no HTTP": `auto-runtime` depends neither on axum nor on the server, directly
+/// or through another crate (reqwest's client stack is the only HTTP it has). By hand: `cargo tree -e normal -p auto-runtime
+/// -i axum` prints nothing (cargo says the package is not in the graph).
+#[test]
+fn the_runtime_depends_on_no_http_server() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let output = std::process::Command::new(cargo)
+        .current_dir(&workspace)
+        .args([
+            "tree",
+            "--offline",
+            "--locked",
+            "-e",
+            "normal",
+            "-p",
+            "auto-runtime",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let tree = String::from_utf8_lossy(&output.stdout);
+    let names: std::collections::BTreeSet<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(names.contains("auto-store"), "{tree}");
+    for server in ["axum", "auto-server"] {
+        assert!(
+            !names.contains(server),
+            "auto-runtime depends on {server}: {tree}"
+        );
+    }
+}

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use auto_server::config;
+use auto_server::http::ProblemResponse;
 use auto_server::mcp::{Endpoint, PlaybookScope};
 use axum::body::Body;
 use axum::extract::Request;

@@ -6,8 +6,6 @@
 //! A refusal of HTTP itself keeps HTTP's status and names its kind (see [`Problem::with_status`]).
 
 use auto_doc::Issue;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -200,22 +198,5 @@ impl Problem {
             "The server could not complete the request",
             "The server broke down while handling the request; it is logged. Try again later.",
         )
-    }
-}
-
-impl IntoResponse for Problem {
-    fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut response = (status, axum::Json(&self)).into_response();
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/problem+json"),
-        );
-        if let Some(seconds) = self.retry_after_seconds {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        }
-        response
     }
 }

@@ -32,7 +32,7 @@ pub struct Service {
     pub cancels: crate::reasoning_runs::Cancels,
     pub scheduler: crate::workflow_runs::Scheduler,
     pub triggers: crate::triggers::Triggers,
-    pub limits: crate::config::RunLimits,
+    pub limits: crate::limits::RunLimits,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -129,12 +129,12 @@ impl Service {
             cancels: crate::reasoning_runs::Cancels::default(),
             scheduler: crate::workflow_runs::Scheduler::default(),
             triggers: crate::triggers::Triggers::default(),
-            limits: crate::config::RunLimits::default(),
+            limits: crate::limits::RunLimits::default(),
         }
     }
 
     /// The service with the deployment's limits on workflow runs.
-    pub fn with_limits(mut self, limits: crate::config::RunLimits) -> Self {
+    pub fn with_limits(mut self, limits: crate::limits::RunLimits) -> Self {
         self.limits = limits;
         self
     }

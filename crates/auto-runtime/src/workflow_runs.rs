@@ -1120,17 +1120,19 @@ pub fn is_workflow(def_type: &str) -> bool {
 mod tests {
     use super::*;
     use crate::auth::Caller;
+    use crate::limits::RunLimits;
 
-    /// A service on an in-memory store under this `auto.toml`, with the playbook acme/main.
-    async fn service(config: &str) -> (Service, PlaybookRef) {
-        let config = crate::config::Config::parse(config).expect("a configuration");
-        let limits = config.run_limits(|_| None).expect("limits");
+    /// A service on an in-memory store with these tool servers (`[[tool_servers]]` entries)
+    /// and limits, with the playbook acme/main.
+    async fn service(tool_servers: &[toml::Table], limits: RunLimits) -> (Service, PlaybookRef) {
+        let mut models = crate::reasoning_runs::Models::none();
+        models.tools = auto_tools::ToolServers::from_config(tool_servers).expect("tool servers");
         let store = auto_store::open("sqlite::memory:").await.expect("a store");
         let service = Service::new(
             store,
             crate::server_checkers_with(limits.workflow_max_duration_ms),
         )
-        .with_models(config.models().expect("models"))
+        .with_models(models)
         .with_limits(limits);
         let caller = Caller::local();
         let org = serde_json::from_value(json!({ "id": "acme" })).expect("a body");
@@ -1163,11 +1165,12 @@ mod tests {
     #[tokio::test]
     async fn a_tool_calling_function_is_waited_for_as_long_as_its_tool_loop() {
         let mcp = auto_testkit::McpDouble::start().await;
-        let (service, pb) = service(&format!(
-            "[[tool_servers]]\nname = \"graph\"\nurl = \"{}\"\norgs = [\"acme\"]\n",
+        let graph = toml::from_str(&format!(
+            "name = \"graph\"\nurl = \"{}\"\norgs = [\"acme\"]\n",
             mcp.url()
         ))
-        .await;
+        .expect("a table");
+        let (service, pb) = service(&[graph], RunLimits::default()).await;
         let finder = "---\nmodel: anthropic/claude-sonnet-4-5\ntools: [graph/lookup]\n---\nFind {{ input.q }}.\n";
         let plain = "---\nmodel: anthropic/claude-sonnet-4-5\n---\nSay {{ input.q }}.\n";
         save(&service, &pb, "reasoning", "finder", finder).await;
@@ -1195,7 +1198,11 @@ mod tests {
     /// here 60 days rather than the default 30.
     #[tokio::test]
     async fn a_call_whose_target_is_an_expression_waits_the_deployments_longest_run() {
-        let (service, pb) = service("[limits]\nworkflow_max_duration = \"P60D\"\n").await;
+        let limits = RunLimits {
+            workflow_max_duration_ms: 60 * 24 * 3_600_000,
+            ..RunLimits::default()
+        };
+        let (service, pb) = service(&[], limits).await;
         let body = "do:\n  - pick:\n      call: run_definition\n      with: { type: computation, name: '${ $data.name }' }\n";
         save(
             &service,
