@@ -224,15 +224,7 @@ impl Service {
         } = ask;
         let run_id = run_id.as_str();
         if let Some(run) = existing {
-            if run.key != *key || run.input != input {
-                return Err(Problem::conflict(
-                    "The run id is taken",
-                    format!(
-                        "The run {run_id} was started for {}/{} with another input; use a new run id.",
-                        run.key.def_type, run.key.name
-                    ),
-                ));
-            }
+            crate::runs::same_request(&run, key, &input)?;
             // A tool interaction whose attempt stopped with its server goes on from what it
             // recorded; a person's request waits on its own.
             if run.status == RunStatus::Started

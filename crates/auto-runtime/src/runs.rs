@@ -110,6 +110,21 @@ pub(crate) fn answer_of(run: &Run) -> RunAnswer {
     }
 }
 
+/// "Retrying under a run id", for every type: a request under the id of a run started for
+/// another definition, or with another input, is refused, whatever became of that run.
+pub(crate) fn same_request(run: &Run, key: &DefinitionKey, input: &Value) -> Result<(), Problem> {
+    if run.key == *key && run.input == *input {
+        return Ok(());
+    }
+    Err(Problem::conflict(
+        "The run id is taken",
+        format!(
+            "The run {} was started for {}/{} with another input; use a new run id.",
+            run.run_id, run.key.def_type, run.key.name
+        ),
+    ))
+}
+
 /// A run to record, with its place in a tree of calls when a workflow's call starts it.
 pub(crate) fn new_run(
     run_id: &str,
@@ -484,15 +499,7 @@ impl Service {
                     .await?
             }
             Some(run) => {
-                if run.key != key || run.input != ask.input {
-                    return Err(Problem::conflict(
-                        "The run id is taken",
-                        format!(
-                            "The run {run_id} was started for {}/{} with another input; use a new run id.",
-                            run.key.def_type, run.key.name
-                        ),
-                    ));
-                }
+                same_request(&run, &key, &ask.input)?;
                 // A tool-calling run that ended without succeeding is never run again under its
                 // id (reasoning page, "When a tool-calling run cannot finish").
                 if def_type == DefinitionType::Reasoning
@@ -810,15 +817,7 @@ impl Service {
     ) -> Outcome {
         let (run_id, input) = (ask.run_id.as_str(), &ask.input);
         if let Some(run) = existing {
-            if run.key != *key || run.input != *input {
-                return Err(Problem::conflict(
-                    "The run id is taken",
-                    format!(
-                        "The run {run_id} was started for {}/{} with another input; use a new run id.",
-                        run.key.def_type, run.key.name
-                    ),
-                ));
-            }
+            same_request(&run, key, input)?;
             let unavailable = run
                 .problem
                 .as_ref()

@@ -294,3 +294,77 @@ async fn a_program_with_problems_is_not_saved() {
         .await;
     reply.assert_problem(422, "invalid_input");
 }
+
+/// "Retrying under a run id", the same for every type: an id is taken by the run started under
+/// it, and a request with another input, or for another definition, is refused in one wording.
+#[tokio::test]
+async fn a_run_id_is_taken_for_another_input_or_definition_of_every_type() {
+    let (server, runs) = saved().await;
+    let pb = "/v1/orgs/acme/playbooks/main";
+    let ask = "---\ndescription: Asks for a yes\nto: ana@example.com\nexpires: P1D\ninput:\n  schema:\n    type: object\n    properties:\n      n: { type: integer }\n---\nSay yes.\n";
+    let flow = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\ndo:\n  - keep:\n      set:\n        n: ${ $data.n }\n";
+    for (def_type, name, source) in [("interaction", "ask", ask), ("workflow", "keep", flow)] {
+        let reply = server
+            .post(
+                &format!("{pb}/definitions"),
+                json!({"type": def_type, "name": name, "source": source, "diagram": "none"}),
+            )
+            .await;
+        assert_eq!(reply.status, 201, "{:#}", reply.body);
+    }
+    let taken = |run_id: &str, def_type: &str, name: &str| {
+        format!(
+            "The run {run_id} was started for {def_type}/{name} with another input; use a new run id."
+        )
+    };
+    let cases = [
+        (
+            runs.clone(),
+            json!({"month": "2026-02"}),
+            json!({"month": "2026-03"}),
+            "c-1",
+            "computation",
+            "month-window",
+        ),
+        (
+            format!("{pb}/definitions/interaction/ask/runs"),
+            json!({"n": 1}),
+            json!({"n": 2}),
+            "i-1",
+            "interaction",
+            "ask",
+        ),
+        (
+            format!("{pb}/definitions/workflow/keep/runs"),
+            json!({"n": 1}),
+            json!({"n": 2}),
+            "w-1",
+            "workflow",
+            "keep",
+        ),
+    ];
+    for (path, input, other, run_id, def_type, name) in &cases {
+        let first = server
+            .post(path, json!({"input": input, "run_id": run_id}))
+            .await;
+        assert!(first.status.is_success(), "{:#}", first.body);
+        let refused = server
+            .post(path, json!({"input": other, "run_id": run_id}))
+            .await;
+        let problem = refused.assert_problem(409, "conflict");
+        assert_eq!(problem["title"], "The run id is taken");
+        assert_eq!(problem["detail"], taken(run_id, def_type, name));
+    }
+    // The id of a computation's run, asked of the workflow with the same input.
+    let refused = server
+        .post(
+            &format!("{pb}/definitions/workflow/keep/runs"),
+            json!({"input": {"month": "2026-02"}, "run_id": "c-1"}),
+        )
+        .await;
+    refused.assert_problem(409, "conflict");
+    assert_eq!(
+        refused.body["detail"],
+        taken("c-1", "computation", "month-window")
+    );
+}
