@@ -331,6 +331,17 @@ async fn post_at_once(server: &TestServer, path: &str, senders: Vec<Vec<Value>>)
     tasks.join_all().await.into_iter().flatten().collect()
 }
 
+/// Sends the numbers 0 to BURST - 1 to the run as ticks, each acknowledged before the next is
+/// sent, to each of `servers` in turn.
+async fn send_in_turn(servers: &[&TestServer], pb: &str, run_id: &str) {
+    for n in 0..BURST {
+        let server = servers[n % servers.len()];
+        let tick = json!({"type": "com.example.tick", "data": n});
+        let reply = send(server, pb, run_id, tick).await;
+        assert_eq!(reply.status, 202, "{:#}", reply.body);
+    }
+}
+
 /// The data of the events a run took, in the order it took them: its output. The run ends
 /// well within the 30 s lease of a work item, so no event waited for one.
 async fn taken_order(server: &TestServer, pb: &str, run_id: &str) -> Vec<Value> {
@@ -345,16 +356,7 @@ async fn events_sent_one_after_another_are_taken_in_the_order_received() {
     let pb = server.playbook().await;
     save(&server, &pb, "ticks", LISTEN_LOOP).await;
     start_loop(&server, &pb, "o-1").await;
-    for n in 0..BURST {
-        let reply = send(
-            &server,
-            &pb,
-            "o-1",
-            json!({"type": "com.example.tick", "data": n}),
-        )
-        .await;
-        assert_eq!(reply.status, 202, "{:#}", reply.body);
-    }
+    send_in_turn(&[&server], &pb, "o-1").await;
     let expected: Vec<Value> = (0..BURST).map(|n| json!(n)).collect();
     assert_eq!(taken_order(&server, &pb, "o-1").await, expected);
 }
@@ -429,19 +431,9 @@ async fn events_sent_to_two_servers_are_taken_in_the_order_received() {
     let pb = a.playbook().await;
     save(&a, &pb, "ticks", LISTEN_LOOP).await;
     start_loop(&a, &pb, "o-4").await;
-    // Each acknowledged before the next is sent, to one server and then the other: the run's
-    // inputs are claimed by either, and applied by one at a time in the order received.
-    for n in 0..BURST {
-        let server = if n % 2 == 0 { &a } else { &b };
-        let reply = send(
-            server,
-            &pb,
-            "o-4",
-            json!({"type": "com.example.tick", "data": n}),
-        )
-        .await;
-        assert_eq!(reply.status, 202, "{:#}", reply.body);
-    }
+    // To one server and then the other: the run's inputs are claimed by either, and applied
+    // by one at a time in the order received.
+    send_in_turn(&[&a, &b], &pb, "o-4").await;
     let expected: Vec<Value> = (0..BURST).map(|n| json!(n)).collect();
     assert_eq!(taken_order(&b, &pb, "o-4").await, expected);
 }

@@ -334,21 +334,23 @@ async fn a_workflow_calls_a_workflow_and_its_overview_names_who_uses_it() {
     assert_eq!(run["output"], json!({"n": 42}), "{run:#}");
 }
 
+/// A server, the store it runs on (for what a test writes as another server would have), and
+/// its playbook.
+async fn server_and_store() -> (TestServer, std::sync::Arc<dyn auto_store::Store>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::test_store(dir.path()).await;
+    let none = auto_server::reasoning_runs::Models::none();
+    let server = TestServer::start_on(store.clone(), Vec::new(), none, dir).await;
+    let pb = server.playbook().await;
+    (server, store, pb)
+}
+
 /// A work item no server of this version can read (one a later version wrote, or a damaged
 /// row) is kept for a server that can, told in the log, and counted in `/metrics`; the work
 /// beside it goes on.
 #[tokio::test]
 async fn a_work_item_that_cannot_be_read_is_kept_and_counted() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::test_store(dir.path()).await;
-    let server = TestServer::start_on(
-        store.clone(),
-        Vec::new(),
-        auto_server::reasoning_runs::Models::none(),
-        dir,
-    )
-    .await;
-    let pb = server.playbook().await;
+    let (server, store, pb) = server_and_store().await;
     let playbook = auto_store::PlaybookRef::new("acme", "main");
     store
         .add_work(
@@ -398,16 +400,7 @@ async fn a_work_item_that_cannot_be_read_is_kept_and_counted() {
 /// takes the start from the store's work and runs it.
 #[tokio::test]
 async fn a_run_recorded_without_its_first_step_is_started_by_the_next_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::test_store(dir.path()).await;
-    let server = TestServer::start_on(
-        store.clone(),
-        Vec::new(),
-        auto_server::reasoning_runs::Models::none(),
-        dir,
-    )
-    .await;
-    let pb = server.playbook().await;
+    let (server, store, pb) = server_and_store().await;
     save(
         &server,
         &pb,

@@ -19,6 +19,12 @@ async fn run(server: &Server, args: &[&str]) -> std::process::Output {
     .expect("auto ends")
 }
 
+/// Creates the org acme and its playbook main, as the commands' defaults name them.
+async fn acme_main(server: &Server) {
+    run(server, &["org", "create", "acme"]).await;
+    run(server, &["playbook", "create", "main"]).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn tools_are_searched_shown_and_called_from_the_command_line() {
     let mcp = McpDouble::start().await;
@@ -26,13 +32,7 @@ async fn tools_are_searched_shown_and_called_from_the_command_line() {
         "[[tool_servers]]\nname = \"graph\"\nurl = \"{}\"\norgs = [\"acme\"]\nallowed = [\"lookup\", \"write\"]\n",
         mcp.url()
     ));
-    let url = server.url.clone();
-    tokio::task::spawn_blocking(move || {
-        let _ = common::auto_at(&url, &["org", "create", "acme"]);
-        let _ = common::auto_at(&url, &["playbook", "create", "main"]);
-    })
-    .await
-    .expect("setup");
+    acme_main(&server).await;
 
     let output = run(&server, &["tools", "search", "write", "down"]).await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
@@ -110,13 +110,7 @@ async fn a_command_is_given_the_allow_list_and_its_env_and_none_of_the_servers_s
             ("AUTO_TEST_EVERYTHING_TOKEN", NAMED_TOKEN),
         ],
     );
-    let url = server.url.clone();
-    tokio::task::spawn_blocking(move || {
-        let _ = common::auto_at(&url, &["org", "create", "acme"]);
-        let _ = common::auto_at(&url, &["playbook", "create", "main"]);
-    })
-    .await
-    .expect("setup");
+    acme_main(&server).await;
 
     let output = run(&server, &["tools", "call", "everything", "get-env", "{}"]).await;
     assert_eq!(code(&output), 0, "{}", stderr(&output));
@@ -160,13 +154,7 @@ async fn a_tool_servers_header_repeated_in_its_refusal_is_kept_out_of_the_log() 
         ),
         &[("AUTO_TEST_GRAPH_TOKEN", GRAPH_TOKEN)],
     );
-    let url = server.url.clone();
-    tokio::task::spawn_blocking(move || {
-        let _ = common::auto_at(&url, &["org", "create", "acme"]);
-        let _ = common::auto_at(&url, &["playbook", "create", "main"]);
-    })
-    .await
-    .expect("setup");
+    acme_main(&server).await;
     let output = run(
         &server,
         &["tools", "call", "graph", "lookup", r#"{"q": "rust"}"#],
