@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 
 use crate::api::{AnswerInteraction, RequestDefinition, RequestList, RequestOut};
 use crate::auth::{Caller, Permission};
+use crate::documents::Checked;
 use crate::problem::{Problem, ProblemIssue, Reason};
 use crate::reasoning_runs::CancelOrder;
 use crate::runs::{
@@ -240,7 +241,8 @@ impl Service {
             .await
             .map_err(store_problem)?
             .ok_or_else(|| Problem::not_found("The definition is gone."))?;
-        let Some(document) = saved_interaction(&definition.source) else {
+        let checked = self.checked(pb, key, definition.version, &definition.source);
+        let Some(document) = checked.as_deref().and_then(Checked::interaction) else {
             let ending = Problem::conflict(
                 title(&key.name, "no longer parses"),
                 "Its document no longer passes the checks of this runtime; save a new version.",
@@ -267,9 +269,9 @@ impl Service {
                 lineage,
                 origin: None,
             };
-            return self.tool_interaction(caller, pb, key, ask, &document).await;
+            return self.tool_interaction(caller, pb, key, ask, document).await;
         }
-        let prepared = match self.prepare_request(key, &document, &input).await {
+        let prepared = match self.prepare_request(key, document, &input).await {
             Ok(prepared) => prepared,
             Err(problem) => {
                 return self
@@ -540,14 +542,13 @@ impl Service {
                 None,
             ));
         }
-        let version = self
-            .store
-            .get_definition_version(pb, &request.key, request.definition_version)
-            .await
-            .map_err(store_problem)?;
-        let shape = version
-            .and_then(|v| saved_interaction(&v.source))
-            .and_then(|d| d.output_shape);
+        let checked = self
+            .checked_version(pb, &request.key, request.definition_version)
+            .await?;
+        let shape = checked
+            .as_deref()
+            .and_then(Checked::interaction)
+            .and_then(|d| d.output_shape.clone());
         let issues = contract_issues(
             request.output_schema.as_ref(),
             shape.as_deref(),

@@ -32,7 +32,8 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::Caller;
-use crate::interaction_runs::{cancelled, contract_issues, saved_interaction, title};
+use crate::documents::Checked;
+use crate::interaction_runs::{cancelled, contract_issues, title};
 use crate::problem::{Problem, ProblemIssue, Reason};
 use crate::reasoning_runs::{COMMIT_MARGIN_MS, CancelOrder, Recorder, sha256_hex};
 use crate::reasoning_tools::bound_words;
@@ -347,12 +348,10 @@ impl Service {
         pb: &PlaybookRef,
         run: &Run,
     ) -> Result<Option<RunAnswer>, Problem> {
-        let version = self
-            .store
-            .get_definition_version(pb, &run.key, run.definition_version)
-            .await
-            .map_err(store_problem)?;
-        let Some(document) = version.and_then(|v| saved_interaction(&v.source)) else {
+        let checked = self
+            .checked_version(pb, &run.key, run.definition_version)
+            .await?;
+        let Some(document) = checked.as_deref().and_then(Checked::interaction) else {
             return Ok(None);
         };
         if !matches!(document.asks, Asks::Tool { .. }) {
@@ -368,7 +367,7 @@ impl Service {
         let recorded = self.recorded_call(pb, run).await?;
         let answer = match recorded {
             None => {
-                let arguments = match prepare_arguments(&run.key, &document, &run.input).await {
+                let arguments = match prepare_arguments(&run.key, document, &run.input).await {
                     Ok(arguments) => arguments,
                     Err(problem) => {
                         let ended = self
@@ -382,10 +381,10 @@ impl Service {
                         return Ok(Some(answer_of(&ended)));
                     }
                 };
-                self.perform_tool_call(pb, run, &document, arguments, 1)
+                self.perform_tool_call(pb, run, document, arguments, 1)
                     .await?
             }
-            Some(call) => self.resume_after_call(pb, run, &document, call).await?,
+            Some(call) => self.resume_after_call(pb, run, document, call).await?,
         };
         Ok(Some(answer))
     }

@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod documents;
 pub mod events;
 pub mod interaction_delivery;
 pub mod interaction_runs;

@@ -8,10 +8,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use auto_engine::computation::{ComputationDocument, check_computation, run_computation};
+use auto_engine::computation::{ComputationDocument, run_computation};
 use auto_engine::definitions::DefinitionType;
 use auto_engine::input::{INPUT_BYTES_MAX, prepare_input};
-use auto_engine::reasoning::check_reasoning;
 use auto_schema::CompiledSchema;
 use auto_store::{
     DefinitionKey, DefinitionStatus, NewEvent, NewRun, PlaybookRef, Run, RunEnding, RunFilter,
@@ -22,6 +21,7 @@ use tokio::sync::watch;
 
 use crate::api::{CancelRun, RunDefinition, RunList, RunOut};
 use crate::auth::{Caller, Permission};
+use crate::documents::Checked;
 use crate::problem::{Problem, ProblemIssue, Reason};
 use crate::reasoning_runs;
 use crate::service::{Service, store_problem};
@@ -591,12 +591,9 @@ impl Service {
 
     /// Performs a started run from what it recorded, and ends it.
     async fn go_on(&self, pb: &PlaybookRef, run: Run) -> Outcome {
-        let version = self
-            .store
-            .get_definition_version(pb, &run.key, run.definition_version)
-            .await
-            .map_err(store_problem)?
-            .ok_or_else(|| Problem::internal(&"a run's definition version is missing"))?;
+        let checked = self
+            .checked_version(pb, &run.key, run.definition_version)
+            .await?;
         let no_longer_parses = || {
             rejection(
                 Problem::conflict(
@@ -607,24 +604,24 @@ impl Service {
             )
         };
         let (ending, run_seq) = if run.key.def_type == DefinitionType::Reasoning.as_str() {
-            match check_reasoning(&version.source) {
-                Ok(document) => {
+            match checked.as_deref().and_then(Checked::reasoning) {
+                Some(document) => {
                     reasoning_runs::perform(
                         self.store.as_ref(),
                         &self.models,
                         &self.cancels,
                         pb,
                         &run,
-                        &document,
+                        document,
                     )
                     .await?
                 }
-                Err(_) => (no_longer_parses(), run.last_run_seq + 1),
+                None => (no_longer_parses(), run.last_run_seq + 1),
             }
         } else {
-            let ending = match check_computation(&version.source) {
-                Ok(document) => computation_ending(&run, document).await,
-                Err(_) => no_longer_parses(),
+            let ending = match checked.as_deref().and_then(Checked::computation) {
+                Some(document) => computation_ending(&run, document.clone()).await,
+                None => no_longer_parses(),
             };
             (ending, run.last_run_seq + 1)
         };
@@ -848,15 +845,14 @@ impl Service {
     /// with it: older than the longest gap an attempt leaves between two events.
     async fn is_quiet(&self, pb: &PlaybookRef, run: &Run) -> Result<bool, Problem> {
         let bound_ms = if run.key.def_type == DefinitionType::Reasoning.as_str() {
-            let version = self
-                .store
-                .get_definition_version(pb, &run.key, run.definition_version)
-                .await
-                .map_err(store_problem)?;
-            match version.map(|v| check_reasoning(&v.source)) {
-                Some(Ok(document)) => i64::try_from(self.models.quiet_after(&document).as_millis())
-                    .unwrap_or(i64::MAX),
-                _ => 0,
+            let checked = self
+                .checked_version(pb, &run.key, run.definition_version)
+                .await?;
+            match checked.as_deref().and_then(Checked::reasoning) {
+                Some(document) => {
+                    i64::try_from(self.models.quiet_after(document).as_millis()).unwrap_or(i64::MAX)
+                }
+                None => 0,
             }
         } else {
             COMPUTATION_RUN_BOUND_MS

@@ -33,6 +33,8 @@ pub struct Service {
     pub scheduler: crate::workflow_runs::Scheduler,
     pub triggers: crate::triggers::Triggers,
     pub limits: crate::limits::RunLimits,
+    /// The checked document of each version this server ran.
+    pub documents: crate::documents::Documents,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -128,6 +130,7 @@ impl Service {
             models: Arc::new(crate::reasoning_runs::Models::none()),
             cancels: crate::reasoning_runs::Cancels::default(),
             scheduler: crate::workflow_runs::Scheduler::default(),
+            documents: Default::default(),
             triggers: crate::triggers::Triggers::default(),
             limits: crate::limits::RunLimits::default(),
         }

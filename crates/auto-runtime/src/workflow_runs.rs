@@ -14,7 +14,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use auto_engine::definitions::DefinitionType;
-use auto_engine::workflow::WorkflowLimits;
 use auto_engine::workflow::engine::{
     self, CallOutcome, Command, Ending, Input, RunInfo, RunState, Step, Workflow,
 };
@@ -27,6 +26,7 @@ use tokio::sync::Notify;
 
 use crate::api::RunDefinition;
 use crate::auth::{Caller, Role};
+use crate::documents::Checked;
 use crate::problem::{Problem, Reason};
 use crate::runs::{
     Ask, Lineage, OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, new_run, started_fact, taken,
@@ -42,8 +42,6 @@ pub const WORK_LEASE: Duration = Duration::from_secs(30);
 pub const WORK_BATCH: u32 = 32;
 /// The longest the scheduler sleeps without looking for due work.
 pub const IDLE_POLL: Duration = Duration::from_millis(500);
-/// Parsed workflows kept, by playbook, name and version.
-const WORKFLOW_CACHE_MAX: usize = 1_000;
 /// The key of a run's start as work, and how long after the request it falls due.
 const START_KEY: &str = "start";
 const START_GRACE: chrono::Duration = chrono::Duration::seconds(10);
@@ -87,23 +85,19 @@ where
     attempt().await
 }
 
-/// Parsed workflows, by playbook, name and version.
-type WorkflowCache = HashMap<(PlaybookRef, String, i64), Arc<Workflow>>;
-
 /// The inputs of each run this server is applying: the run's claimed inputs not applied yet,
 /// in work id order, which is the order they were received. A run is in the map while a task
 /// applies its inputs; it applies them one at a time, so "a run's inputs apply in the order
 /// they were received", and never two of one run at once.
 type RunQueues = HashMap<(PlaybookRef, String), VecDeque<Work>>;
 
-/// What wakes the scheduler, and the workflows it parsed.
+/// What wakes the scheduler, and the inputs of each run it holds.
 #[derive(Clone, Debug)]
 pub struct Scheduler {
     /// The id its claims are held under in the store, new for each server: the store hands
     /// it a run's next inputs while it holds an earlier one, and no other server.
     claimer: Arc<str>,
     wake: Arc<Notify>,
-    workflows: Arc<Mutex<WorkflowCache>>,
     queues: Arc<Mutex<RunQueues>>,
     stopping: Arc<std::sync::atomic::AtomicBool>,
     /// How often a claimed work item could not be read (each is kept, told in the log, and
@@ -116,7 +110,6 @@ impl Default for Scheduler {
         Self {
             claimer: uuid::Uuid::new_v4().to_string().into(),
             wake: Arc::default(),
-            workflows: Arc::default(),
             queues: Arc::default(),
             stopping: Arc::default(),
             unreadable: Default::default(),
@@ -286,6 +279,14 @@ fn work_of(commands: &[Command]) -> (Vec<NewWork>, Vec<String>) {
 
 /// The run's ending as the store keeps it; an output past the 1 MiB a run keeps is
 /// `conflict` kind `oversized`.
+/// A saved workflow whose document no longer passes this runtime's checks.
+fn no_longer_parses(name: &str) -> Problem {
+    Problem::conflict(
+        format!("The workflow {name} no longer parses"),
+        "Its document no longer passes the checks of this runtime; save a new version.",
+    )
+}
+
 fn run_ending(run: &Run, ending: Ending) -> RunEnding {
     match ending {
         Ending::Succeeded { output } => {
@@ -361,48 +362,12 @@ fn caller_of(run: &Run, pb: &PlaybookRef) -> Caller {
 impl Service {
     /// The parsed workflow of a run's version.
     async fn workflow_of(&self, pb: &PlaybookRef, run: &Run) -> Result<Arc<Workflow>, Problem> {
-        let slot = (pb.clone(), run.key.name.clone(), run.definition_version);
-        if let Some(found) = self
-            .scheduler
-            .workflows
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&slot)
-        {
-            return Ok(found.clone());
-        }
-        let version = self
-            .store
-            .get_definition_version(pb, &run.key, run.definition_version)
-            .await
-            .map_err(store_problem)?
-            .ok_or_else(|| Problem::internal(&"a run's definition version is missing"))?;
-        let workflow = Arc::new(self.parsed(&run.key.name, &version.source)?);
-        let mut cache = self
-            .scheduler
-            .workflows
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= WORKFLOW_CACHE_MAX {
-            cache.clear();
-        }
-        cache.insert(slot, workflow.clone());
-        Ok(workflow)
-    }
-
-    /// Reads a saved workflow's document to run it, under the deployment's limits, as it was
-    /// saved: a duration up to `WORKFLOW_MAX_DURATION` that a save accepted is accepted here.
-    fn parsed(&self, name: &str, source: &str) -> Result<Workflow, Problem> {
-        let limits = WorkflowLimits {
-            run_duration_ms: self.limits.workflow_max_duration_ms,
-            deadline: None,
-        };
-        Workflow::from_source_with(source, &limits).map_err(|_| {
-            Problem::conflict(
-                format!("The workflow {name} no longer parses"),
-                "Its document no longer passes the checks of this runtime; save a new version.",
-            )
-        })
+        self.checked_version(pb, &run.key, run.definition_version)
+            .await?
+            .as_deref()
+            .and_then(Checked::workflow)
+            .cloned()
+            .ok_or_else(|| no_longer_parses(&run.key.name))
     }
 
     fn run_info(&self, run: &Run) -> RunInfo {
@@ -416,6 +381,25 @@ impl Service {
         // a person may wait as long as a run may last, so the deployment's limit.
         info.function_default_ms = self.limits.workflow_max_duration_ms;
         info
+    }
+
+    /// How long a run of a checked interaction or reasoning function may last: "its model's
+    /// deadline, or its tool loop's bound when it names tools" (the loop's many calls, not
+    /// one); an interaction that asks a person, as long as it may wait.
+    fn longest_run_ms(&self, checked: &Checked) -> Option<u64> {
+        let longest = match checked {
+            Checked::Interaction(document) => return Some(document.longest_run_ms()),
+            Checked::Reasoning(document) => {
+                let mut longest = self.models.quiet_after(document);
+                if !document.tools.is_empty() {
+                    let tokens = crate::reasoning_runs::max_output_tokens(document);
+                    longest = longest.max(self.models.run_bound(tokens));
+                }
+                longest
+            }
+            _ => return None,
+        };
+        Some(u64::try_from(longest.as_millis()).unwrap_or(u64::MAX))
     }
 
     /// "Calling a function": the function's own maximum for each definition the workflow
@@ -433,34 +417,12 @@ impl Service {
             };
             let bound = match def_type {
                 "computation" => Some(auto_script::PROGRAM_TIME_MS_MAX),
-                "interaction" => {
+                "interaction" | "reasoning" => {
                     let key = DefinitionKey::new(def_type, name);
                     match self.store.get_definition(pb, &key).await {
-                        Ok(Some(definition)) => {
-                            crate::interaction_runs::saved_interaction(&definition.source)
-                                .map(|document| document.longest_run_ms())
-                        }
-                        _ => None,
-                    }
-                }
-                "reasoning" => {
-                    let key = DefinitionKey::new(def_type, name);
-                    match self.store.get_definition(pb, &key).await {
-                        Ok(Some(definition)) => {
-                            auto_engine::reasoning::check_reasoning(&definition.source)
-                                .ok()
-                                .map(|document| {
-                                    // "Its model's deadline, or its tool loop's bound when it
-                                    // names tools": the loop's many calls, not one.
-                                    let mut longest = self.models.quiet_after(&document);
-                                    if !document.tools.is_empty() {
-                                        let tokens =
-                                            crate::reasoning_runs::max_output_tokens(&document);
-                                        longest = longest.max(self.models.run_bound(tokens));
-                                    }
-                                    u64::try_from(longest.as_millis()).unwrap_or(u64::MAX)
-                                })
-                        }
+                        Ok(Some(saved)) => self
+                            .checked(pb, &key, saved.version, &saved.source)
+                            .and_then(|checked| self.longest_run_ms(&checked)),
                         _ => None,
                     }
                 }
@@ -559,8 +521,13 @@ impl Service {
             origin,
         } = ask;
         let run_id = run_id.as_str();
-        let (version, source) = (definition.version, definition.source.as_str());
-        let workflow = self.parsed(&key.name, source)?;
+        let version = definition.version;
+        let workflow = self
+            .checked(pb, key, version, &definition.source)
+            .as_deref()
+            .and_then(Checked::workflow)
+            .cloned()
+            .ok_or_else(|| no_longer_parses(&key.name))?;
         let new = new_run(run_id, key, version, input.clone(), caller, lineage, origin);
         // The start is also work of the run, due a little later and removed by the first
         // step: a server that stops between recording the run and committing that step
@@ -587,12 +554,6 @@ impl Service {
                 StoreError::Conflict(_) => taken(error),
                 other => cannot_start(&key.name, other),
             })?;
-        self.scheduler
-            .workflows
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((pb.clone(), key.name.clone(), version), Arc::new(workflow));
-        let workflow = self.workflow_of(pb, &run).await?;
         let now_ms = chrono::Utc::now().timestamp_millis();
         let mut info = self.run_info(&run);
         info.functions_ms = self.functions_ms(pb, &workflow).await;
@@ -1176,10 +1137,12 @@ mod tests {
         save(&service, &pb, "reasoning", "finder", finder).await;
         save(&service, &pb, "reasoning", "plain", plain).await;
         let calls = "do:\n  - find:\n      call: run_definition\n      with: { type: reasoning, name: finder }\n  - say:\n      call: run_definition\n      with: { type: reasoning, name: plain }\n";
-        let workflow = service
-            .parsed("flow", &format!("{HEADER}{calls}"))
+        let key = DefinitionKey::new("workflow", "flow");
+        let checked = service
+            .checked(&pb, &key, 1, &format!("{HEADER}{calls}"))
             .expect("a workflow");
-        let bounds = service.functions_ms(&pb, &workflow).await;
+        let workflow = checked.workflow().expect("a workflow");
+        let bounds = service.functions_ms(&pb, workflow).await;
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap();
         let plain_document = auto_engine::reasoning::check_reasoning(plain).expect("checked");
         assert_eq!(
