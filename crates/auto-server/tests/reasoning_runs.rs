@@ -1251,6 +1251,79 @@ async fn a_run_id_after_unavailable_or_conflict_runs_the_latest_version_from_a_n
     );
 }
 
+/// "After unavailable, conflict or a failure, they run the definition again": a run that a
+/// server's fault ended `failed` (written here as that server left it) runs again under its
+/// id, as a new attempt that calls the model.
+#[tokio::test]
+async fn a_run_id_after_a_failure_runs_again() {
+    let double = ProviderDouble::start(ProviderKind::Anthropic).await;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = common::test_store(dir.path()).await;
+    let server =
+        TestServer::start_with_config_on(store.clone(), &anthropic_config(&double), dir).await;
+    let source = "---\nmodel: anthropic/claude-sonnet-4-5\n---\nSay {{ input.q }}.\n";
+    let pb = saved(&server, "say", source).await;
+    let playbook = auto_store::PlaybookRef::new("acme", "main");
+    let key = auto_store::DefinitionKey::new("reasoning", "say");
+    let event = |seq: i64, event_type: &str| {
+        let mut event =
+            auto_store::NewEvent::new(format!("f-1-{seq}"), event_type, "/runs/f-1".to_owned());
+        event.subject = Some("reasoning/say".into());
+        event.run_id = Some("f-1".into());
+        event.run_seq = Some(seq);
+        event
+    };
+    let new = auto_store::NewRun {
+        run_id: "f-1".into(),
+        key,
+        definition_version: 1,
+        input: json!({"q": "rust"}),
+        started_by: "local".into(),
+        parent_run_id: None,
+        task_reference: None,
+        depth: None,
+        call_depth: None,
+        trigger: None,
+        parent_call_id: None,
+        ending_work: None,
+        root_run_id: None,
+        open_calls_max: None,
+    };
+    store
+        .start_run(&playbook, new, vec![event(1, "run_started")])
+        .await
+        .unwrap();
+    let failed = auto_store::RunEnding {
+        status: auto_store::RunStatus::Failed,
+        output: None,
+        record: None,
+        problem: Some(json!({"reason": "failed", "status": 500,
+            "title": "The server could not complete the request"})),
+    };
+    store
+        .end_run(&playbook, "f-1", failed, vec![event(2, "run_failed")])
+        .await
+        .unwrap();
+    assert_eq!(
+        server.get(&format!("{pb}/runs/f-1")).await.body["status"],
+        "failed"
+    );
+
+    double.script([Reply::Text("Again.".into())]);
+    let reply = run(
+        &server,
+        &pb,
+        "say",
+        json!({"input": {"q": "rust"}, "run_id": "f-1"}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["output"], "Again.");
+    let again = server.get(&format!("{pb}/runs/f-1")).await.body;
+    assert_eq!(again["status"], "succeeded", "{again:#}");
+    assert_eq!(double.requests().len(), 1);
+}
+
 /// "A rejection for an untrusted certificate says that the operator must act. Neither names a
 /// setting": a provider whose certificate no trusted authority signs is not retried as an
 /// outage, and the run ends unavailable without "try again later".

@@ -95,14 +95,24 @@ impl TestServer {
 
     /// A server whose `auto.toml` is this text: its providers, gateways, models and limits.
     pub async fn start_with_config(config: &str) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = test_store(dir.path()).await;
+        Self::start_with_config_on(store, config, dir).await
+    }
+
+    /// [`Self::start_with_config`] on a store the test also reads or writes, as another
+    /// server on the same database would.
+    pub async fn start_with_config_on(
+        store: Arc<dyn auto_store::Store>,
+        config: &str,
+        dir: tempfile::TempDir,
+    ) -> Self {
         let config = auto_server::config::Config::parse(config).expect("a configuration");
         let models = config.models().expect("the configuration's models");
         let limits = config
             .run_limits(|_| None)
             .expect("the configuration's limits");
         let http = config.http_limits().expect("the configuration's [http]");
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let store = test_store(dir.path()).await;
         Self::start_configured(store, Vec::new(), models, limits, http, dir).await
     }
 
