@@ -9,8 +9,9 @@ use auto_doc::Issue;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The base of every problem type: `https://on.auto/problems/<reason or kind>`.
-pub const PROBLEM_TYPE_BASE: &str = "https://on.auto/problems/";
+/// The base of every problem type, `https://on.auto/problems/<reason or kind>`: the engine's,
+/// so a workflow's raised problems and the runtime's read as one family.
+pub use auto_engine::workflow::engine::PROBLEM_TYPE_BASE;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
