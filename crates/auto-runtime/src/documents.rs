@@ -23,7 +23,8 @@ pub const DOCUMENTS_MAX: usize = 1_024;
 #[derive(Debug)]
 pub enum Checked {
     Reasoning(ReasoningDocument),
-    Computation(ComputationDocument),
+    /// Shared, as a run hands it to the blocking task that runs the program.
+    Computation(Arc<ComputationDocument>),
     Interaction(InteractionDocument),
     Workflow(Arc<Workflow>),
 }
@@ -36,7 +37,7 @@ impl Checked {
         }
     }
 
-    pub fn computation(&self) -> Option<&ComputationDocument> {
+    pub fn computation(&self) -> Option<&Arc<ComputationDocument>> {
         match self {
             Self::Computation(document) => Some(document),
             _ => None,
@@ -59,6 +60,14 @@ impl Checked {
 }
 
 type Slot = (PlaybookRef, DefinitionKey, i64);
+
+/// The refusal of a run of a version whose source no longer passes this runtime's checks.
+pub fn no_longer_parses(key: &DefinitionKey) -> Problem {
+    Problem::conflict(
+        format!("The {} {} no longer parses", key.def_type, key.name),
+        "Its document no longer passes the checks of this runtime; save a new version.",
+    )
+}
 
 /// The checked documents this server keeps.
 #[derive(Clone, Debug, Default)]
@@ -129,7 +138,9 @@ impl Service {
     fn check_saved(&self, def_type: &str, source: &str) -> Option<Checked> {
         Some(match def_type.parse::<DefinitionType>().ok()? {
             DefinitionType::Reasoning => Checked::Reasoning(check_reasoning(source).ok()?),
-            DefinitionType::Computation => Checked::Computation(check_computation(source).ok()?),
+            DefinitionType::Computation => {
+                Checked::Computation(Arc::new(check_computation(source).ok()?))
+            }
             DefinitionType::Interaction => {
                 Checked::Interaction(crate::interaction_runs::saved_interaction(source)?)
             }

@@ -21,11 +21,11 @@ use tokio::sync::watch;
 
 use crate::api::{CancelRun, RunDefinition, RunList, RunOut};
 use crate::auth::{Caller, Permission};
-use crate::documents::Checked;
+use crate::documents::{self, Checked};
 use crate::problem::{Problem, ProblemIssue, Reason};
 use crate::reasoning_runs;
 use crate::service::{Service, store_problem};
-use crate::work::{ChildEnded, Order, WorkItem};
+use crate::work::{ChildEnded, Order, WorkItem, ended_key};
 
 /// "`run_id` is the caller's (1 to 128 of `[A-Za-z0-9._:-]`) or a new UUIDv7" (supplement §2).
 pub const RUN_ID_CHARS_MAX: usize = 128;
@@ -157,7 +157,7 @@ pub(crate) fn new_run(
             call_id: lineage.parent_call_id.clone(),
             child_run_id: run_id.to_owned(),
         });
-        let key = format!("ended:{}", lineage.parent_call_id);
+        let key = ended_key(&lineage.parent_call_id);
         new.ending_work = Some(WorkItem::from(ended).to_work(key, None));
         new.parent_run_id = Some(lineage.parent_run_id);
         new.parent_call_id = Some(lineage.parent_call_id);
@@ -594,15 +594,7 @@ impl Service {
         let checked = self
             .checked_version(pb, &run.key, run.definition_version)
             .await?;
-        let no_longer_parses = || {
-            rejection(
-                Problem::conflict(
-                    format!("The {} {} no longer parses", run.key.def_type, run.key.name),
-                    "Its document no longer passes the checks of this runtime; save a new version.",
-                ),
-                &run.run_id,
-            )
-        };
+        let no_longer_parses = || rejection(documents::no_longer_parses(&run.key), &run.run_id);
         let (ending, run_seq) = if run.key.def_type == DefinitionType::Reasoning.as_str() {
             match checked.as_deref().and_then(Checked::reasoning) {
                 Some(document) => {
@@ -961,7 +953,7 @@ pub(crate) fn prepared_input(
     })
 }
 
-async fn computation_ending(run: &Run, document: ComputationDocument) -> RunEnding {
+async fn computation_ending(run: &Run, document: Arc<ComputationDocument>) -> RunEnding {
     let title = |what: &str| format!("The computation function {} {what}", run.key.name);
     let input = match prepared_input(
         &run.input,

@@ -7,7 +7,7 @@
 //! The serialised forms are those earlier versions wrote, so work that waited across an
 //! upgrade is read as it was meant.
 
-use auto_engine::workflow::engine::{Command, Input};
+use auto_engine::workflow::engine::Input;
 use auto_store::NewWork;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -114,36 +114,10 @@ impl From<Order> for WorkItem {
     }
 }
 
-/// The order a command of the engine gives, when it is one carried out as work (a timer is
-/// its input, due later; an emitted event is recorded with the step).
-pub fn order_of(command: &Command) -> Option<Order> {
-    match command {
-        Command::StartCall {
-            call_id,
-            child_run_id,
-            def_type,
-            name,
-            input,
-            wait_ms,
-        } => Some(Order::StartCall(StartCall {
-            call_id: call_id.clone(),
-            child_run_id: child_run_id.clone(),
-            def_type: def_type.clone(),
-            name: name.clone(),
-            input: input.clone(),
-            wait_ms: *wait_ms,
-        })),
-        Command::CancelCall {
-            call_id,
-            child_run_id,
-            kind,
-        } => Some(Order::CancelCall(CancelCall {
-            call_id: call_id.clone(),
-            child_run_id: child_run_id.clone(),
-            kind: kind.clone(),
-        })),
-        Command::SetTimer { .. } | Command::CancelTimer { .. } | Command::EmitEvent { .. } => None,
-    }
+/// The key of a child's ending among its caller's work: one a call, whether the child's own
+/// ending or a refusal to start it comes first.
+pub fn ended_key(call_id: &str) -> String {
+    format!("ended:{call_id}")
 }
 
 #[cfg(test)]

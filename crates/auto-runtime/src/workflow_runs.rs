@@ -26,13 +26,13 @@ use tokio::sync::Notify;
 
 use crate::api::RunDefinition;
 use crate::auth::{Caller, Role};
-use crate::documents::Checked;
+use crate::documents::{Checked, no_longer_parses};
 use crate::problem::{Problem, Reason};
 use crate::runs::{
     Ask, Lineage, OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, new_run, started_fact, taken,
 };
 use crate::service::{Service, store_problem};
-use crate::work::{CancelCall, ChildEnded, Order, StartCall, WorkItem, order_of};
+use crate::work::{CancelCall, ChildEnded, Order, StartCall, WorkItem, ended_key};
 
 /// How long a server holds the work it claimed; past it, another server may take it. A call
 /// whose child runs longer may be claimed again meanwhile: the child's derived run id makes the
@@ -259,16 +259,36 @@ fn work_of(commands: &[Command]) -> (Vec<NewWork>, Vec<String>) {
                 ),
             ),
             Command::CancelTimer { timer_id } => cancel.push(format!("timer:{timer_id}")),
-            Command::StartCall { call_id, .. } => {
-                if let Some(order) = order_of(command) {
-                    add.push(WorkItem::from(order).to_work(format!("call:{call_id}"), None));
-                }
+            Command::StartCall {
+                call_id,
+                child_run_id,
+                def_type,
+                name,
+                input,
+                wait_ms,
+            } => {
+                let order = Order::StartCall(StartCall {
+                    call_id: call_id.clone(),
+                    child_run_id: child_run_id.clone(),
+                    def_type: def_type.clone(),
+                    name: name.clone(),
+                    input: input.clone(),
+                    wait_ms: *wait_ms,
+                });
+                add.push(WorkItem::from(order).to_work(format!("call:{call_id}"), None));
             }
-            Command::CancelCall { call_id, .. } => {
+            Command::CancelCall {
+                call_id,
+                child_run_id,
+                kind,
+            } => {
                 cancel.push(format!("call:{call_id}"));
-                if let Some(order) = order_of(command) {
-                    add.push(WorkItem::from(order).to_work(format!("cancel:{call_id}"), None));
-                }
+                let order = Order::CancelCall(CancelCall {
+                    call_id: call_id.clone(),
+                    child_run_id: child_run_id.clone(),
+                    kind: kind.clone(),
+                });
+                add.push(WorkItem::from(order).to_work(format!("cancel:{call_id}"), None));
             }
             // Recorded with the step's events (`commit_of`), not as work.
             Command::EmitEvent { .. } => {}
@@ -279,14 +299,6 @@ fn work_of(commands: &[Command]) -> (Vec<NewWork>, Vec<String>) {
 
 /// The run's ending as the store keeps it; an output past the 1 MiB a run keeps is
 /// `conflict` kind `oversized`.
-/// A saved workflow whose document no longer passes this runtime's checks.
-fn no_longer_parses(name: &str) -> Problem {
-    Problem::conflict(
-        format!("The workflow {name} no longer parses"),
-        "Its document no longer passes the checks of this runtime; save a new version.",
-    )
-}
-
 fn run_ending(run: &Run, ending: Ending) -> RunEnding {
     match ending {
         Ending::Succeeded { output } => {
@@ -367,7 +379,7 @@ impl Service {
             .as_deref()
             .and_then(Checked::workflow)
             .cloned()
-            .ok_or_else(|| no_longer_parses(&run.key.name))
+            .ok_or_else(|| no_longer_parses(&run.key))
     }
 
     fn run_info(&self, run: &Run) -> RunInfo {
@@ -527,7 +539,7 @@ impl Service {
             .as_deref()
             .and_then(Checked::workflow)
             .cloned()
-            .ok_or_else(|| no_longer_parses(&key.name))?;
+            .ok_or_else(|| no_longer_parses(key))?;
         let new = new_run(run_id, key, version, input.clone(), caller, lineage, origin);
         // The start is also work of the run, due a little later and removed by the first
         // step: a server that stops between recording the run and committing that step
@@ -977,7 +989,7 @@ impl Service {
                 .add_work(
                     pb,
                     &item.run_id,
-                    vec![WorkItem::from(ended).to_work(format!("ended:{call_id}"), None)],
+                    vec![WorkItem::from(ended).to_work(ended_key(&call_id), None)],
                 )
                 .await
                 .map_err(store_problem)?;

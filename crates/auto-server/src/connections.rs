@@ -22,7 +22,7 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -32,7 +32,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, oneshot};
 
 use crate::config::HttpLimits;
-use crate::http::ProblemResponse;
+use crate::http::ProblemAnswer;
 use crate::problem::{Problem, Reason};
 
 /// How long the loop waits after an error of `accept` that is not the client's (out of file
@@ -223,16 +223,16 @@ pub(crate) async fn limit_request(
 ) -> Response {
     let target_bytes = request.uri().to_string().len();
     if target_bytes > limits.uri_bytes_max {
-        return uri_too_long(&limits).into_response();
+        return ProblemAnswer(uri_too_long(&limits)).into_response();
     }
     if head_bytes(&request, target_bytes) > limits.header_bytes_max {
-        return headers_too_large(&limits).into_response();
+        return ProblemAnswer(headers_too_large(&limits)).into_response();
     }
     let (parts, body) = request.into_parts();
     let reading = axum::body::to_bytes(body, crate::mcp::MESSAGE_BYTES_MAX);
     let bytes = match tokio::time::timeout(limits.body_timeout, reading).await {
         Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => return crate::http::too_large().into_response(),
+        Ok(Err(_)) => return ProblemAnswer(crate::http::too_large()).into_response(),
         Err(_) => {
             let problem = protocol_problem(
                 StatusCode::REQUEST_TIMEOUT,
@@ -243,7 +243,7 @@ pub(crate) async fn limit_request(
                     limits.body_timeout.as_millis()
                 ),
             );
-            let mut response = problem.into_response();
+            let mut response = ProblemAnswer(problem).into_response();
             // The rest of the body is not read: the connection cannot carry another request.
             response
                 .headers_mut()

@@ -71,17 +71,6 @@ impl IntoResponse for ProblemAnswer {
     }
 }
 
-/// `problem.into_response()` for the runtime's problems, where a handler answers one.
-pub trait ProblemResponse {
-    fn into_response(self) -> Response;
-}
-
-impl ProblemResponse for Problem {
-    fn into_response(self) -> Response {
-        ProblemAnswer(self).into_response()
-    }
-}
-
 /// The router of the whole API.
 pub fn router(state: AppState) -> Router {
     let pb = "/v1/orgs/{org}/playbooks/{pb}";
@@ -192,11 +181,11 @@ async fn ensure_problem(response: Response, uri_path: &str) -> Response {
         s if s.is_client_error() => Problem::invalid_input("The request is not valid", said),
         _ => Problem::internal(&said),
     };
-    problem.into_response()
+    ProblemAnswer(problem).into_response()
 }
 
 fn panicked(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    Problem::internal(&"a handler panicked").into_response()
+    ProblemAnswer(Problem::internal(&"a handler panicked")).into_response()
 }
 
 async fn unknown_route(request: Request) -> ProblemAnswer {
@@ -414,14 +403,14 @@ async fn healthz(State(state): State<AppState>) -> Response {
     if let Err(e) = state.service.store.check_writable().await
         && state.service.store.now().await.is_ok()
     {
-        return Problem::new(
+        let problem = Problem::new(
             crate::problem::Reason::Unavailable,
             "The store is unavailable",
             "The server cannot write to its store.",
         )
         .with_kind("store_unavailable")
-        .tap_log(&e)
-        .into_response();
+        .tap_log(&e);
+        return ProblemAnswer(problem).into_response();
     }
     match state.service.store.now().await {
         Ok(_) => Json(Health {
@@ -430,14 +419,16 @@ async fn healthz(State(state): State<AppState>) -> Response {
             version: env!("CARGO_PKG_VERSION").into(),
         })
         .into_response(),
-        Err(e) => Problem::new(
-            crate::problem::Reason::Unavailable,
-            "The store is unavailable",
-            "The server cannot reach its store.",
-        )
-        .with_kind("store_unavailable")
-        .tap_log(&e)
-        .into_response(),
+        Err(e) => {
+            let problem = Problem::new(
+                crate::problem::Reason::Unavailable,
+                "The store is unavailable",
+                "The server cannot reach its store.",
+            )
+            .with_kind("store_unavailable")
+            .tap_log(&e);
+            ProblemAnswer(problem).into_response()
+        }
     }
 }
 
@@ -665,7 +656,7 @@ async fn run_definition(
     {
         Ok(RunAnswer::Ended(run)) => (StatusCode::OK, Json(run)).into_response(),
         Ok(RunAnswer::Started(run)) => (StatusCode::ACCEPTED, Json(run)).into_response(),
-        Ok(RunAnswer::Rejected(problem)) | Err(problem) => problem.into_response(),
+        Ok(RunAnswer::Rejected(problem)) | Err(problem) => ProblemAnswer(problem).into_response(),
     }
 }
 

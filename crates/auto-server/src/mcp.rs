@@ -24,7 +24,7 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use axum::http::request::Parts;
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -39,7 +39,7 @@ pub use dispatch::PlaybookScope;
 pub use tools::{Reach, tools};
 
 use crate::auth::{Keys, Permission};
-use crate::http::ProblemResponse;
+use crate::http::ProblemAnswer;
 use crate::http::{AppState, BODY_BYTES_MAX};
 use crate::metrics::Metrics;
 use crate::problem::Problem;
@@ -242,12 +242,12 @@ async fn gate(State(keys): State<Arc<Keys>>, request: Request, next: Next) -> Re
         .and_then(|value| value.to_str().ok());
     let caller = match keys.authenticate(authorization) {
         Ok(caller) => caller,
-        Err(problem) => return problem.into_response(),
+        Err(problem) => return ProblemAnswer(problem).into_response(),
     };
     if let Some(scope) = scope_of_path(request.uri().path())
         && let Err(problem) = caller.require(&scope.org, Permission::Read)
     {
-        return problem.into_response();
+        return ProblemAnswer(problem).into_response();
     }
     next.run(request).await
 }

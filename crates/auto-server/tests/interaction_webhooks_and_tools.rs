@@ -739,22 +739,7 @@ async fn a_call_cut_off_by_a_stop_is_not_made_again_for_a_tool_that_writes() {
     // What a stopped attempt leaves: the run started and its call recorded, without an answer.
     let playbook = auto_store::PlaybookRef::new("acme", "main");
     let input = json!({"account": "a-1"});
-    let new = auto_store::NewRun {
-        run_id: "c-1".into(),
-        key: auto_store::DefinitionKey::new("interaction", "ask-write"),
-        definition_version: 1,
-        input: input.clone(),
-        started_by: "local".into(),
-        parent_run_id: None,
-        task_reference: None,
-        depth: None,
-        call_depth: None,
-        trigger: None,
-        parent_call_id: None,
-        ending_work: None,
-        root_run_id: None,
-        open_calls_max: None,
-    };
+    let new = common::recorded_run("c-1", "interaction", "ask-write", input.clone());
     let event = |id: &str, event_type: &str, run_seq: i64, data: Value| {
         let mut event = auto_store::NewEvent::new(id, event_type, "/runs/c-1");
         event.run_id = Some("c-1".into());

@@ -1264,7 +1264,6 @@ async fn a_run_id_after_a_failure_runs_again() {
     let source = "---\nmodel: anthropic/claude-sonnet-4-5\n---\nSay {{ input.q }}.\n";
     let pb = saved(&server, "say", source).await;
     let playbook = auto_store::PlaybookRef::new("acme", "main");
-    let key = auto_store::DefinitionKey::new("reasoning", "say");
     let event = |seq: i64, event_type: &str| {
         let mut event =
             auto_store::NewEvent::new(format!("f-1-{seq}"), event_type, "/runs/f-1".to_owned());
@@ -1273,22 +1272,7 @@ async fn a_run_id_after_a_failure_runs_again() {
         event.run_seq = Some(seq);
         event
     };
-    let new = auto_store::NewRun {
-        run_id: "f-1".into(),
-        key,
-        definition_version: 1,
-        input: json!({"q": "rust"}),
-        started_by: "local".into(),
-        parent_run_id: None,
-        task_reference: None,
-        depth: None,
-        call_depth: None,
-        trigger: None,
-        parent_call_id: None,
-        ending_work: None,
-        root_run_id: None,
-        open_calls_max: None,
-    };
+    let new = common::recorded_run("f-1", "reasoning", "say", json!({"q": "rust"}));
     store
         .start_run(&playbook, new, vec![event(1, "run_started")])
         .await

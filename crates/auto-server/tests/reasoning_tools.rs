@@ -1082,22 +1082,7 @@ async fn left_started(store: &dyn auto_store::Store, run_id: &str, events: Vec<(
         event.data = data;
         event
     };
-    let new = auto_store::NewRun {
-        run_id: run_id.into(),
-        key: auto_store::DefinitionKey::new("reasoning", "finder"),
-        definition_version: 1,
-        input: json!({"q": "rust"}),
-        started_by: "local".into(),
-        parent_run_id: None,
-        task_reference: None,
-        depth: None,
-        call_depth: None,
-        trigger: None,
-        parent_call_id: None,
-        ending_work: None,
-        root_run_id: None,
-        open_calls_max: None,
-    };
+    let new = common::recorded_run(run_id, "reasoning", "finder", json!({"q": "rust"}));
     store
         .start_run(&pb, new, vec![event(1, "run_started", None)])
         .await

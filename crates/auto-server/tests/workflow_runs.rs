@@ -430,22 +430,7 @@ async fn a_run_recorded_without_its_first_step_is_started_by_the_next_server() {
     store
         .start_run(
             &playbook,
-            auto_store::NewRun {
-                run_id: "orphan".into(),
-                key: auto_store::DefinitionKey::new("workflow", "total"),
-                definition_version: 1,
-                input,
-                started_by: "local".into(),
-                parent_run_id: None,
-                task_reference: None,
-                depth: None,
-                call_depth: None,
-                trigger: None,
-                parent_call_id: None,
-                ending_work: None,
-                root_run_id: None,
-                open_calls_max: None,
-            },
+            common::recorded_run("orphan", "workflow", "total", input),
             vec![started],
         )
         .await

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use auto_server::config;
-use auto_server::http::ProblemResponse;
+use auto_server::http::ProblemAnswer;
 use auto_server::mcp::{Endpoint, PlaybookScope};
 use axum::body::Body;
 use axum::extract::Request;
@@ -150,5 +150,5 @@ fn unavailable(detail: &str) -> Response {
         "The server is unavailable",
         detail,
     );
-    problem.into_response()
+    ProblemAnswer(problem).into_response()
 }

@@ -60,6 +60,27 @@ pub async fn test_store(dir: &std::path::Path) -> Arc<dyn auto_store::Store> {
     }
 }
 
+/// A top-level run of version 1 of `def_type`/`name` started by `local`, as a test records it
+/// straight in the store for what another server would have left.
+pub fn recorded_run(run_id: &str, def_type: &str, name: &str, input: Value) -> auto_store::NewRun {
+    auto_store::NewRun {
+        run_id: run_id.into(),
+        key: auto_store::DefinitionKey::new(def_type, name),
+        definition_version: 1,
+        input,
+        started_by: "local".into(),
+        parent_run_id: None,
+        task_reference: None,
+        depth: None,
+        call_depth: None,
+        trigger: None,
+        parent_call_id: None,
+        ending_work: None,
+        root_run_id: None,
+        open_calls_max: None,
+    }
+}
+
 /// JSON text read without serde_json's limit of 128 levels, as a client reads what the server
 /// keeps of values up to 512 levels deep.
 pub fn deep_json(text: &str) -> serde_json::Result<Value> {
