@@ -329,7 +329,8 @@ impl Runner<'_> {
                 output: output.clone(),
             },
             Outcome::Rejected(problem) => CallOutcome::Rejected {
-                problem: problem.clone(),
+                problem: auto_problem::Problem::read(problem)
+                    .ok_or_else(|| format!("event {index}: not a problem document: {problem}"))?,
             },
         };
         self.feed(Input::CallEnded { call_id, outcome }, at_ms)
@@ -423,7 +424,8 @@ fn differences(expected: &Expected, driven: &Driven) -> Vec<String> {
         )),
         (Ending::Succeeded { .. }, None) => found.push("the run succeeded".to_owned()),
         (Ending::Rejected { problem }, Some(_)) => {
-            found.push(format!("the run was rejected:\n{}", pretty(problem)));
+            let problem = serde_json::to_value(problem).unwrap_or_default();
+            found.push(format!("the run was rejected:\n{}", pretty(&problem)));
         }
         _ => {}
     }
@@ -439,6 +441,7 @@ fn differences(expected: &Expected, driven: &Driven) -> Vec<String> {
         }
     }
     if let (Some(want), Ending::Rejected { problem }) = (&expected.rejection, &driven.ending) {
+        let problem = serde_json::to_value(problem).unwrap_or_default();
         for (field, value) in want {
             let actual = problem.get(field).unwrap_or(&Value::Null);
             if actual != value {

@@ -387,7 +387,8 @@ fn cost(endpoint: &Endpoint, headers: &HeaderMap) -> Option<f64> {
         .filter(|cost| cost.is_finite() && *cost >= 0.0)
 }
 
-/// The failure an HTTP error status means, and whether it may be retried.
+/// The failure an HTTP error status means, and whether it may be retried: the providers'
+/// statuses and error bodies in one table of arms, which is why it is long.
 fn classify(endpoint: &Endpoint, exchange: &Exchange) -> (ModelFailure, bool) {
     use FailureBecause as B;
     let status = exchange.status;

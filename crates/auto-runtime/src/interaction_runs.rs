@@ -29,6 +29,7 @@ use crate::auth::{Caller, Permission};
 use crate::documents::Checked;
 use crate::problem::{Problem, ProblemIssue, Reason};
 use crate::reasoning_runs::CancelOrder;
+use crate::runner::Runner;
 use crate::runs::{
     Ask, OUTPUT_BYTES_MAX, RunAnswer, answer_of, ending_fact, fact, new_run, rejection,
     started_fact, taken,
@@ -205,36 +206,68 @@ fn webhook_not_configured(
     .with_kind("webhook_not_configured")
 }
 
+/// The runner of interaction functions. "A workflow runs once for each run id", and so does an
+/// interaction: its request was asked once, and asking again is a new run; a request under
+/// the id of a recorded run gets the run as it stands.
+pub(crate) struct Interactions;
+
+impl Runner for Interactions {
+    async fn begin(
+        &self,
+        service: &Service,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        ask: Ask,
+    ) -> Result<RunAnswer, Problem> {
+        service.begin_interaction(caller, pb, key, ask).await
+    }
+
+    async fn again(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        _: &DefinitionKey,
+        run: Run,
+    ) -> Result<RunAnswer, Problem> {
+        // A tool interaction whose attempt stopped with its server goes on from what it
+        // recorded; a person's request waits on its own.
+        if run.status == RunStatus::Started
+            && let Some(answer) = service.resume_tool_interaction(pb, &run).await?
+        {
+            return Ok(answer);
+        }
+        Ok(answer_of(&run))
+    }
+
+    async fn cancel(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+        words: &str,
+        kind: Option<&str>,
+    ) -> Result<(), Problem> {
+        service
+            .cancel_interaction(pb, run, words, kind.unwrap_or("requested"))
+            .await
+            .map_err(|mut problem| {
+                problem.run_id = Some(run.run_id.clone());
+                problem
+            })
+    }
+}
+
 impl Service {
-    /// `run_definition` of an interaction: the run as it stands under its id, or a new run.
-    /// "A workflow runs once for each run id", and so does an interaction: its request was
-    /// asked once, and asking again is a new run.
-    pub(crate) async fn interaction_attempt(
+    /// A new interaction run: a tool interaction calls its tool; a person's request is
+    /// recorded, delivered and waited for.
+    async fn begin_interaction(
         &self,
         caller: &Caller,
         pb: &PlaybookRef,
         key: &DefinitionKey,
         ask: Ask,
-        existing: Option<Run>,
     ) -> Result<RunAnswer, Problem> {
-        let Ask {
-            run_id,
-            input,
-            lineage,
-            origin: _,
-        } = ask;
-        let run_id = run_id.as_str();
-        if let Some(run) = existing {
-            crate::runs::same_request(&run, key, &input)?;
-            // A tool interaction whose attempt stopped with its server goes on from what it
-            // recorded; a person's request waits on its own.
-            if run.status == RunStatus::Started
-                && let Some(answer) = self.resume_tool_interaction(pb, &run).await?
-            {
-                return Ok(answer);
-            }
-            return Ok(answer_of(&run));
-        }
         let definition = self
             .store
             .get_definition(pb, key)
@@ -247,49 +280,40 @@ impl Service {
                 title(&key.name, "no longer parses"),
                 "Its document no longer passes the checks of this runtime; save a new version.",
             );
-            return self
-                .start_and_end(
-                    caller,
-                    pb,
-                    key,
-                    Ask {
-                        run_id: run_id.into(),
-                        input,
-                        lineage,
-                        origin: None,
-                    },
-                    ending,
-                )
-                .await;
+            return self.start_and_end(caller, pb, key, ask, ending).await;
         };
         if let Asks::Tool { .. } = &document.asks {
-            let ask = Ask {
-                run_id: run_id.into(),
-                input,
-                lineage,
-                origin: None,
-            };
             return self.tool_interaction(caller, pb, key, ask, document).await;
         }
-        let prepared = match self.prepare_request(key, document, &input).await {
-            Ok(prepared) => prepared,
-            Err(problem) => {
-                return self
-                    .start_and_end(
-                        caller,
-                        pb,
-                        key,
-                        Ask {
-                            run_id: run_id.into(),
-                            input,
-                            lineage,
-                            origin: None,
-                        },
-                        problem,
-                    )
-                    .await;
+        match self.prepare_request(key, document, &ask.input).await {
+            Ok(prepared) => {
+                self.ask_person(caller, pb, key, ask, definition.version, document, prepared)
+                    .await
             }
-        };
+            Err(problem) => self.start_and_end(caller, pb, key, ask, problem).await,
+        }
+    }
+
+    /// Records a new run with its request to a person, the request's expiry and its first
+    /// delivery, in one transaction.
+    #[allow(clippy::too_many_arguments)]
+    async fn ask_person(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        ask: Ask,
+        version: i64,
+        document: &InteractionDocument,
+        prepared: Prepared,
+    ) -> Result<RunAnswer, Problem> {
+        let Ask {
+            run_id,
+            input,
+            lineage,
+            origin: _,
+        } = ask;
+        let run_id = run_id.as_str();
         let Prepared {
             to,
             message,
@@ -300,24 +324,9 @@ impl Service {
         let expires_at =
             now + chrono::Duration::milliseconds(i64::try_from(expires_ms).unwrap_or(i64::MAX / 2));
         let request_id = uuid::Uuid::now_v7().to_string();
-        let new = new_run(
-            run_id,
-            key,
-            definition.version,
-            input.clone(),
-            caller,
-            lineage,
-            None,
-        );
+        let new = new_run(run_id, key, version, input.clone(), caller, lineage, None);
         let started = started_fact(&new, 1);
-        let mut opened = fact(
-            run_id,
-            2,
-            "request_opened",
-            key,
-            &caller.id,
-            definition.version,
-        );
+        let mut opened = fact(run_id, 2, "request_opened", key, &caller.id, version);
         opened.data = Some(json!({
             "request_id": request_id, "to": to,
             "expires_at": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),

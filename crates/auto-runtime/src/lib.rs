@@ -17,6 +17,7 @@ pub mod reasoning_room;
 pub mod reasoning_runs;
 pub mod reasoning_tools;
 pub mod run_events;
+pub mod runner;
 pub mod runs;
 pub mod service;
 pub mod tool_operations;

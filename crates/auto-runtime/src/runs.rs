@@ -1,6 +1,7 @@
-//! `run_definition`, `get_run`, `list_runs` and `cancel_run`: the run id rules every type
-//! shares (DESIGN §3, the reasoning page's "Retrying under a run id"), and the runs of the
-//! types that have a runner.
+//! `run_definition`, `get_run`, `list_runs` and `cancel_run`: what the runs of every type
+//! share (DESIGN §3): the run-id rules, a request met by the run it names, the attempt in
+//! flight, the start and the ending with their facts, the cancel's checks and words. What
+//! differs between the types is their [`Runner`](crate::runner::Runner)'s.
 //!
 //! A run goes on in a task of its own, so a caller that goes away does not stop it; two
 //! requests for one run in one server share that task and make one attempt.
@@ -8,7 +9,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use auto_engine::computation::{ComputationDocument, run_computation};
 use auto_engine::definitions::DefinitionType;
 use auto_engine::input::{INPUT_BYTES_MAX, prepare_input};
 use auto_schema::CompiledSchema;
@@ -21,9 +21,8 @@ use tokio::sync::watch;
 
 use crate::api::{CancelRun, RunDefinition, RunList, RunOut};
 use crate::auth::{Caller, Permission};
-use crate::documents::{self, Checked};
 use crate::problem::{Problem, ProblemIssue, Reason};
-use crate::reasoning_runs;
+use crate::runner::Runners;
 use crate::service::{Service, store_problem};
 use crate::work::{ChildEnded, Order, WorkItem, ended_key};
 
@@ -34,9 +33,6 @@ pub const OUTPUT_BYTES_MAX: usize = 1_048_574;
 /// A `run_succeeded` fact carries the output as its data up to this size, and `output_bytes`
 /// past it, so the fact stays within the 256 KiB of an event.
 pub const FACT_OUTPUT_BYTES_MAX: usize = 240 * 1024;
-/// A computation run is bounded by its program's 10 seconds; an attempt whose last event is
-/// younger than this (plus a margin for the commit) may still be going on elsewhere.
-pub const COMPUTATION_RUN_BOUND_MS: i64 = 10_000 + 5_000;
 /// The runs a listing returns unless `limit` says otherwise, and at most.
 pub const RUNS_PAGE_DEFAULT: u32 = 50;
 pub const RUNS_PAGE_MAX: u32 = 1_000;
@@ -50,7 +46,7 @@ pub enum RunAnswer {
     Rejected(Problem),
 }
 
-type Outcome = Result<RunAnswer, Problem>;
+pub(crate) type Outcome = Result<RunAnswer, Problem>;
 type Shared = watch::Receiver<Option<Arc<Outcome>>>;
 
 /// Runs under way in this server, by playbook and run id.
@@ -299,6 +295,33 @@ pub(crate) fn ending_fact(run: &Run, run_seq: i64, ending: &RunEnding) -> NewEve
     event
 }
 
+/// A run's success as the store keeps it: an output past the 1 MiB a run keeps ends the run
+/// `conflict` of the kind `oversized` instead.
+pub(crate) fn succeeded(run: &Run, output: Value, record: Option<Value>) -> RunEnding {
+    let bytes = serde_json::to_vec(&output).map_or(usize::MAX, |b| b.len());
+    if bytes > OUTPUT_BYTES_MAX {
+        let noun = run
+            .key
+            .def_type
+            .parse::<DefinitionType>()
+            .map_or("definition", DefinitionType::noun);
+        let problem = Problem::conflict(
+            format!("The {noun} {} gave an output too large", run.key.name),
+            format!("The output holds {bytes} bytes as JSON; a run keeps at most 1,048,574."),
+        )
+        .with_kind("oversized");
+        return rejection(problem, &run.run_id);
+    }
+    RunEnding {
+        status: RunStatus::Succeeded,
+        output: Some(output),
+        record,
+        problem: None,
+    }
+}
+
+/// A run's rejection as the store keeps it, carrying the run's id: `failed` when the server
+/// broke down, `rejected` otherwise.
 pub(crate) fn rejection(problem: Problem, run_id: &str) -> RunEnding {
     let mut problem = problem;
     problem.run_id = Some(run_id.into());
@@ -350,6 +373,7 @@ pub(crate) struct Lineage {
 }
 
 impl Service {
+    /// `run_definition`: the caller's request, checked, then [`Service::run`].
     pub async fn run_definition(
         &self,
         caller: &Caller,
@@ -358,42 +382,45 @@ impl Service {
         name: &str,
         body: RunDefinition,
     ) -> Outcome {
-        self.run_definition_in(caller, pb, type_text, name, body, None)
-            .await
-    }
-
-    /// `run_definition`, for a run a workflow's call starts when `lineage` is given.
-    pub(crate) async fn run_definition_in(
-        &self,
-        caller: &Caller,
-        pb: &PlaybookRef,
-        type_text: &str,
-        name: &str,
-        body: RunDefinition,
-        lineage: Option<Lineage>,
-    ) -> Outcome {
         caller.require(&pb.org, Permission::Run)?;
         self.require_playbook(pb).await?;
-        let not_found = || {
-            Problem::not_found(format!(
-                "The playbook {} has no {type_text} definition {name}.",
-                pb.playbook
-            ))
-        };
         let def_type = type_text
             .parse::<DefinitionType>()
-            .map_err(|_| not_found())?;
+            .map_err(|_| definition_not_found(pb, type_text, name))?;
         if let Some(run_id) = &body.run_id {
             check_run_id(run_id)
                 .map_err(|m| Problem::invalid_request(vec![ProblemIssue::field("/run_id", m)]))?;
         }
+        let ask = Ask {
+            run_id: body
+                .run_id
+                .unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
+            input: body.input.unwrap_or_else(|| json!({})),
+            lineage: None,
+            origin: None,
+        };
+        self.run(caller, pb, def_type, name, ask).await
+    }
+
+    /// Runs the definition `name` of `def_type` as `caller` asks, under the run-id rules: a
+    /// request and a workflow's call (whose `ask` carries its lineage) alike. The definition
+    /// must be active and of a type that runs. Two requests for one run in this server share
+    /// one attempt, which goes on in a task of its own.
+    pub(crate) async fn run(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        def_type: DefinitionType,
+        name: &str,
+        ask: Ask,
+    ) -> Outcome {
         let key = DefinitionKey::new(def_type.as_str(), name);
         let definition = self
             .store
             .get_definition(pb, &key)
             .await
             .map_err(store_problem)?
-            .ok_or_else(not_found)?;
+            .ok_or_else(|| definition_not_found(pb, def_type.as_str(), name))?;
         if definition.status == DefinitionStatus::Retired {
             return Err(Problem::conflict(
                 "The definition is retired",
@@ -403,29 +430,8 @@ impl Service {
                 ),
             ));
         }
-        if !matches!(
-            def_type,
-            DefinitionType::Computation
-                | DefinitionType::Reasoning
-                | DefinitionType::Workflow
-                | DefinitionType::Interaction
-        ) {
-            return Err(Problem::new(
-                Reason::Unavailable,
-                format!("The {} {name} cannot run yet", def_type.noun()),
-                format!(
-                    "This runtime cannot run a {} yet; it can save and check one.",
-                    def_type.noun()
-                ),
-            )
-            .with_kind("not_runnable"));
-        }
-        let run_id = body
-            .run_id
-            .clone()
-            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-        let input = body.input.clone().unwrap_or_else(|| json!({}));
-        let slot = (pb.clone(), run_id.clone());
+        let runner = Runners::of(def_type, name)?;
+        let slot = (pb.clone(), ask.run_id.clone());
         let receiver = {
             let mut runs = self
                 .in_flight
@@ -438,22 +444,9 @@ impl Service {
                     let (sender, receiver) = watch::channel(None);
                     runs.insert(slot.clone(), receiver.clone());
                     let service = self.clone();
-                    let (caller, pb, name) = (caller.clone(), pb.clone(), name.to_owned());
+                    let (caller, pb) = (caller.clone(), pb.clone());
                     tokio::spawn(async move {
-                        let outcome = service
-                            .attempt(
-                                &caller,
-                                &pb,
-                                def_type,
-                                &name,
-                                Ask {
-                                    run_id,
-                                    input,
-                                    lineage,
-                                    origin: None,
-                                },
-                            )
-                            .await;
+                        let outcome = service.attempt(&caller, &pb, runner, &key, ask).await;
                         service
                             .in_flight
                             .runs
@@ -469,91 +462,27 @@ impl Service {
         wait_for(receiver).await
     }
 
-    /// One request's attempt at a run: what was recorded, or a new attempt.
+    /// One request's attempt at a run: a new run, or what the run its id names gets.
     async fn attempt(
         &self,
         caller: &Caller,
         pb: &PlaybookRef,
-        def_type: DefinitionType,
-        name: &str,
+        runner: Runners,
+        key: &DefinitionKey,
         ask: Ask,
     ) -> Outcome {
-        let key = DefinitionKey::new(def_type.as_str(), name);
-        let run_id = ask.run_id.as_str();
         let existing = self
             .store
-            .get_run(pb, run_id)
+            .get_run(pb, &ask.run_id)
             .await
             .map_err(store_problem)?;
-        if def_type == DefinitionType::Workflow {
-            return self.workflow_attempt(caller, pb, &key, ask, existing).await;
-        }
-        if def_type == DefinitionType::Interaction {
-            return self
-                .interaction_attempt(caller, pb, &key, ask, existing)
-                .await;
-        }
-        let run = match existing {
-            None => {
-                self.start(caller, pb, &key, run_id, ask.input, ask.lineage)
-                    .await?
-            }
+        match existing {
+            None => runner.begin(self, caller, pb, key, ask).await,
             Some(run) => {
-                same_request(&run, &key, &ask.input)?;
-                // A tool-calling run that ended without succeeding is never run again under its
-                // id (reasoning page, "When a tool-calling run cannot finish").
-                if def_type == DefinitionType::Reasoning
-                    && matches!(run.status, RunStatus::Rejected | RunStatus::Failed)
-                    && let Some(problem) =
-                        crate::reasoning_tools::tools_called(self.store.as_ref(), pb, &run).await?
-                {
-                    return Err(problem);
-                }
-                match run.status {
-                    RunStatus::Succeeded => return Ok(answer_of(&run)),
-                    RunStatus::Rejected
-                        if run
-                            .problem
-                            .as_ref()
-                            .is_some_and(|p| p["reason"] == "invalid_input") =>
-                    {
-                        return Ok(answer_of(&run));
-                    }
-                    // "After unavailable, conflict or a failure, they run the definition
-                    // again": its latest version, starting now.
-                    RunStatus::Rejected | RunStatus::Failed => {
-                        let latest = self
-                            .store
-                            .get_definition(pb, &key)
-                            .await
-                            .map_err(store_problem)?
-                            .ok_or_else(|| Problem::not_found("The definition is gone."))?
-                            .version;
-                        let mut event = fact(
-                            run_id,
-                            run.last_run_seq + 1,
-                            "run_started",
-                            &key,
-                            &run.started_by,
-                            latest,
-                        );
-                        run_attributes(&mut event, run.depth, run.call_depth, run.trigger.as_ref());
-                        self.store
-                            .restart_run(pb, run_id, run.attempt, latest, vec![event])
-                            .await
-                            .map_err(taken)?
-                            .0
-                    }
-                    RunStatus::Started => {
-                        if !self.is_quiet(pb, &run).await? {
-                            return Err(still_running(run_id));
-                        }
-                        run
-                    }
-                }
+                same_request(&run, key, &ask.input)?;
+                runner.again(self, pb, key, run).await
             }
-        };
-        self.go_on(pb, run).await
+        }
     }
 
     pub(crate) async fn start(
@@ -587,38 +516,6 @@ impl Service {
             .await
             .map_err(taken)?;
         Ok(run)
-    }
-
-    /// Performs a started run from what it recorded, and ends it.
-    async fn go_on(&self, pb: &PlaybookRef, run: Run) -> Outcome {
-        let checked = self
-            .checked_version(pb, &run.key, run.definition_version)
-            .await?;
-        let no_longer_parses = || rejection(documents::no_longer_parses(&run.key), &run.run_id);
-        let (ending, run_seq) = if run.key.def_type == DefinitionType::Reasoning.as_str() {
-            match checked.as_deref().and_then(Checked::reasoning) {
-                Some(document) => {
-                    reasoning_runs::perform(
-                        self.store.as_ref(),
-                        &self.models,
-                        &self.cancels,
-                        pb,
-                        &run,
-                        document,
-                    )
-                    .await?
-                }
-                None => (no_longer_parses(), run.last_run_seq + 1),
-            }
-        } else {
-            let ending = match checked.as_deref().and_then(Checked::computation) {
-                Some(document) => computation_ending(&run, document.clone()).await,
-                None => no_longer_parses(),
-            };
-            (ending, run.last_run_seq + 1)
-        };
-        let ended = self.end(pb, &run, run_seq, ending).await?;
-        Ok(answer_of(&ended))
     }
 
     /// Ends a run with its ending fact. A cancel asked through another server may have taken
@@ -744,114 +641,14 @@ impl Service {
             problem.run_id = Some(run_id.to_owned());
             return Err(problem);
         }
-        if crate::workflow_runs::is_workflow(&run.key.def_type) {
-            let words = body
-                .detail
-                .filter(|d| !d.trim().is_empty())
-                .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
-            self.cancel_workflow(pb, &run, &words, kind).await?;
-            return self.get_run(caller, pb, run_id).await;
-        }
-        if run.key.def_type == DefinitionType::Interaction.as_str() {
-            let words = body
-                .detail
-                .filter(|d| !d.trim().is_empty())
-                .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
-            self.cancel_interaction(pb, &run, &words, kind.unwrap_or("requested"))
-                .await
-                .map_err(|mut problem| {
-                    problem.run_id = Some(run_id.to_owned());
-                    problem
-                })?;
-            return self.get_run(caller, pb, run_id).await;
-        }
-        if run.key.def_type != DefinitionType::Reasoning.as_str() {
-            return Err(Problem::conflict(
-                "The run cannot be cancelled",
-                format!(
-                    "The run {run_id} is of a {} function, which finishes within its call; it cannot be cancelled.",
-                    run.key.def_type
-                ),
-            ));
-        }
         let words = body
             .detail
             .filter(|d| !d.trim().is_empty())
             .unwrap_or_else(|| format!("The run was cancelled by {}.", caller.id));
-        let order = reasoning_runs::CancelOrder::new(words, kind);
-        if self.cancels.cancel(pb, run_id, order.clone()) {
-            // Going on in this server: its call ends at once, and the run with it.
-            self.wait_in_flight(pb, run_id).await;
-        } else if self.is_quiet(pb, &run).await? {
-            // Going on nowhere: it ends now, a call left open ending as interrupted.
-            let (ending, run_seq) =
-                reasoning_runs::cancel_idle(self.store.as_ref(), pb, &run, &order).await?;
-            self.end(pb, &run, run_seq, ending).await?;
-        } else {
-            // Going on in another server: it stops before its next model call.
-            reasoning_runs::request_cancel(self.store.as_ref(), pb, &run, &order).await?;
-        }
+        Runners::of_run(&run)?
+            .cancel(self, pb, &run, &words, kind)
+            .await?;
         self.get_run(caller, pb, run_id).await
-    }
-
-    /// "A workflow runs once for each run id": a request with the id of a run gets the run as
-    /// it stands, and a run rejected as unavailable or failed is not run again.
-    async fn workflow_attempt(
-        &self,
-        caller: &Caller,
-        pb: &PlaybookRef,
-        key: &DefinitionKey,
-        ask: Ask,
-        existing: Option<Run>,
-    ) -> Outcome {
-        let (run_id, input) = (ask.run_id.as_str(), &ask.input);
-        if let Some(run) = existing {
-            same_request(&run, key, input)?;
-            let unavailable = run
-                .problem
-                .as_ref()
-                .is_some_and(|p| p["reason"] == "unavailable");
-            if run.status == RunStatus::Failed || (run.status == RunStatus::Rejected && unavailable)
-            {
-                return Err(Problem::conflict(
-                    "The run id is used",
-                    format!(
-                        "The workflow run {run_id} ended {} and a workflow runs once for each run id; start a new run under a new run id.",
-                        run.status.as_str()
-                    ),
-                ));
-            }
-            return Ok(answer_of(&run));
-        }
-        check_workflow_input(&key.name, input)?;
-        let definition = self
-            .store
-            .get_definition(pb, key)
-            .await
-            .map_err(store_problem)?
-            .ok_or_else(|| Problem::not_found("The definition is gone."))?;
-        self.start_workflow(caller, pb, key, ask, &definition).await
-    }
-
-    /// Whether a started run's last event is old enough that no attempt can still be going on
-    /// with it: older than the longest gap an attempt leaves between two events.
-    async fn is_quiet(&self, pb: &PlaybookRef, run: &Run) -> Result<bool, Problem> {
-        let bound_ms = if run.key.def_type == DefinitionType::Reasoning.as_str() {
-            let checked = self
-                .checked_version(pb, &run.key, run.definition_version)
-                .await?;
-            match checked.as_deref().and_then(Checked::reasoning) {
-                Some(document) => {
-                    i64::try_from(self.models.quiet_after(document).as_millis()).unwrap_or(i64::MAX)
-                }
-                None => 0,
-            }
-        } else {
-            COMPUTATION_RUN_BOUND_MS
-        };
-        let age_ms =
-            (self.store.now().await.map_err(store_problem)? - run.last_event_at).num_milliseconds();
-        Ok(age_ms >= bound_ms)
     }
 }
 
@@ -908,13 +705,20 @@ pub(crate) fn taken(error: StoreError) -> Problem {
     }
 }
 
+pub(crate) fn definition_not_found(pb: &PlaybookRef, type_text: &str, name: &str) -> Problem {
+    Problem::not_found(format!(
+        "The playbook {} has no {type_text} definition {name}.",
+        pb.playbook
+    ))
+}
+
 fn run_not_found(pb: &PlaybookRef, run_id: &str) -> Problem {
     Problem::not_found(format!("The playbook {} has no run {run_id}.", pb.playbook))
 }
 
 /// "Input of a run, or of a call: 256 KiB as JSON": a workflow takes any JSON value as its
 /// input, no larger than the input of any other run ([`INPUT_BYTES_MAX`]).
-fn check_workflow_input(name: &str, input: &Value) -> Result<(), Problem> {
+pub(crate) fn check_workflow_input(name: &str, input: &Value) -> Result<(), Problem> {
     let bytes = serde_json::to_vec(input).map_or(usize::MAX, |b| b.len());
     if bytes <= INPUT_BYTES_MAX {
         return Ok(());
@@ -951,59 +755,6 @@ pub(crate) fn prepared_input(
             .join("; ");
         Problem::invalid_input(refused_title, detail).with_issues(issues)
     })
-}
-
-async fn computation_ending(run: &Run, document: Arc<ComputationDocument>) -> RunEnding {
-    let title = |what: &str| format!("The computation function {} {what}", run.key.name);
-    let input = match prepared_input(
-        &run.input,
-        document.input_schema.as_ref(),
-        document.input_default.as_ref(),
-        &title("refused its input"),
-    ) {
-        Ok(input) => input,
-        Err(problem) => return rejection(problem, &run.run_id),
-    };
-    let now_ms = run.started_at.timestamp_millis();
-    let started = std::time::Instant::now();
-    let result =
-        tokio::task::spawn_blocking(move || run_computation(&document, &input, now_ms)).await;
-    let duration_ms = started.elapsed().as_millis() as u64;
-    match result {
-        Ok(Ok(output)) => {
-            let bytes = serde_json::to_vec(&output)
-                .map(|b| b.len())
-                .unwrap_or(usize::MAX);
-            if bytes > OUTPUT_BYTES_MAX {
-                let problem = Problem::conflict(
-                    title("gave an output too large"),
-                    format!(
-                        "The output holds {bytes} bytes as JSON; a run keeps at most 1,048,574."
-                    ),
-                )
-                .with_kind("oversized");
-                return rejection(problem, &run.run_id);
-            }
-            RunEnding {
-                status: RunStatus::Succeeded,
-                output: Some(output),
-                record: Some(json!({ "duration_ms": duration_ms })),
-                problem: None,
-            }
-        }
-        Ok(Err(unworkable)) => {
-            let issues = unworkable
-                .issues
-                .iter()
-                .map(|m| ProblemIssue::field("/output", m.clone()))
-                .collect();
-            let problem = Problem::conflict(title("could not give an output"), unworkable.detail)
-                .with_kind("unworkable")
-                .with_issues(issues);
-            rejection(problem, &run.run_id)
-        }
-        Err(join) => rejection(Problem::internal(&join), &run.run_id),
-    }
 }
 
 /// The query of `list_runs`.

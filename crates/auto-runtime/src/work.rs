@@ -182,11 +182,18 @@ mod tests {
                 Input::CallEnded {
                     call_id: "call:/do/0#2".into(),
                     outcome: CallOutcome::Rejected {
-                        problem: json!({"status": 503}),
+                        problem: crate::problem::Problem::new(
+                            crate::problem::Reason::Unavailable,
+                            "Down",
+                            "It is down.",
+                        ),
                     },
                 }
                 .into(),
-                json!({"input": "call_ended", "call_id": "call:/do/0#2", "outcome": {"problem": {"status": 503}}}),
+                json!({"input": "call_ended", "call_id": "call:/do/0#2", "outcome": {"problem": {
+                    "type": "https://on.auto/problems/unavailable", "title": "Down", "status": 503,
+                    "reason": "unavailable", "kind": null, "because": null, "detail": "It is down."
+                }}}),
             ),
             (
                 Order::StartCall(StartCall {

@@ -24,24 +24,26 @@ use auto_store::{
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use crate::api::RunDefinition;
 use crate::auth::{Caller, Role};
 use crate::documents::{Checked, no_longer_parses};
 use crate::problem::{Problem, Reason};
+use crate::runner::Runner;
 use crate::runs::{
-    Ask, Lineage, OUTPUT_BYTES_MAX, RunAnswer, ending_fact, fact, new_run, started_fact, taken,
+    Ask, Lineage, RunAnswer, check_workflow_input, definition_not_found, ending_fact, fact,
+    new_run, rejection, started_fact, succeeded, taken,
 };
 use crate::service::{Service, store_problem};
 use crate::work::{CancelCall, ChildEnded, Order, StartCall, WorkItem, ended_key};
 
-/// How long a server holds the work it claimed; past it, another server may take it. A call
-/// whose child runs longer may be claimed again meanwhile: the child's derived run id makes the
-/// second claim find the same run rather than start another, and its ending is added once.
-pub const WORK_LEASE: Duration = Duration::from_secs(30);
-/// How many items one claim takes.
-pub const WORK_BATCH: u32 = 32;
-/// The longest the scheduler sleeps without looking for due work.
-pub const IDLE_POLL: Duration = Duration::from_millis(500);
+mod calls;
+mod scheduler;
+
+use scheduler::retrying_faults;
+pub use scheduler::{
+    IDLE_POLL, STORE_FAULT_PAUSE, STORE_FAULT_RETRIES, Scheduler, WORK_BATCH, WORK_LEASE,
+    spawn_scheduler,
+};
+
 /// The key of a run's start as work, and how long after the request it falls due.
 const START_KEY: &str = "start";
 const START_GRACE: chrono::Duration = chrono::Duration::seconds(10);
@@ -51,185 +53,6 @@ pub const CALL_DEPTH_MAX: i64 = 8;
 /// start's) is applied again at once, on the snapshot as it is then, before the item is left
 /// for its lease.
 const COMMIT_TRIES: usize = 32;
-/// How many times a step whose commit, or whose call, met a passing store fault (a cut
-/// connection, a busy or full database: `StoreError::is_transient`) is tried again before the
-/// fault counts, and the pause before the first retry, doubled each time: 0.1 s to 1.6 s,
-/// about 3 seconds in all, which a database's restart or a pool's reconnection fits in.
-pub const STORE_FAULT_RETRIES: u32 = 5;
-pub const STORE_FAULT_PAUSE: Duration = Duration::from_millis(100);
-
-/// Runs `attempt` again while it fails with a passing store fault, at most
-/// [`STORE_FAULT_RETRIES`] more times with a growing pause; the last answer stands.
-async fn retrying_faults<T, E, Fut>(
-    is_fault: impl Fn(&E) -> bool,
-    mut attempt: impl FnMut() -> Fut,
-) -> Result<T, E>
-where
-    E: std::fmt::Debug,
-    Fut: std::future::Future<Output = Result<T, E>>,
-{
-    let mut pause = STORE_FAULT_PAUSE;
-    for _ in 0..STORE_FAULT_RETRIES {
-        match attempt().await {
-            Err(error) if is_fault(&error) => {
-                tracing::warn!(
-                    ?error,
-                    "a workflow step met a store fault; it is tried again"
-                );
-                tokio::time::sleep(pause).await;
-                pause *= 2;
-            }
-            other => return other,
-        }
-    }
-    attempt().await
-}
-
-/// The inputs of each run this server is applying: the run's claimed inputs not applied yet,
-/// in work id order, which is the order they were received. A run is in the map while a task
-/// applies its inputs; it applies them one at a time, so "a run's inputs apply in the order
-/// they were received", and never two of one run at once.
-type RunQueues = HashMap<(PlaybookRef, String), VecDeque<Work>>;
-
-/// What wakes the scheduler, and the inputs of each run it holds.
-#[derive(Clone, Debug)]
-pub struct Scheduler {
-    /// The id its claims are held under in the store, new for each server: the store hands
-    /// it a run's next inputs while it holds an earlier one, and no other server.
-    claimer: Arc<str>,
-    wake: Arc<Notify>,
-    queues: Arc<Mutex<RunQueues>>,
-    stopping: Arc<std::sync::atomic::AtomicBool>,
-    /// How often a claimed work item could not be read (each is kept, told in the log, and
-    /// claimed again once its lease ends).
-    pub unreadable: prometheus_client::metrics::counter::Counter,
-}
-
-impl Default for Scheduler {
-    fn default() -> Self {
-        Self {
-            claimer: uuid::Uuid::new_v4().to_string().into(),
-            wake: Arc::default(),
-            queues: Arc::default(),
-            stopping: Arc::default(),
-            unreadable: Default::default(),
-        }
-    }
-}
-
-impl Scheduler {
-    /// Tells the scheduler that work was added.
-    pub fn wake(&self) {
-        self.wake.notify_one();
-    }
-
-    /// Asks the scheduler to claim no more work. It stops between claims, never inside one:
-    /// a claim cut off after the store leased its items would leave them to wait out the
-    /// lease with nobody working on them.
-    pub fn stop(&self) {
-        self.stopping
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        self.wake.notify_one();
-    }
-
-    fn is_stopping(&self) -> bool {
-        self.stopping.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    /// Queues a claimed input of a run. `Some` when no task applies the run's inputs: the
-    /// caller starts one with this item; otherwise the run's task takes it in its turn, after
-    /// the inputs received before it. An item already queued (claimed again when its lease
-    /// ran out) is queued once.
-    fn queue(&self, item: Work) -> Option<Work> {
-        let mut queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = (item.playbook.clone(), item.run_id.clone());
-        match queues.get_mut(&slot) {
-            Some(queue) => {
-                if let Err(at) = queue.binary_search_by_key(&item.id, |w| w.id) {
-                    queue.insert(at, item);
-                }
-                None
-            }
-            None => {
-                queues.insert(slot, VecDeque::new());
-                Some(item)
-            }
-        }
-    }
-
-    /// The run's next queued input, or `None` when it has none: then its task ends, and the
-    /// run's next input starts another.
-    fn next_of(&self, playbook: &PlaybookRef, run_id: &str) -> Option<Work> {
-        let mut queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = (playbook.clone(), run_id.to_owned());
-        let next = queues.get_mut(&slot).and_then(VecDeque::pop_front);
-        if next.is_none() {
-            queues.remove(&slot);
-        }
-        next
-    }
-}
-
-/// Runs the scheduler of this server until the process ends.
-pub fn spawn_scheduler(service: Service) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        while !service.scheduler.is_stopping() {
-            let claimed = match service
-                .store
-                .claim_work(&service.scheduler.claimer, WORK_LEASE, WORK_BATCH)
-                .await
-            {
-                Ok(claimed) => claimed,
-                Err(error) => {
-                    tracing::warn!(%error, "the scheduler cannot claim work");
-                    tokio::time::sleep(IDLE_POLL).await;
-                    continue;
-                }
-            };
-            if claimed.is_empty() {
-                let wait = match service.store.next_work_due().await {
-                    Ok(Some(due)) => (due - chrono::Utc::now())
-                        .to_std()
-                        .unwrap_or(Duration::ZERO)
-                        .min(IDLE_POLL),
-                    _ => IDLE_POLL,
-                };
-                tokio::select! {
-                    () = service.scheduler.wake.notified() => {}
-                    () = tokio::time::sleep(wait.max(Duration::from_millis(5))) => {}
-                }
-                continue;
-            }
-            // The store hands the items oldest first; one run's inputs are queued and applied
-            // in work id order, which is the order they were received.
-            let mut claimed = claimed;
-            claimed.sort_by_key(|item| item.id);
-            for item in claimed {
-                let service = service.clone();
-                // An input of its run, applied to its snapshot, goes after the run's inputs
-                // before it; a command carried out beside the run (a call to start, a child
-                // to cancel, a request to deliver or expire) may take long and goes at once.
-                if !item.ordered {
-                    tokio::spawn(async move { service.handle_work(item).await });
-                    continue;
-                }
-                if let Some(first) = service.scheduler.queue(item) {
-                    tokio::spawn(async move {
-                        let (playbook, run_id) = (first.playbook.clone(), first.run_id.clone());
-                        let mut next = Some(first);
-                        while let Some(item) = next {
-                            // On a task of its own, so that a panic leaves the item to its
-                            // lease and the run's next inputs still go.
-                            let each = service.clone();
-                            let _ = tokio::spawn(async move { each.handle_work(item).await }).await;
-                            next = service.scheduler.next_of(&playbook, &run_id);
-                        }
-                    });
-                }
-            }
-        }
-    })
-}
 
 /// The work that hands an event sent to the run (`send_run_event`) to its workflow: one item
 /// per event id, applied as soon as a server claims it.
@@ -301,45 +124,8 @@ fn work_of(commands: &[Command]) -> (Vec<NewWork>, Vec<String>) {
 /// `conflict` kind `oversized`.
 fn run_ending(run: &Run, ending: Ending) -> RunEnding {
     match ending {
-        Ending::Succeeded { output } => {
-            let bytes = serde_json::to_vec(&output).map_or(usize::MAX, |b| b.len());
-            if bytes > OUTPUT_BYTES_MAX {
-                let mut problem = Problem::conflict(
-                    format!("The workflow {} gave an output too large", run.key.name),
-                    format!(
-                        "The output holds {bytes} bytes as JSON; a run keeps at most 1,048,574."
-                    ),
-                )
-                .with_kind("oversized");
-                problem.run_id = Some(run.run_id.clone());
-                return RunEnding {
-                    status: RunStatus::Rejected,
-                    output: None,
-                    record: None,
-                    problem: serde_json::to_value(&problem).ok(),
-                };
-            }
-            RunEnding {
-                status: RunStatus::Succeeded,
-                output: Some(output),
-                record: None,
-                problem: None,
-            }
-        }
-        Ending::Rejected { mut problem } => {
-            problem["run_id"] = json!(run.run_id);
-            let failed = problem["reason"] == "failed";
-            RunEnding {
-                status: if failed {
-                    RunStatus::Failed
-                } else {
-                    RunStatus::Rejected
-                },
-                output: None,
-                record: None,
-                problem: Some(problem),
-            }
-        }
+        Ending::Succeeded { output } => succeeded(run, output, None),
+        Ending::Rejected { problem } => rejection(problem, &run.run_id),
     }
 }
 
@@ -359,15 +145,65 @@ fn cannot_start(name: &str, error: StoreError) -> Problem {
     }
 }
 
-/// The caller a run acts for: who started it, within its org.
-fn caller_of(run: &Run, pb: &PlaybookRef) -> Caller {
-    if run.started_by == crate::auth::LOCAL_CALLER {
-        return Caller::local();
+/// The runner of workflows: "A workflow runs once for each run id": a request with the id of
+/// a run gets the run as it stands, and a run rejected as unavailable or failed is not run
+/// again.
+pub(crate) struct Workflows;
+
+impl Runner for Workflows {
+    async fn begin(
+        &self,
+        service: &Service,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        ask: Ask,
+    ) -> Result<RunAnswer, Problem> {
+        check_workflow_input(&key.name, &ask.input)?;
+        let definition = service
+            .store
+            .get_definition(pb, key)
+            .await
+            .map_err(store_problem)?
+            .ok_or_else(|| Problem::not_found("The definition is gone."))?;
+        service
+            .start_workflow(caller, pb, key, ask, &definition)
+            .await
     }
-    Caller {
-        id: run.started_by.clone(),
-        org: Some(pb.org.clone()),
-        role: Role::Runner,
+
+    async fn again(
+        &self,
+        _: &Service,
+        _: &PlaybookRef,
+        _: &DefinitionKey,
+        run: Run,
+    ) -> Result<RunAnswer, Problem> {
+        let unavailable = run
+            .problem
+            .as_ref()
+            .is_some_and(|p| p["reason"] == "unavailable");
+        if run.status == RunStatus::Failed || (run.status == RunStatus::Rejected && unavailable) {
+            return Err(Problem::conflict(
+                "The run id is used",
+                format!(
+                    "The workflow run {} ended {} and a workflow runs once for each run id; start a new run under a new run id.",
+                    run.run_id,
+                    run.status.as_str()
+                ),
+            ));
+        }
+        Ok(crate::runs::answer_of(&run))
+    }
+
+    async fn cancel(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+        words: &str,
+        kind: Option<&str>,
+    ) -> Result<(), Problem> {
+        service.cancel_workflow(pb, run, words, kind).await
     }
 }
 
@@ -676,28 +512,6 @@ impl Service {
         }
     }
 
-    /// A child's ending, which the store added to its parent when the child ended: the
-    /// child's output or problem, applied as the call's ending.
-    async fn child_ended(&self, item: &Work, ended: ChildEnded) -> Result<(), Problem> {
-        let pb = &item.playbook;
-        let ChildEnded {
-            call_id,
-            child_run_id,
-        } = ended;
-        let child = self
-            .store
-            .get_run(pb, &child_run_id)
-            .await
-            .map_err(store_problem)?;
-        let Some(child) = child.filter(|r| r.status != RunStatus::Started) else {
-            // Started again since (a retry under its id): its next ending tells the parent.
-            return self.store.finish_work(item.id).await.map_err(store_problem);
-        };
-        let outcome = call_outcome(&child);
-        self.apply_input(item, Input::CallEnded { call_id, outcome })
-            .await
-    }
-
     /// Applies an input to its run's snapshot and commits the step.
     async fn apply_input(&self, item: &Work, input: Input) -> Result<(), Problem> {
         let pb = &item.playbook;
@@ -866,221 +680,6 @@ impl Service {
             Err(StoreError::Conflict(_)) => Ok(false),
             Err(other) => Err(store_problem(other)),
         }
-    }
-
-    /// Starts a child run, or finds it by its id. A child that ends within the call (a
-    /// reasoning or computation function) ends the call here; one that goes on (a workflow, a
-    /// person's answer) records its parent and call, and its ending reaches the parent through
-    /// the store whenever and wherever it comes: the call holds nothing while it waits.
-    async fn start_call(&self, item: &Work, call: StartCall) -> Result<(), Problem> {
-        let pb = &item.playbook;
-        let StartCall {
-            call_id,
-            child_run_id,
-            def_type,
-            name,
-            input,
-            wait_ms: _,
-        } = call;
-        let parent = self
-            .store
-            .get_run(pb, &item.run_id)
-            .await
-            .map_err(store_problem)?;
-        let Some(parent) = parent.filter(|r| r.status == RunStatus::Started) else {
-            return self.store.finish_work(item.id).await.map_err(store_problem);
-        };
-        let lineage = Lineage {
-            parent_run_id: parent.run_id.clone(),
-            parent_call_id: call_id.clone(),
-            task_reference: call_reference(&call_id).to_owned(),
-            call_depth: parent.call_depth.unwrap_or(0) + 1,
-            root_run_id: parent
-                .root_run_id
-                .clone()
-                .unwrap_or_else(|| parent.run_id.clone()),
-            open_calls_max: i64::from(self.limits.workflow_max_open_calls),
-            depth: parent.depth,
-        };
-        let known = self
-            .store
-            .get_run(pb, &child_run_id)
-            .await
-            .map_err(store_problem)?
-            .is_some();
-        let refusal = if known {
-            None
-        } else {
-            Self::call_refusal(&lineage)
-        };
-        let rejected = |problem: &Problem| -> Result<CallOutcome, Problem> {
-            Ok(CallOutcome::Rejected {
-                problem: serde_json::to_value(problem).map_err(|e| Problem::internal(&e))?,
-            })
-        };
-        let outcome = match refusal {
-            Some(problem) => Some(rejected(&problem)?),
-            None => {
-                let body = RunDefinition {
-                    input: Some(input),
-                    run_id: Some(child_run_id.clone()),
-                };
-                // A call the store failed under is made again, under the same run id, rather
-                // than answered with the fault.
-                let caller = caller_of(&parent, pb);
-                let answer = retrying_faults(crate::service::is_store_fault, || {
-                    self.run_definition_in(
-                        &caller,
-                        pb,
-                        &def_type,
-                        &name,
-                        body.clone(),
-                        Some(lineage.clone()),
-                    )
-                })
-                .await;
-                match answer {
-                    Ok(RunAnswer::Ended(run)) => Some(CallOutcome::Succeeded {
-                        output: run.output.unwrap_or(Value::Null),
-                    }),
-                    Ok(RunAnswer::Rejected(problem)) => Some(rejected(&problem)?),
-                    // Its ending reaches the parent through the store.
-                    Ok(RunAnswer::Started(_)) => None,
-                    // An attempt goes on elsewhere, or stopped with its server: this item is
-                    // claimed again when its lease ends, and finds the child then.
-                    Err(problem) if problem.kind.as_deref() == Some("taken") => return Ok(()),
-                    // The server broke down on the way, or its store's fault did not clear:
-                    // unless the child was recorded and ended, which its ending tells, it
-                    // "could not be reached", a communication error 503 that a retry may
-                    // resolve.
-                    Err(problem)
-                        if problem.reason == Reason::Failed
-                            || crate::service::is_store_fault(&problem) =>
-                    {
-                        let child = self
-                            .store
-                            .get_run(pb, &child_run_id)
-                            .await
-                            .map_err(store_problem)?;
-                        match child {
-                            Some(child) if child.status != RunStatus::Started => {
-                                Some(call_outcome(&child))
-                            }
-                            Some(_) => return Ok(()),
-                            None => Some(CallOutcome::Rejected {
-                                problem: json!({
-                                    "reason": "unreachable", "status": 503,
-                                    "detail": format!("The run could not be started: {}", problem.detail),
-                                }),
-                            }),
-                        }
-                    }
-                    Err(problem) => Some(rejected(&problem)?),
-                }
-            }
-        };
-        if let Some(outcome) = outcome {
-            // The store may have added the same ending when the child ended; the first stays.
-            let ended = Input::CallEnded {
-                call_id: call_id.clone(),
-                outcome,
-            };
-            self.store
-                .add_work(
-                    pb,
-                    &item.run_id,
-                    vec![WorkItem::from(ended).to_work(ended_key(&call_id), None)],
-                )
-                .await
-                .map_err(store_problem)?;
-        }
-        self.store
-            .finish_work(item.id)
-            .await
-            .map_err(store_problem)?;
-        self.scheduler.wake();
-        Ok(())
-    }
-
-    /// Why a new child may not start: "Workflows that call workflows reach at most 8 calls
-    /// deep". It is refused as a conflict, which the calling task raises as a runtime error;
-    /// so is a child past the calls its tree may wait for at once (`WORKFLOW_MAX_OPEN_CALLS`),
-    /// which the store counts as it records the child.
-    fn call_refusal(lineage: &Lineage) -> Option<Problem> {
-        if lineage.call_depth > CALL_DEPTH_MAX {
-            return Some(Problem::conflict(
-                "The call goes too deep",
-                format!(
-                    "The run would sit {} calls below the workflow at the top; workflows that call workflows reach at most 8 calls deep.",
-                    lineage.call_depth
-                ),
-            ));
-        }
-        None
-    }
-
-    /// Cancels a child the parent no longer waits for.
-    async fn cancel_call(&self, item: &Work, call: &CancelCall) -> Result<(), Problem> {
-        let pb = &item.playbook;
-        let child_run_id = call.child_run_id.as_str();
-        let kind = call.kind.as_str();
-        if let Some(child) = self
-            .store
-            .get_run(pb, child_run_id)
-            .await
-            .map_err(store_problem)?
-            .filter(|r| r.status == RunStatus::Started)
-        {
-            let words = format!(
-                "The workflow run {} no longer waits for this run ({kind}).",
-                item.run_id
-            );
-            let caller = caller_of(&child, pb);
-            let cancelled = if child.key.def_type == DefinitionType::Interaction.as_str() {
-                self.cancel_interaction(pb, &child, &words, kind).await
-            } else {
-                self.cancel_run_as(
-                    &caller,
-                    pb,
-                    child_run_id,
-                    crate::api::CancelRun {
-                        detail: Some(words),
-                    },
-                    Some(kind),
-                )
-                .await
-                .map(|_| ())
-            };
-            if let Err(problem) = cancelled {
-                tracing::debug!(detail = %problem.detail, "a child could not be cancelled");
-            }
-        }
-        self.store.finish_work(item.id).await.map_err(store_problem)
-    }
-}
-
-/// The reference of the task a call id names: `call:<reference>#<attempt>`.
-fn call_reference(call_id: &str) -> &str {
-    let reference = call_id.strip_prefix("call:").unwrap_or(call_id);
-    reference.rsplit_once('#').map_or(reference, |(r, _)| r)
-}
-
-/// How a child's run ended, as its parent's call takes it.
-fn call_outcome(child: &Run) -> CallOutcome {
-    match (child.status, &child.problem) {
-        (RunStatus::Succeeded, _) => CallOutcome::Succeeded {
-            output: child.output.clone().unwrap_or(Value::Null),
-        },
-        (_, Some(problem)) => CallOutcome::Rejected {
-            problem: problem.clone(),
-        },
-        (_, None) => CallOutcome::Rejected {
-            problem: json!({
-                "type": "https://on.auto/problems/failed", "status": 500, "reason": "failed",
-                "title": format!("The run {} failed", child.run_id),
-                "detail": "The run ended without a problem document.",
-            }),
-        },
     }
 }
 

@@ -79,7 +79,8 @@ pub(crate) struct Frozen<'a> {
 /// the context's `Object.prototype` and their members defined (so a member named `__proto__`
 /// is a member), arrays, numbers, strings, booleans and null. A value nesting deeper than
 /// [`VALUE_DEPTH_MAX`] levels is a `RangeError`. The walk keeps its own stack, so a deep value
-/// costs no thread stack. With `frozen`, the value is built frozen, as [`Frozen`] says.
+/// costs no thread stack. With `frozen`, the value is built frozen, as [`Frozen`] says. The
+/// explicit stack and the value's kinds share one loop, which is why it is long.
 pub(crate) fn to_js<'js>(
     ctx: &Ctx<'js>,
     value: &JsonValue,

@@ -133,7 +133,9 @@ fn next_is_parameter_start(bytes: &[u8], at: usize) -> bool {
 pub const ANGLE_TOO_DEEP: &str = "A `<` may sit inside at most 16 open brackets: each bracket around it multiplies the readings TypeScript tries, and the check must end in time.";
 
 /// The first `<` of `source` inside more than [`ANGLE_NESTING_MAX`] open brackets, as a
-/// problem at its place.
+/// problem at its place. One scanner over the source's bytes, its states (strings, templates,
+/// comments, regular expressions, brackets) in one loop: split, they would pass the scanner's
+/// state back and forth, which is why it is long.
 pub(crate) fn too_tangled(source: &str) -> Option<ScriptProblem> {
     let bytes = source.as_bytes();
     // Open brackets; `$` stands for a template's `${`, whose `}` returns to the template text.

@@ -206,6 +206,8 @@ impl Parser {
         }
     }
 
+    /// One tag's words: one arm for each tag the page defines, side by side as the page lists
+    /// them; that is why it is long.
     fn tag_inner(&mut self, name: &str, rest: &str, line: u32) -> Result<(), String> {
         let invalid = |e: String| format!("Invalid {name}: {e}");
         match name {

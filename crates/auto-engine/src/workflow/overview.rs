@@ -299,6 +299,7 @@ impl Chart {
     }
 
     /// Draws one task that flow reaches from `arriving`; returns where its flow leaves it.
+    /// One arm for each kind of task, each drawn its own way; that is why it is long.
     fn task(&mut self, task: &Task, arriving: &Exits) -> Vec<Exit> {
         self.count += 1;
         let number = self.count;

@@ -10,6 +10,7 @@ use serde_json::Value as Json;
 use super::{Args, Budget, Result, to_number};
 use crate::value::{Number, Value, compare, equals};
 
+/// The filters on lists, one arm for each as the page lists them; that is why it is long.
 pub(super) fn apply<'a>(
     name: &str,
     input: &Value<'a>,

@@ -1,14 +1,15 @@
 //! A workflow's errors ("Errors, retries and timeouts"), the error a child's rejection raises
 //! ("When the function's run does not succeed") and the run's rejection ("How a run ends").
 
+use auto_problem::{Problem, ProblemIssue, Reason};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// "The short types of the errors the runtime raises ... are under
 /// `https://open-workflow-specification.org/spec/1.0.0/errors/`".
 pub const ERROR_TYPE_BASE: &str = "https://open-workflow-specification.org/spec/1.0.0/errors/";
 /// The problem types of a function's run: `https://on.auto/problems/<reason or kind>`.
-pub const PROBLEM_TYPE_BASE: &str = "https://on.auto/problems/";
+pub use auto_problem::PROBLEM_TYPE_BASE;
 /// "Output of a run: 1,048,574 bytes as JSON".
 pub const OUTPUT_BYTES_MAX: usize = 1_048_574;
 
@@ -147,120 +148,100 @@ impl WorkflowError {
     }
 }
 
-fn text(problem: &Value, field: &str) -> Option<String> {
-    problem
-        .get(field)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-}
-
 /// The error a child's rejection raises at its call task (the page's table "When the
-/// function's run does not succeed"): type, status, title, detail, kind, because and issues.
-pub fn call_error(problem: &Value, def_type: &str, name: &str) -> WorkflowError {
-    let reason = text(problem, "reason").unwrap_or_default();
-    let kind = text(problem, "kind");
+/// function's run does not succeed"): type, status, title, detail, kind, because and issues. A
+/// problem without a title (a child that could not be reached) takes the page's own words.
+pub fn call_error(problem: &Problem, def_type: &str, name: &str) -> WorkflowError {
+    let kind = problem.kind.clone();
     let on_auto = |k: &str| format!("{PROBLEM_TYPE_BASE}{k}");
     let short = |s: &str| format!("{ERROR_TYPE_BASE}{s}");
-    let (error_type, status, what) = match (reason.as_str(), kind.as_deref()) {
-        ("invalid_input", _) => (short("validation"), 400, "refused its input"),
-        ("forbidden", _) => (short("authorization"), 403, "was not allowed"),
-        ("not_found", _) => (short("configuration"), 404, "was not found"),
-        ("conflict", Some(k @ ("tools_called" | "effect_unknown"))) => {
+    let (error_type, status, what) = match (problem.reason, kind.as_deref()) {
+        (Reason::InvalidInput, _) => (short("validation"), 400, "refused its input"),
+        (Reason::Forbidden, _) => (short("authorization"), 403, "was not allowed"),
+        (Reason::NotFound, _) => (short("configuration"), 404, "was not found"),
+        (Reason::Conflict, Some(k @ ("tools_called" | "effect_unknown"))) => {
             (on_auto(k), 409, "may have called its tools")
         }
-        ("conflict", _) => (short("runtime"), 409, "could not give an output"),
-        ("unavailable", Some(k @ ("tools_unfinished" | "rebuilding"))) => {
+        (Reason::Conflict, _) => (short("runtime"), 409, "could not give an output"),
+        (Reason::Unavailable, Some(k @ ("tools_unfinished" | "rebuilding"))) => {
             (on_auto(k), 503, "was unavailable")
         }
-        ("cancelled", _) => (on_auto("cancelled"), 409, "was cancelled"),
-        ("unanswered", _) => (on_auto("unanswered"), 410, "was not answered"),
-        ("failed", _) => (short("runtime"), 500, "failed"),
-        _ => (short("communication"), 503, "was unavailable"),
+        (Reason::Cancelled, _) => (on_auto("cancelled"), 409, "was cancelled"),
+        (Reason::Unanswered, _) => (on_auto("unanswered"), 410, "was not answered"),
+        (Reason::Failed, _) => (short("runtime"), 500, "failed"),
+        (Reason::Unavailable, _) => (short("communication"), 503, "was unavailable"),
     };
-    let title = text(problem, "title").unwrap_or_else(|| {
+    let title = if problem.title.is_empty() {
         if def_type == "workflow" {
             format!("The workflow {name} stopped")
         } else {
             format!("The {def_type} function {name} {what}")
         }
-    });
+    } else {
+        problem.title.clone()
+    };
     WorkflowError {
         error_type,
         status,
         instance: String::new(),
         title: Some(title),
-        detail: text(problem, "detail"),
+        detail: Some(problem.detail.clone()).filter(|d| !d.is_empty()),
         kind,
-        because: text(problem, "because"),
-        issues: problem
-            .get("issues")
-            .filter(|i| !i.is_null() && i.as_array().is_none_or(|a| !a.is_empty()))
-            .cloned(),
+        because: problem.because.clone(),
+        issues: (!problem.issues.is_empty())
+            .then(|| serde_json::to_value(&problem.issues).unwrap_or(Value::Null)),
         step: String::new(),
     }
 }
 
 /// The rejection an uncaught error ends a run with ("How a run ends"): the reason and kind of
 /// the page's table, the error's because for the kinds that keep it, its issues, and the
-/// detail `<title>, at the step <name>: <detail>`.
-pub fn rejection(error: &WorkflowError, workflow_name: &str) -> Value {
+/// detail `<title>, at the step <name>: <detail>`. Issues a `raise` wrote in another shape than
+/// the problem document's (a list of pointers and messages) stay in the error, not the problem.
+pub fn rejection(error: &WorkflowError, workflow_name: &str) -> Problem {
     let kind_of_type = error.error_type.strip_prefix(PROBLEM_TYPE_BASE);
     let (reason, kind) = match kind_of_type {
-        Some(k @ ("tools_unfinished" | "rebuilding")) => ("unavailable", Some(k.to_owned())),
-        Some(k @ ("effect_unknown" | "tools_called")) => ("conflict", Some(k.to_owned())),
-        Some("unanswered") => ("unanswered", error.kind.clone()),
+        Some(k @ ("tools_unfinished" | "rebuilding")) => (Reason::Unavailable, Some(k.to_owned())),
+        Some(k @ ("effect_unknown" | "tools_called")) => (Reason::Conflict, Some(k.to_owned())),
+        Some("unanswered") => (Reason::Unanswered, error.kind.clone()),
         _ if (400..500).contains(&error.status) && error.status != 408 && error.status != 429 => {
-            ("invalid_input", None)
+            (Reason::InvalidInput, None)
         }
-        _ => ("unavailable", None),
+        _ => (Reason::Unavailable, None),
     };
     let because = match kind.as_deref() {
         Some("tools_unfinished" | "effect_unknown" | "rebuilding") => error.because.clone(),
         _ => None,
     };
+    let issues = error
+        .issues
+        .clone()
+        .and_then(|issues| serde_json::from_value::<Vec<ProblemIssue>>(issues).ok())
+        .unwrap_or_default();
     problem(
         reason,
         kind.as_deref(),
         because.as_deref(),
         &format!("The workflow {workflow_name} stopped"),
         &error.words(),
-        error.issues.clone(),
     )
+    .with_issues(issues)
 }
 
-/// The HTTP status of a rejection's reason.
-fn reason_status(reason: &str) -> u16 {
-    match reason {
-        "invalid_input" => 422,
-        "forbidden" => 403,
-        "not_found" => 404,
-        "conflict" | "cancelled" => 409,
-        "unanswered" => 410,
-        "failed" => 500,
-        _ => 503,
-    }
-}
-
-/// A problem document of a run's rejection.
+/// A problem document of a run's rejection: its type names the kind where there is one.
 pub(super) fn problem(
-    reason: &str,
+    reason: Reason,
     kind: Option<&str>,
     because: Option<&str>,
     title: &str,
     detail: &str,
-    issues: Option<Value>,
-) -> Value {
-    let mut problem = json!({
-        "type": format!("{PROBLEM_TYPE_BASE}{}", kind.unwrap_or(reason)),
-        "title": title,
-        "status": reason_status(reason),
-        "reason": reason,
-        "kind": kind,
-        "because": because,
-        "detail": detail,
-    });
-    if let Some(issues) = issues {
-        problem["issues"] = issues;
+) -> Problem {
+    let mut problem = Problem::new(reason, title, detail);
+    if let Some(kind) = kind {
+        problem = problem.with_kind(kind);
+    }
+    if let Some(because) = because {
+        problem = problem.with_because(because);
     }
     problem
 }

@@ -33,7 +33,8 @@
 //! [`RunInfo::new`] and the fields `functions_ms`, `function_default_ms` and `run_duration_ms`
 //! (the call waits settled at the start, and the longest a run may last);
 //! `CallOutcome::Rejected` also takes a problem whose reason is `failed` (a runtime error of
-//! status 500) or `unreachable` (communication 503).
+//! status 500), and one without a title for a child that could not be reached (`unavailable`,
+//! communication 503, under the page's own title).
 
 mod errors;
 mod eval;
@@ -46,6 +47,7 @@ mod tests;
 use std::collections::{BTreeMap, HashMap};
 
 use auto_doc::{Issue, YamlConfig, read_yaml};
+use auto_problem::Problem;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -364,9 +366,9 @@ pub enum CallOutcome {
         output: Value,
     },
     /// The child's problem document: reason, kind, because, title, detail, issues, status. A
-    /// reason of `failed` raises a runtime error 500; `unreachable` a communication error 503.
+    /// reason of `failed` raises a runtime error 500.
     Rejected {
-        problem: Value,
+        problem: Problem,
     },
 }
 
@@ -424,7 +426,7 @@ pub enum Ending {
     },
     /// A problem document: type, title, status, reason, kind, because, detail, issues.
     Rejected {
-        problem: Value,
+        problem: Problem,
     },
 }
 

@@ -51,9 +51,14 @@ fn output(step: &Step) -> Value {
 
 fn problem(step: &Step) -> Value {
     match &step.ending {
-        Some(Ending::Rejected { problem }) => problem.clone(),
+        Some(Ending::Rejected { problem }) => serde_json::to_value(problem).unwrap(),
         other => panic!("not rejected: {other:?}"),
     }
+}
+
+/// A child's problem document from the fields a test gives.
+fn child_problem(given: Value) -> auto_problem::Problem {
+    auto_problem::Problem::read(&given).unwrap_or_else(|| panic!("not a problem: {given}"))
 }
 
 fn run(body: &str, input: Value) -> Step {
@@ -780,7 +785,9 @@ fn a_child_rejection_raises_the_error_of_the_table() {
         step.state,
         Input::CallEnded {
             call_id,
-            outcome: CallOutcome::Rejected { problem: child },
+            outcome: CallOutcome::Rejected {
+                problem: child_problem(child),
+            },
         },
         1_000,
     );
@@ -823,7 +830,7 @@ fn a_child_rejection_raises_the_error_of_the_table() {
         (json!({"reason": "failed"}), "runtime", 500),
     ];
     for (child, error_type, status) in cases {
-        let error = call_error(&child, "computation", "month-window");
+        let error = call_error(&child_problem(child.clone()), "computation", "month-window");
         let expected = if error_type.contains(':') {
             error_type.to_owned()
         } else {
@@ -840,15 +847,23 @@ fn a_child_rejection_raises_the_error_of_the_table() {
         );
     }
     assert_eq!(
-        call_error(&json!({"reason": "invalid_input"}), "workflow", "monthly")
-            .title
-            .as_deref(),
+        call_error(
+            &child_problem(json!({"reason": "invalid_input"})),
+            "workflow",
+            "monthly"
+        )
+        .title
+        .as_deref(),
         Some("The workflow monthly stopped")
     );
     assert_eq!(
-        call_error(&json!({"reason": "invalid_input"}), "computation", "m")
-            .title
-            .as_deref(),
+        call_error(
+            &child_problem(json!({"reason": "invalid_input"})),
+            "computation",
+            "m"
+        )
+        .title
+        .as_deref(),
         Some("The computation function m refused its input")
     );
 }
@@ -956,7 +971,7 @@ fn a_failing_branch_fails_the_fork_and_cancels_the_others() {
         Input::CallEnded {
             call_id: started[0].0.clone(),
             outcome: CallOutcome::Rejected {
-                problem: json!({"reason": "unavailable", "detail": "down"}),
+                problem: child_problem(json!({"reason": "unavailable", "detail": "down"})),
             },
         },
         1,
@@ -977,7 +992,7 @@ fn a_competing_fork_takes_the_first_to_finish_and_cancels_the_losers() {
         Input::CallEnded {
             call_id: started[0].0.clone(),
             outcome: CallOutcome::Rejected {
-                problem: json!({"reason": "unavailable"}),
+                problem: child_problem(json!({"reason": "unavailable"})),
             },
         },
         1,
@@ -1318,12 +1333,14 @@ fn a_called_workflows_rejection_reads_before_its_own_words() {
         step.state,
         Input::CallEnded {
             call_id,
-            outcome: CallOutcome::Rejected { problem: refusal },
+            outcome: CallOutcome::Rejected {
+                problem: child_problem(refusal),
+            },
         },
         1,
     );
-    let child_problem = problem(&step);
-    assert_eq!(child_problem["title"], "The workflow monthly stopped");
+    let stopped = problem(&step);
+    assert_eq!(stopped["title"], "The workflow monthly stopped");
     // The parent calls it at the step report.
     let parent = workflow(
         "do:\n  - report:\n      call: run_definition\n      with: { type: workflow, name: monthly }\n",
@@ -1337,7 +1354,7 @@ fn a_called_workflows_rejection_reads_before_its_own_words() {
         Input::CallEnded {
             call_id,
             outcome: CallOutcome::Rejected {
-                problem: child_problem,
+                problem: child_problem(stopped),
             },
         },
         2,
@@ -1515,7 +1532,9 @@ fn the_page_example_reviews_then_asks_for_approval() {
         step.state,
         Input::CallEnded {
             call_id,
-            outcome: CallOutcome::Rejected { problem: expired },
+            outcome: CallOutcome::Rejected {
+                problem: child_problem(expired),
+            },
         },
         3_000,
     );
@@ -1546,7 +1565,9 @@ fn the_page_example_gives_up_after_three_retries() {
             step.state,
             Input::CallEnded {
                 call_id,
-                outcome: CallOutcome::Rejected { problem: down },
+                outcome: CallOutcome::Rejected {
+                    problem: child_problem(down),
+                },
             },
             now,
         );

@@ -1,0 +1,463 @@
+//! One runner per type of definition that runs, behind one interface. `runs` does what every
+//! type shares (the run-id rules, a request met by the run it names, the in-flight attempt, the
+//! ending and its fact, the cancel's checks and words); a [`Runner`] does what differs: how a
+//! new run begins, what a request under the id of a recorded run gets, and how a started run
+//! stops.
+//!
+//! Computation and reasoning functions finish within their call and share the reasoning page's
+//! "Retrying under a run id" (a [`Function`] each); interactions and workflows answer in
+//! `interaction_runs` and `workflow_runs`.
+
+use std::sync::Arc;
+
+use auto_engine::computation::{ComputationDocument, run_computation};
+use auto_engine::definitions::DefinitionType;
+use auto_store::{DefinitionKey, PlaybookRef, Run, RunEnding, RunStatus};
+use serde_json::json;
+
+use crate::auth::Caller;
+use crate::documents::{self, Checked};
+use crate::interaction_runs::Interactions;
+use crate::problem::{Problem, ProblemIssue, Reason};
+use crate::reasoning_runs::{self, CancelOrder};
+use crate::runs::{
+    Ask, Outcome, answer_of, fact, prepared_input, rejection, run_attributes, still_running,
+    succeeded, taken,
+};
+use crate::service::{Service, store_problem};
+use crate::workflow_runs::Workflows;
+
+/// A computation run is bounded by its program's 10 seconds; an attempt whose last event is
+/// younger than this (plus a margin for the commit) may still be going on elsewhere.
+pub const COMPUTATION_RUN_BOUND_MS: i64 = 10_000 + 5_000;
+
+/// What differs between the types that run.
+pub(crate) trait Runner {
+    /// A request under a run id nothing recorded: the run starts, and is performed or set
+    /// going.
+    async fn begin(
+        &self,
+        service: &Service,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        ask: Ask,
+    ) -> Outcome;
+
+    /// A request for the same definition and input under the id of the recorded `run`.
+    async fn again(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        run: Run,
+    ) -> Outcome;
+
+    /// Stops the started `run` for `words`, with the kind of the cancellation (`requested`
+    /// when `None`; a workflow that waited for it gives `parent_ended` or `deadline`).
+    async fn cancel(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+        words: &str,
+        kind: Option<&str>,
+    ) -> Result<(), Problem>;
+}
+
+/// The runner of each type that runs; a type without one is refused before anything is
+/// recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Runners {
+    Computation,
+    Reasoning,
+    Interaction,
+    Workflow,
+}
+
+impl Runners {
+    /// The runner of `def_type`, or the refusal of a type this runtime saves but cannot run.
+    pub(crate) fn of(def_type: DefinitionType, name: &str) -> Result<Self, Problem> {
+        match def_type {
+            DefinitionType::Computation => Ok(Self::Computation),
+            DefinitionType::Reasoning => Ok(Self::Reasoning),
+            DefinitionType::Interaction => Ok(Self::Interaction),
+            DefinitionType::Workflow => Ok(Self::Workflow),
+            DefinitionType::Recall | DefinitionType::Prediction => Err(Problem::new(
+                Reason::Unavailable,
+                format!("The {} {name} cannot run yet", def_type.noun()),
+                format!(
+                    "This runtime cannot run a {} yet; it can save and check one.",
+                    def_type.noun()
+                ),
+            )
+            .with_kind("not_runnable")),
+        }
+    }
+
+    /// The runner of a recorded run.
+    pub(crate) fn of_run(run: &Run) -> Result<Self, Problem> {
+        let def_type =
+            run.key.def_type.parse::<DefinitionType>().map_err(|_| {
+                Problem::internal(&format!("a run of the type {}", run.key.def_type))
+            })?;
+        Self::of(def_type, &run.key.name)
+    }
+
+    pub(crate) async fn begin(
+        self,
+        service: &Service,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        ask: Ask,
+    ) -> Outcome {
+        match self {
+            Self::Computation => Computation.begin(service, caller, pb, key, ask).await,
+            Self::Reasoning => Reasoning.begin(service, caller, pb, key, ask).await,
+            Self::Interaction => Interactions.begin(service, caller, pb, key, ask).await,
+            Self::Workflow => Workflows.begin(service, caller, pb, key, ask).await,
+        }
+    }
+
+    pub(crate) async fn again(
+        self,
+        service: &Service,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        run: Run,
+    ) -> Outcome {
+        match self {
+            Self::Computation => Computation.again(service, pb, key, run).await,
+            Self::Reasoning => Reasoning.again(service, pb, key, run).await,
+            Self::Interaction => Interactions.again(service, pb, key, run).await,
+            Self::Workflow => Workflows.again(service, pb, key, run).await,
+        }
+    }
+
+    pub(crate) async fn cancel(
+        self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+        words: &str,
+        kind: Option<&str>,
+    ) -> Result<(), Problem> {
+        match self {
+            Self::Computation => Computation.cancel(service, pb, run, words, kind).await,
+            Self::Reasoning => Reasoning.cancel(service, pb, run, words, kind).await,
+            Self::Interaction => Interactions.cancel(service, pb, run, words, kind).await,
+            Self::Workflow => Workflows.cancel(service, pb, run, words, kind).await,
+        }
+    }
+}
+
+/// A function that finishes within its call: performed from what its run recorded, and run
+/// again under its id after a rejection that was not its input's.
+pub(crate) trait Function {
+    /// Performs a started run from what it recorded: its ending and the `run_seq` of its
+    /// ending fact.
+    async fn perform(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+    ) -> Result<(RunEnding, i64), Problem>;
+
+    /// The longest gap an attempt of `run` leaves between two events.
+    async fn quiet_after_ms(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+    ) -> Result<i64, Problem>;
+
+    /// Why a run that ended without succeeding may not run again under its id, if it may not.
+    async fn never_again(
+        &self,
+        _service: &Service,
+        _pb: &PlaybookRef,
+        _run: &Run,
+    ) -> Result<Option<Problem>, Problem> {
+        Ok(None)
+    }
+
+    /// Stops a started run.
+    async fn stop(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+        words: &str,
+        kind: Option<&str>,
+    ) -> Result<(), Problem>;
+
+    /// Whether a started run's last event is old enough that no attempt can still be going
+    /// on with it.
+    async fn is_quiet(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+    ) -> Result<bool, Problem> {
+        let bound_ms = self.quiet_after_ms(service, pb, run).await?;
+        let now = service.store.now().await.map_err(store_problem)?;
+        Ok((now - run.last_event_at).num_milliseconds() >= bound_ms)
+    }
+
+    /// Performs the run and records its ending.
+    async fn go_on(&self, service: &Service, pb: &PlaybookRef, run: Run) -> Outcome {
+        let (ending, run_seq) = self.perform(service, pb, &run).await?;
+        let ended = service.end(pb, &run, run_seq, ending).await?;
+        Ok(answer_of(&ended))
+    }
+}
+
+impl<F: Function> Runner for F {
+    async fn begin(
+        &self,
+        service: &Service,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        ask: Ask,
+    ) -> Outcome {
+        let run = service
+            .start(caller, pb, key, &ask.run_id, ask.input, ask.lineage)
+            .await?;
+        self.go_on(service, pb, run).await
+    }
+
+    /// "Retrying under a run id" (reasoning page): a run that succeeded, or refused its input,
+    /// is answered as it ended; after unavailable, conflict or a failure the definition runs
+    /// again, its latest version, starting now; a run still started goes on here once no
+    /// attempt can be going on with it elsewhere.
+    async fn again(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        run: Run,
+    ) -> Outcome {
+        if matches!(run.status, RunStatus::Rejected | RunStatus::Failed)
+            && let Some(problem) = self.never_again(service, pb, &run).await?
+        {
+            return Err(problem);
+        }
+        let run = match run.status {
+            RunStatus::Succeeded => return Ok(answer_of(&run)),
+            RunStatus::Rejected
+                if run
+                    .problem
+                    .as_ref()
+                    .is_some_and(|p| p["reason"] == "invalid_input") =>
+            {
+                return Ok(answer_of(&run));
+            }
+            RunStatus::Rejected | RunStatus::Failed => {
+                let latest = service
+                    .store
+                    .get_definition(pb, key)
+                    .await
+                    .map_err(store_problem)?
+                    .ok_or_else(|| Problem::not_found("The definition is gone."))?
+                    .version;
+                let mut event = fact(
+                    &run.run_id,
+                    run.last_run_seq + 1,
+                    "run_started",
+                    key,
+                    &run.started_by,
+                    latest,
+                );
+                run_attributes(&mut event, run.depth, run.call_depth, run.trigger.as_ref());
+                service
+                    .store
+                    .restart_run(pb, &run.run_id, run.attempt, latest, vec![event])
+                    .await
+                    .map_err(taken)?
+                    .0
+            }
+            RunStatus::Started => {
+                if !self.is_quiet(service, pb, &run).await? {
+                    return Err(still_running(&run.run_id));
+                }
+                run
+            }
+        };
+        self.go_on(service, pb, run).await
+    }
+
+    async fn cancel(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+        words: &str,
+        kind: Option<&str>,
+    ) -> Result<(), Problem> {
+        self.stop(service, pb, run, words, kind).await
+    }
+}
+
+/// The runner of computation functions: a program run once, within its 10 seconds.
+pub(crate) struct Computation;
+
+impl Function for Computation {
+    async fn perform(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+    ) -> Result<(RunEnding, i64), Problem> {
+        let checked = service
+            .checked_version(pb, &run.key, run.definition_version)
+            .await?;
+        let ending = match checked.as_deref().and_then(Checked::computation) {
+            Some(document) => computation_ending(run, document.clone()).await,
+            None => rejection(documents::no_longer_parses(&run.key), &run.run_id),
+        };
+        Ok((ending, run.last_run_seq + 1))
+    }
+
+    async fn quiet_after_ms(&self, _: &Service, _: &PlaybookRef, _: &Run) -> Result<i64, Problem> {
+        Ok(COMPUTATION_RUN_BOUND_MS)
+    }
+
+    async fn stop(
+        &self,
+        _: &Service,
+        _: &PlaybookRef,
+        run: &Run,
+        _: &str,
+        _: Option<&str>,
+    ) -> Result<(), Problem> {
+        Err(Problem::conflict(
+            "The run cannot be cancelled",
+            format!(
+                "The run {} is of a {} function, which finishes within its call; it cannot be cancelled.",
+                run.run_id, run.key.def_type
+            ),
+        ))
+    }
+}
+
+/// The runner of reasoning functions: `reasoning_runs` performs them from their own events.
+pub(crate) struct Reasoning;
+
+impl Function for Reasoning {
+    async fn perform(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+    ) -> Result<(RunEnding, i64), Problem> {
+        let checked = service
+            .checked_version(pb, &run.key, run.definition_version)
+            .await?;
+        match checked.as_deref().and_then(Checked::reasoning) {
+            Some(document) => {
+                reasoning_runs::perform(
+                    service.store.as_ref(),
+                    &service.models,
+                    &service.cancels,
+                    pb,
+                    run,
+                    document,
+                )
+                .await
+            }
+            None => Ok((
+                rejection(documents::no_longer_parses(&run.key), &run.run_id),
+                run.last_run_seq + 1,
+            )),
+        }
+    }
+
+    async fn quiet_after_ms(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+    ) -> Result<i64, Problem> {
+        let checked = service
+            .checked_version(pb, &run.key, run.definition_version)
+            .await?;
+        Ok(match checked.as_deref().and_then(Checked::reasoning) {
+            Some(document) => {
+                i64::try_from(service.models.quiet_after(document).as_millis()).unwrap_or(i64::MAX)
+            }
+            None => 0,
+        })
+    }
+
+    /// A tool-calling run that ended without succeeding is never run again under its id
+    /// (reasoning page, "When a tool-calling run cannot finish").
+    async fn never_again(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+    ) -> Result<Option<Problem>, Problem> {
+        crate::reasoning_tools::tools_called(service.store.as_ref(), pb, run).await
+    }
+
+    async fn stop(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+        words: &str,
+        kind: Option<&str>,
+    ) -> Result<(), Problem> {
+        let order = CancelOrder::new(words, kind);
+        if service.cancels.cancel(pb, &run.run_id, order.clone()) {
+            // Going on in this server: its call ends at once, and the run with it.
+            service.wait_in_flight(pb, &run.run_id).await;
+        } else if self.is_quiet(service, pb, run).await? {
+            // Going on nowhere: it ends now, a call left open ending as interrupted.
+            let (ending, run_seq) =
+                reasoning_runs::cancel_idle(service.store.as_ref(), pb, run, &order).await?;
+            service.end(pb, run, run_seq, ending).await?;
+        } else {
+            // Going on in another server: it stops before its next model call.
+            reasoning_runs::request_cancel(service.store.as_ref(), pb, run, &order).await?;
+        }
+        Ok(())
+    }
+}
+
+/// A computation's run: its input prepared, the program run on a blocking thread, its output
+/// kept or refused.
+async fn computation_ending(run: &Run, document: Arc<ComputationDocument>) -> RunEnding {
+    let title = |what: &str| format!("The computation function {} {what}", run.key.name);
+    let input = match prepared_input(
+        &run.input,
+        document.input_schema.as_ref(),
+        document.input_default.as_ref(),
+        &title("refused its input"),
+    ) {
+        Ok(input) => input,
+        Err(problem) => return rejection(problem, &run.run_id),
+    };
+    let now_ms = run.started_at.timestamp_millis();
+    let started = std::time::Instant::now();
+    let result =
+        tokio::task::spawn_blocking(move || run_computation(&document, &input, now_ms)).await;
+    let duration_ms = started.elapsed().as_millis() as u64;
+    match result {
+        Ok(Ok(output)) => succeeded(run, output, Some(json!({ "duration_ms": duration_ms }))),
+        Ok(Err(unworkable)) => {
+            let issues = unworkable
+                .issues
+                .iter()
+                .map(|m| ProblemIssue::field("/output", m.clone()))
+                .collect();
+            let problem = Problem::conflict(title("could not give an output"), unworkable.detail)
+                .with_kind("unworkable")
+                .with_issues(issues);
+            rejection(problem, &run.run_id)
+        }
+        Err(join) => rejection(Problem::internal(&join), &run.run_id),
+    }
+}
