@@ -13,9 +13,11 @@
 //! with the store) or, on PostgreSQL, [`open_postgres_isolated`] (a fresh schema per store, so
 //! tests running at once on one database do not see each other).
 
+mod dialect;
 mod model;
 mod postgres;
 mod shared;
+mod sql;
 mod sqlite;
 
 pub use model::*;
@@ -472,8 +474,8 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
     // Only the scheme goes into a message: the rest of a URL may hold a password.
     let scheme = url.split_once(':').map(|(scheme, _)| scheme);
     match scheme {
-        Some("sqlite") => Ok(Arc::new(sqlite::SqliteStore::open(url).await?)),
-        Some("postgres" | "postgresql") => Ok(Arc::new(postgres::PgStore::open(url).await?)),
+        Some("sqlite") => Ok(Arc::new(sqlite::open(url).await?)),
+        Some("postgres" | "postgresql") => Ok(Arc::new(postgres::open(url).await?)),
         Some(other) => Err(StoreError::BadUrl(format!(
             "the database URL's scheme {other:?} is not one the store knows: use sqlite://path or postgres://..."
         ))),
