@@ -18,7 +18,7 @@ use sqlx::{
 };
 
 use crate::sql::{Reserved, SqlStore};
-use crate::{NewEvent, Result};
+use crate::{NewEvent, PlaybookRef, Result};
 
 /// A database the store runs on. Its SQL is the shared SQL but for the [`Engine`]'s few
 /// fragments, and what is here: how times and JSON are kept, how a change begins, the batch
@@ -334,6 +334,34 @@ impl<D: Dialect> Statement<D> {
         Statement {
             query: D::bind_to(self.query, value),
         }
+    }
+
+    /// Binds the next two parameters: the org and the id of a playbook.
+    pub(crate) fn bind_playbook(self, playbook: &PlaybookRef) -> Self {
+        self.bind(playbook.org.as_str())
+            .bind(playbook.playbook.as_str())
+    }
+
+    /// Every row the statement returns, each read by `from_row`.
+    pub(crate) async fn fetch_all_as<'a, T>(
+        self,
+        on: impl Into<On<'a, D>>,
+        from_row: impl Fn(&SqlRow<D>) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        self.fetch_all(on).await?.iter().map(from_row).collect()
+    }
+
+    /// The row the statement returns, when it returns one, read by `from_row`.
+    pub(crate) async fn fetch_optional_as<'a, T>(
+        self,
+        on: impl Into<On<'a, D>>,
+        from_row: impl Fn(&SqlRow<D>) -> Result<T>,
+    ) -> Result<Option<T>> {
+        self.fetch_optional(on)
+            .await?
+            .as_ref()
+            .map(from_row)
+            .transpose()
     }
 
     /// Every row the statement returns.

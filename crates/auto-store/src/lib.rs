@@ -1,8 +1,9 @@
 //! The store: everything a playbook does, as an event log, beside orgs, playbooks and the
 //! versions of definitions.
 //!
-//! One [`Store`] trait, two implementations: SQLite (the default, one server, which holds an
-//! exclusive lock on its file) and PostgreSQL (several servers). The store knows nothing of
+//! One [`Store`] trait, implemented once over two databases (its transactions are written for
+//! both, and only what really differs is per database): SQLite (the default, one server, which
+//! holds an exclusive lock on its file) and PostgreSQL (several servers). The store knows nothing of
 //! definitions' formats: a definition's source is text and what a checker derived from it is
 //! opaque JSON.
 //!
@@ -92,7 +93,7 @@ impl StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// The store's operations. Both implementations pass the same test suite.
+/// The store's operations. The same test suite runs on both databases.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Which implementation this is: `sqlite` or `postgres`.

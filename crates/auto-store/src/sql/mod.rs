@@ -73,8 +73,7 @@ pub(crate) async fn reserve_seqs<D: Dialect>(
          RETURNING pk, last_seq, {} AS now",
         D::NOW
     ))
-    .bind(playbook.org.as_str())
-    .bind(playbook.playbook.as_str())
+    .bind_playbook(playbook)
     .bind(count)
     .fetch_optional(&mut *tx)
     .await?
@@ -129,8 +128,7 @@ pub(crate) async fn playbook_pk_in<D: Dialect>(
     playbook: &PlaybookRef,
 ) -> Result<i64> {
     sql::<D>("SELECT pk FROM playbooks WHERE org = $1 AND id = $2")
-        .bind(playbook.org.as_str())
-        .bind(playbook.playbook.as_str())
+        .bind_playbook(playbook)
         .scalar_optional(&mut *tx)
         .await?
         .ok_or_else(|| playbook_not_found(playbook))
@@ -145,8 +143,7 @@ impl<D: Dialect> SqlStore<D> {
     /// Fails with `NotFound` unless the playbook exists.
     async fn require_playbook(&self, playbook: &PlaybookRef) -> Result<i64> {
         sql::<D>("SELECT pk FROM playbooks WHERE org = $1 AND id = $2")
-            .bind(playbook.org.as_str())
-            .bind(playbook.playbook.as_str())
+            .bind_playbook(playbook)
             .scalar_optional(&self.reader)
             .await?
             .ok_or_else(|| playbook_not_found(playbook))
@@ -190,12 +187,7 @@ impl<D: Dialect> SqlStore<D> {
         if let Some(event_type) = &filter.event_type {
             statement = statement.bind(event_type.as_str());
         }
-        statement
-            .fetch_all(&self.reader)
-            .await?
-            .iter()
-            .map(event_from_row)
-            .collect()
+        statement.fetch_all_as(&self.reader, event_from_row).await
     }
 
     /// A page of the playbook's runs or requests, each read from its row by `from_row`;
@@ -213,11 +205,8 @@ impl<D: Dialect> SqlStore<D> {
         }
         statement
             .bind(query.limit)
-            .fetch_all(&self.reader)
-            .await?
-            .iter()
-            .map(from_row)
-            .collect()
+            .fetch_all_as(&self.reader, from_row)
+            .await
     }
 
     /// The definition of the playbook named `key`, at `version` or, without one, at its latest.
@@ -233,16 +222,12 @@ impl<D: Dialect> SqlStore<D> {
              WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4 \
              AND v.version = COALESCE($5, d.latest_version)"
         ))
-        .bind(playbook.org.as_str())
-        .bind(playbook.playbook.as_str())
+        .bind_playbook(playbook)
         .bind(key.def_type.as_str())
         .bind(key.name.as_str())
         .bind(version)
-        .fetch_optional(&self.reader)
-        .await?
-        .as_ref()
-        .map(definition_from_row)
-        .transpose()
+        .fetch_optional_as(&self.reader, definition_from_row)
+        .await
     }
 
     async fn create_playbook_in(
@@ -321,20 +306,14 @@ impl<D: Dialect> Store for SqlStore<D> {
     async fn get_org(&self, id: &str) -> Result<Option<Org>> {
         sql::<D>("SELECT id, title, created_at FROM orgs WHERE id = $1")
             .bind(id)
-            .fetch_optional(&self.reader)
-            .await?
-            .as_ref()
-            .map(org_from_row)
-            .transpose()
+            .fetch_optional_as(&self.reader, org_from_row)
+            .await
     }
 
     async fn list_orgs(&self) -> Result<Vec<Org>> {
         sql::<D>("SELECT id, title, created_at FROM orgs ORDER BY id")
-            .fetch_all(&self.reader)
-            .await?
-            .iter()
-            .map(org_from_row)
-            .collect()
+            .fetch_all_as(&self.reader, org_from_row)
+            .await
     }
 
     async fn create_playbook(&self, org: &str, id: &str, title: Option<&str>) -> Result<Playbook> {
@@ -343,13 +322,9 @@ impl<D: Dialect> Store for SqlStore<D> {
 
     async fn get_playbook(&self, playbook: &PlaybookRef) -> Result<Option<Playbook>> {
         sql::<D>("SELECT org, id, title, created_at FROM playbooks WHERE org = $1 AND id = $2")
-            .bind(playbook.org.as_str())
-            .bind(playbook.playbook.as_str())
-            .fetch_optional(&self.reader)
-            .await?
-            .as_ref()
-            .map(playbook_from_row)
-            .transpose()
+            .bind_playbook(playbook)
+            .fetch_optional_as(&self.reader, playbook_from_row)
+            .await
     }
 
     async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>> {
@@ -425,11 +400,8 @@ impl<D: Dialect> Store for SqlStore<D> {
         ))
         .bind(playbook_pk)
         .bind(def_type)
-        .fetch_all(&self.reader)
-        .await?
-        .iter()
-        .map(definition_from_row)
-        .collect()
+        .fetch_all_as(&self.reader, definition_from_row)
+        .await
     }
 
     async fn append_events(
@@ -462,14 +434,10 @@ impl<D: Dialect> Store for SqlStore<D> {
             " WHERE playbook_pk = (SELECT pk FROM playbooks WHERE org = $1 AND id = $2) \
              AND id = $3"
         ))
-        .bind(playbook.org.as_str())
-        .bind(playbook.playbook.as_str())
+        .bind_playbook(playbook)
         .bind(id)
-        .fetch_optional(&self.reader)
-        .await?
-        .as_ref()
-        .map(event_from_row)
-        .transpose()
+        .fetch_optional_as(&self.reader, event_from_row)
+        .await
     }
 
     async fn start_run(
@@ -489,15 +457,11 @@ impl<D: Dialect> Store for SqlStore<D> {
         definition_version: i64,
         events: Vec<NewEvent>,
     ) -> Result<(Run, Vec<Event>)> {
-        runs::restart(
-            self,
-            playbook,
-            run_id,
+        let attempt = runs::NextAttempt {
             expected_attempt,
             definition_version,
-            events,
-        )
-        .await
+        };
+        runs::restart(self, playbook, run_id, attempt, events).await
     }
 
     async fn record_run_events(
@@ -526,14 +490,10 @@ impl<D: Dialect> Store for SqlStore<D> {
             " FROM runs WHERE playbook_pk = (SELECT pk FROM playbooks WHERE org = $1 AND id = $2) \
              AND run_id = $3"
         ))
-        .bind(playbook.org.as_str())
-        .bind(playbook.playbook.as_str())
+        .bind_playbook(playbook)
         .bind(run_id)
-        .fetch_optional(&self.reader)
-        .await?
-        .as_ref()
-        .map(run_from_row)
-        .transpose()
+        .fetch_optional_as(&self.reader, run_from_row)
+        .await
     }
 
     async fn list_runs(&self, playbook: &PlaybookRef, filter: &RunFilter) -> Result<Vec<Run>> {
@@ -619,7 +579,8 @@ impl<D: Dialect> Store for SqlStore<D> {
         event: Value,
         work: NewWork,
     ) -> Result<Option<RunInboxEvent>> {
-        work::receive_event(self, playbook, run_id, event_id, event, work).await
+        let sent = work::SentEvent { event_id, event };
+        work::receive_event(self, playbook, run_id, sent, work).await
     }
 
     async fn list_run_inbox(
@@ -634,11 +595,8 @@ impl<D: Dialect> Store for SqlStore<D> {
         )
         .bind(playbook_pk)
         .bind(run_id)
-        .fetch_all(&self.reader)
-        .await?
-        .iter()
-        .map(|row| rows::inbox_event_from_row(row, run_id))
-        .collect()
+        .fetch_all_as(&self.reader, |row| rows::inbox_event_from_row(row, run_id))
+        .await
     }
 
     async fn start_interaction(
@@ -649,7 +607,8 @@ impl<D: Dialect> Store for SqlStore<D> {
         request: NewRequest,
         work: Vec<NewWork>,
     ) -> Result<(Run, Request)> {
-        requests::start_interaction(self, playbook, new, events, request, work).await
+        let left = requests::LeftRequest { request, work };
+        requests::start_interaction(self, playbook, new, events, left).await
     }
 
     async fn close_request(
@@ -661,7 +620,12 @@ impl<D: Dialect> Store for SqlStore<D> {
         events: Vec<NewEvent>,
         done_work: Vec<String>,
     ) -> Result<(Request, Run)> {
-        requests::close(self, playbook, request_id, close, ending, events, done_work).await
+        let closing = requests::Closing {
+            close,
+            ending,
+            done_work,
+        };
+        requests::close(self, playbook, request_id, closing, events).await
     }
 
     async fn get_request(
@@ -702,16 +666,11 @@ impl<D: Dialect> Store for SqlStore<D> {
         starts: Vec<TriggerStart>,
         waiting_max: i64,
     ) -> Result<Queued> {
-        triggers::queue_starts(
-            self,
-            playbook,
-            workflow,
+        let cursor = triggers::Cursor {
             since_seq,
             cursor_seq,
-            starts,
-            waiting_max,
-        )
-        .await
+        };
+        triggers::queue_starts(self, playbook, workflow, cursor, starts, waiting_max).await
     }
 
     async fn take_trigger_starts(

@@ -16,14 +16,21 @@ use crate::{
     RunEnding, StoreError,
 };
 
+/// The request an interaction's run leaves in the inbox, and the work that goes with it (its
+/// expiry).
+pub(super) struct LeftRequest {
+    pub(super) request: NewRequest,
+    pub(super) work: Vec<NewWork>,
+}
+
 pub(super) async fn start_interaction<D: Dialect>(
     store: &SqlStore<D>,
     playbook: &PlaybookRef,
     new: NewRun,
     events: Vec<NewEvent>,
-    request: NewRequest,
-    work: Vec<NewWork>,
+    left: LeftRequest,
 ) -> Result<(Run, Request)> {
+    let LeftRequest { request, work } = left;
     let (events, last_run_seq) = run_events(&new.run_id, events)?;
     let mut tx = store.begin().await?;
     let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
@@ -69,15 +76,26 @@ pub(super) async fn start_interaction<D: Dialect>(
     Ok((run, request))
 }
 
+/// How `close_request` closes a request and ends its run.
+pub(super) struct Closing {
+    pub(super) close: RequestClose,
+    pub(super) ending: RunEnding,
+    /// The keys of the run's work that goes with the request (its expiry).
+    pub(super) done_work: Vec<String>,
+}
+
 pub(super) async fn close<D: Dialect>(
     store: &SqlStore<D>,
     playbook: &PlaybookRef,
     request_id: &str,
-    close: RequestClose,
-    ending: RunEnding,
+    closing: Closing,
     events: Vec<NewEvent>,
-    done_work: Vec<String>,
 ) -> Result<(Request, Run)> {
+    let Closing {
+        close,
+        ending,
+        done_work,
+    } = closing;
     check_close_status(&close, request_id)?;
     check_ending_status(ending.status, request_id)?;
     let mut tx = store.begin().await?;
@@ -135,12 +153,8 @@ pub(super) async fn request_where<D: Dialect>(
         column
     );
     built_sql::<D>(text)
-        .bind(playbook.org.as_str())
-        .bind(playbook.playbook.as_str())
+        .bind_playbook(playbook)
         .bind(value)
-        .fetch_optional(&store.reader)
-        .await?
-        .as_ref()
-        .map(request_from_row)
-        .transpose()
+        .fetch_optional_as(&store.reader, request_from_row)
+        .await
 }

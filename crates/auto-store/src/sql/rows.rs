@@ -5,8 +5,8 @@ use serde_json::Value;
 use crate::dialect::{Dialect, SqlRow};
 use crate::shared::{parse_request_status, parse_run_status, parse_status};
 use crate::{
-    DefinitionKey, DefinitionVersion, Event, Org, Playbook, PlaybookRef, Request, Result, Run,
-    RunInboxEvent, StoreError, Trigger, TriggerStart, Work,
+    DefinitionKey, DefinitionVersion, Event, Listener, Org, Playbook, PlaybookRef, Request, Result,
+    Run, RunInboxEvent, StoreError, Trigger, TriggerStart, Work,
 };
 
 /// The columns `event_from_row` reads, in the order a `SELECT` lists them.
@@ -201,6 +201,20 @@ pub(crate) fn trigger_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Trigger> {
             Some(earlier) => from_json(earlier, "a trigger's earlier filters")?,
             None => Vec::new(),
         },
+    })
+}
+
+/// A listening task, from `org, playbook, run_id, reference, workflow, version, filters,
+/// cursor_seq`.
+pub(crate) fn listener_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Listener> {
+    Ok(Listener {
+        playbook: PlaybookRef::new(row.get::<String>("org")?, row.get::<String>("playbook")?),
+        run_id: row.get("run_id")?,
+        reference: row.get("reference")?,
+        workflow: row.get("workflow")?,
+        version: row.get("version")?,
+        filters: row.json("filters", "a listener's filters")?,
+        cursor_seq: row.get("cursor_seq")?,
     })
 }
 

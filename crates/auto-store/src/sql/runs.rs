@@ -27,14 +27,25 @@ pub(super) async fn start<D: Dialect>(
     Ok((run, events))
 }
 
+/// What `restart_run` asks of a run's next attempt.
+pub(super) struct NextAttempt {
+    /// The attempt the run is at: compare-and-set.
+    pub(super) expected_attempt: i64,
+    /// The version of its definition the attempt runs.
+    pub(super) definition_version: i64,
+}
+
 pub(super) async fn restart<D: Dialect>(
     store: &SqlStore<D>,
     playbook: &PlaybookRef,
     run_id: &str,
-    expected_attempt: i64,
-    definition_version: i64,
+    attempt: NextAttempt,
     events: Vec<NewEvent>,
 ) -> Result<(Run, Vec<Event>)> {
+    let NextAttempt {
+        expected_attempt,
+        definition_version,
+    } = attempt;
     let (events, last_run_seq) = run_events(run_id, events)?;
     let mut tx = store.begin().await?;
     let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;

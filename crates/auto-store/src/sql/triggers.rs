@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
-use super::rows::{trigger_from_row, trigger_start_from_row};
+use super::rows::{listener_from_row, trigger_from_row, trigger_start_from_row};
 use super::{SqlStore, playbook_pk_in};
 use crate::dialect::{Dialect, StoredTime, built_sql, sql};
 use crate::{
@@ -25,22 +25,29 @@ pub(super) async fn list<D: Dialect>(store: &SqlStore<D>) -> Result<Vec<Trigger>
          FROM triggers t JOIN playbooks p ON p.pk = t.playbook_pk \
          ORDER BY t.playbook_pk, t.workflow, t.kind",
     )
-    .fetch_all(&store.reader)
-    .await?
-    .iter()
-    .map(trigger_from_row)
-    .collect()
+    .fetch_all_as(&store.reader, trigger_from_row)
+    .await
+}
+
+/// Where an event trigger's reading stands: the save it was read under, and the seq it read
+/// to.
+pub(super) struct Cursor {
+    pub(super) since_seq: i64,
+    pub(super) cursor_seq: i64,
 }
 
 pub(super) async fn queue_starts<D: Dialect>(
     store: &SqlStore<D>,
     playbook: &PlaybookRef,
     workflow: &str,
-    since_seq: i64,
-    cursor_seq: i64,
+    cursor: Cursor,
     starts: Vec<TriggerStart>,
     waiting_max: i64,
 ) -> Result<Queued> {
+    let Cursor {
+        since_seq,
+        cursor_seq,
+    } = cursor;
     let mut tx = store.begin().await?;
     let playbook_pk = playbook_pk_in(&mut tx, playbook).await?;
     // The trigger's row stays locked to the commit (SQLite's writer is the only one): two
@@ -191,8 +198,7 @@ pub(super) async fn settle_start<D: Dialect>(
         }
     };
     sql::<D>(text)
-        .bind(playbook.org.as_str())
-        .bind(playbook.playbook.as_str())
+        .bind_playbook(playbook)
         .bind(run_id)
         .execute(&store.writer)
         .await?;
@@ -226,8 +232,7 @@ pub(super) async fn move_schedule<D: Dialect>(
          AND workflow = $3 AND kind = $4 AND since_seq = $5 AND {due_at_was} \
          RETURNING since_seq"
     ))
-    .bind(playbook.org.as_str())
-    .bind(playbook.playbook.as_str())
+    .bind_playbook(playbook)
     .bind(workflow)
     .bind(schedule.kind)
     .bind(schedule.since_seq)
@@ -246,21 +251,8 @@ pub(super) async fn list_listeners<D: Dialect>(store: &SqlStore<D>) -> Result<Ve
          l.filters, l.cursor_seq FROM listeners l JOIN playbooks p ON p.pk = l.playbook_pk \
          ORDER BY l.playbook_pk, l.run_id, l.reference",
     )
-    .fetch_all(&store.reader)
-    .await?
-    .iter()
-    .map(|row| {
-        Ok(Listener {
-            playbook: PlaybookRef::new(row.get::<String>("org")?, row.get::<String>("playbook")?),
-            run_id: row.get("run_id")?,
-            reference: row.get("reference")?,
-            workflow: row.get("workflow")?,
-            version: row.get("version")?,
-            filters: row.json("filters", "a listener's filters")?,
-            cursor_seq: row.get("cursor_seq")?,
-        })
-    })
-    .collect()
+    .fetch_all_as(&store.reader, listener_from_row)
+    .await
 }
 
 pub(super) async fn advance_listener<D: Dialect>(
@@ -276,8 +268,7 @@ pub(super) async fn advance_listener<D: Dialect>(
          AND reference = $4",
         D::GREATEST
     ))
-    .bind(playbook.org.as_str())
-    .bind(playbook.playbook.as_str())
+    .bind_playbook(playbook)
     .bind(run_id)
     .bind(reference)
     .bind(cursor_seq)

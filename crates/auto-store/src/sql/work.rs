@@ -250,14 +250,20 @@ pub(super) async fn claim<D: Dialect>(
     Ok(claimed)
 }
 
+/// An event sent to a run, under the id its sender gave it.
+pub(super) struct SentEvent<'a> {
+    pub(super) event_id: &'a str,
+    pub(super) event: Value,
+}
+
 pub(super) async fn receive_event<D: Dialect>(
     store: &SqlStore<D>,
     playbook: &PlaybookRef,
     run_id: &str,
-    event_id: &str,
-    event: Value,
+    sent: SentEvent<'_>,
     work: NewWork,
 ) -> Result<Option<RunInboxEvent>> {
+    let SentEvent { event_id, event } = sent;
     let mut tx = store.begin().await?;
     let playbook_pk = playbook_pk_in(&mut tx, playbook).await?;
     // The run's row stays as read until the commit (locked on PostgreSQL; SQLite's writer is
