@@ -1,8 +1,9 @@
 //! The store: everything a playbook does, as an event log, beside orgs, playbooks and the
 //! versions of definitions.
 //!
-//! One [`Store`] trait, two implementations: SQLite (the default, one server, which holds an
-//! exclusive lock on its file) and PostgreSQL (several servers). The store knows nothing of
+//! One [`Store`] trait, implemented once over two databases (its transactions are written for
+//! both, and only what really differs is per database): SQLite (the default, one server, which
+//! holds an exclusive lock on its file) and PostgreSQL (several servers). The store knows nothing of
 //! definitions' formats: a definition's source is text and what a checker derived from it is
 //! opaque JSON.
 //!
@@ -13,9 +14,11 @@
 //! with the store) or, on PostgreSQL, [`open_postgres_isolated`] (a fresh schema per store, so
 //! tests running at once on one database do not see each other).
 
+mod dialect;
 mod model;
 mod postgres;
 mod shared;
+mod sql;
 mod sqlite;
 
 pub use model::*;
@@ -90,7 +93,7 @@ impl StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// The store's operations. Both implementations pass the same test suite.
+/// The store's operations. The same test suite runs on both databases.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Which implementation this is: `sqlite` or `postgres`.
@@ -472,8 +475,8 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
     // Only the scheme goes into a message: the rest of a URL may hold a password.
     let scheme = url.split_once(':').map(|(scheme, _)| scheme);
     match scheme {
-        Some("sqlite") => Ok(Arc::new(sqlite::SqliteStore::open(url).await?)),
-        Some("postgres" | "postgresql") => Ok(Arc::new(postgres::PgStore::open(url).await?)),
+        Some("sqlite") => Ok(Arc::new(sqlite::open(url).await?)),
+        Some("postgres" | "postgresql") => Ok(Arc::new(postgres::open(url).await?)),
         Some(other) => Err(StoreError::BadUrl(format!(
             "the database URL's scheme {other:?} is not one the store knows: use sqlite://path or postgres://..."
         ))),

@@ -20,15 +20,20 @@ macro_rules! run_columns {
 }
 pub(crate) use run_columns;
 
+/// The columns of `requests` a request is read from, by name in both stores'
+/// `request_from_row`.
+macro_rules! request_columns {
+    () => {
+        "request_id, run_id, def_type, name, definition_version, to_whom, message, input, \
+         output_schema, status, created_at, expires_at, answered_by, answer, closed_at"
+    };
+}
+pub(crate) use request_columns;
+
 /// How many events a filter asks for: its `limit`, where 0, and any value above
 /// [`EVENTS_PAGE_MAX`], mean `EVENTS_PAGE_MAX`.
 pub(crate) fn page_limit(filter: &EventFilter) -> i64 {
-    let limit = if filter.limit == 0 {
-        EVENTS_PAGE_MAX
-    } else {
-        filter.limit.min(EVENTS_PAGE_MAX)
-    };
-    i64::from(limit)
+    page_size(filter.limit, EVENTS_PAGE_MAX)
 }
 
 /// Turns a failed event insert into `Conflict` when it broke one of the event log's unique
@@ -157,58 +162,102 @@ pub(crate) fn saved_version(
     }
 }
 
-/// How many runs a filter asks for: its `limit`, where 0, and any value above
-/// [`RUNS_PAGE_MAX`], mean `RUNS_PAGE_MAX`.
-pub(crate) fn runs_page_limit(filter: &RunFilter) -> i64 {
-    let limit = if filter.limit == 0 {
-        RUNS_PAGE_MAX
-    } else {
-        filter.limit.min(RUNS_PAGE_MAX)
-    };
-    i64::from(limit)
+/// A page of a playbook's runs or requests, newest first: its statement, and the values of its
+/// text parameters, which are bound after the playbook's pk (`$1`) and before the limit.
+pub(crate) struct PageQuery<'a> {
+    pub(crate) sql: String,
+    pub(crate) params: Vec<&'a str>,
+    pub(crate) limit: i64,
 }
 
-/// The `list_runs` statement for a filter, its parameters written by `placeholder` (`?N` on
-/// SQLite, `$N` on PostgreSQL) and bound in this order: the playbook's pk, then `def_type`,
-/// `name`, `status` and `after_run_id` where the filter has them, then the limit. Only the
-/// filter's conditions are in it, so each combination is planned for its own index; the cursor
-/// run is found without them, so a run whose status changed since the page before still marks
-/// its place.
-pub(crate) fn list_runs_sql(filter: &RunFilter, placeholder: fn(usize) -> String) -> String {
-    let mut sql = format!(
-        concat!(
-            "SELECT ",
-            run_columns!(),
-            " FROM runs WHERE playbook_pk = {}"
-        ),
-        placeholder(1)
-    );
-    let mut next = 2;
-    let conditions = [
-        (filter.def_type.is_some(), "def_type"),
-        (filter.name.is_some(), "name"),
-        (filter.status.is_some(), "status"),
-    ];
-    for (present, column) in conditions {
-        if present {
-            sql.push_str(&format!(" AND {column} = {}", placeholder(next)));
-            next += 1;
+/// What a page lists: the table, its columns, and the time and id it is ordered by (both
+/// descending).
+struct Listing {
+    table: &'static str,
+    columns: &'static str,
+    time_column: &'static str,
+    id_column: &'static str,
+}
+
+/// The page of `listing` after the row of id `after` (when given), with the rows whose
+/// columns equal the filters given. Only the filter's conditions are in the statement, so each
+/// combination is planned for its own index; the cursor row is found without them, so a row
+/// whose status changed since the page before still marks its place.
+fn page_query<'a>(
+    listing: &Listing,
+    filters: &[(&str, Option<&'a str>)],
+    after: Option<&'a str>,
+    limit: i64,
+) -> PageQuery<'a> {
+    let Listing {
+        table,
+        columns,
+        time_column,
+        id_column,
+    } = listing;
+    let mut sql = format!("SELECT {columns} FROM {table} WHERE playbook_pk = $1");
+    let mut params = Vec::new();
+    for (column, value) in filters {
+        if let Some(value) = value {
+            params.push(*value);
+            sql.push_str(&format!(" AND {column} = ${}", params.len() + 1));
         }
     }
-    if filter.after_run_id.is_some() {
+    if let Some(after) = after {
+        params.push(after);
         sql.push_str(&format!(
-            " AND (started_at, run_id) < (SELECT started_at, run_id FROM runs \
-             WHERE playbook_pk = {} AND run_id = {})",
-            placeholder(1),
-            placeholder(next)
+            " AND ({time_column}, {id_column}) < (SELECT {time_column}, {id_column} FROM {table} \
+             WHERE playbook_pk = $1 AND {id_column} = ${})",
+            params.len() + 1
         ));
-        next += 1;
     }
     sql.push_str(&format!(
-        " ORDER BY started_at DESC, run_id DESC LIMIT {}",
-        placeholder(next)
+        " ORDER BY {time_column} DESC, {id_column} DESC LIMIT ${}",
+        params.len() + 2
     ));
-    sql
+    PageQuery { sql, params, limit }
+}
+
+/// The `list_runs` page a filter asks for: at most `limit` (0 and any value above
+/// [`RUNS_PAGE_MAX`] mean `RUNS_PAGE_MAX`).
+pub(crate) fn runs_page(filter: &RunFilter) -> PageQuery<'_> {
+    let listing = Listing {
+        table: "runs",
+        columns: run_columns!(),
+        time_column: "started_at",
+        id_column: "run_id",
+    };
+    let filters = [
+        ("def_type", filter.def_type.as_deref()),
+        ("name", filter.name.as_deref()),
+        ("status", filter.status.map(RunStatus::as_str)),
+    ];
+    let limit = page_size(filter.limit, RUNS_PAGE_MAX);
+    page_query(&listing, &filters, filter.after_run_id.as_deref(), limit)
+}
+
+/// The `list_requests` page a filter asks for: at most `limit` (0 and any value above
+/// [`crate::REQUESTS_PAGE_MAX`] mean `REQUESTS_PAGE_MAX`).
+pub(crate) fn requests_page(filter: &crate::RequestFilter) -> PageQuery<'_> {
+    let listing = Listing {
+        table: "requests",
+        columns: request_columns!(),
+        time_column: "created_at",
+        id_column: "request_id",
+    };
+    let filters = [("status", filter.status.map(crate::RequestStatus::as_str))];
+    let limit = page_size(filter.limit, crate::REQUESTS_PAGE_MAX);
+    page_query(
+        &listing,
+        &filters,
+        filter.after_request_id.as_deref(),
+        limit,
+    )
+}
+
+/// A page's size: `limit`, where 0, and any value above `max`, mean `max`.
+fn page_size(limit: u32, max: u32) -> i64 {
+    i64::from(if limit == 0 { max } else { limit.min(max) })
 }
 
 /// A run's events, each given the run's id when it has none, and the highest `run_seq` among
@@ -311,62 +360,6 @@ pub(crate) fn triggered_workflows_reached(workflows: i64) -> StoreError {
     ))
 }
 
-/// The columns of `requests` a request is read from, by name in both stores'
-/// `request_from_row`.
-macro_rules! request_columns {
-    () => {
-        "request_id, run_id, def_type, name, definition_version, to_whom, message, input, \
-         output_schema, status, created_at, expires_at, answered_by, answer, closed_at"
-    };
-}
-pub(crate) use request_columns;
-
-/// How many requests a filter asks for: its `limit`, where 0, and any value above
-/// [`crate::REQUESTS_PAGE_MAX`], mean `REQUESTS_PAGE_MAX`.
-pub(crate) fn requests_page_limit(filter: &crate::RequestFilter) -> i64 {
-    let max = crate::REQUESTS_PAGE_MAX;
-    i64::from(if filter.limit == 0 {
-        max
-    } else {
-        filter.limit.min(max)
-    })
-}
-
-/// The statement of `list_requests`: the playbook's pk is placeholder 1, then the status
-/// when filtered, the cursor when given, and the limit.
-pub(crate) fn list_requests_sql(
-    filter: &crate::RequestFilter,
-    placeholder: fn(usize) -> String,
-) -> String {
-    let mut sql = format!(
-        concat!(
-            "SELECT ",
-            request_columns!(),
-            " FROM requests WHERE playbook_pk = {}"
-        ),
-        placeholder(1)
-    );
-    let mut next = 2;
-    if filter.status.is_some() {
-        sql.push_str(&format!(" AND status = {}", placeholder(next)));
-        next += 1;
-    }
-    if filter.after_request_id.is_some() {
-        sql.push_str(&format!(
-            " AND (created_at, request_id) < (SELECT created_at, request_id FROM requests \
-             WHERE playbook_pk = {} AND request_id = {})",
-            placeholder(1),
-            placeholder(next)
-        ));
-        next += 1;
-    }
-    sql.push_str(&format!(
-        " ORDER BY created_at DESC, request_id DESC LIMIT {}",
-        placeholder(next)
-    ));
-    sql
-}
-
 /// Reads a request's status as stored.
 pub(crate) fn parse_request_status(status: &str) -> Result<crate::RequestStatus> {
     crate::RequestStatus::parse(status)
@@ -398,4 +391,64 @@ pub(crate) fn check_close_status(close: &crate::RequestClose, request_id: &str) 
         )));
     }
     Ok(())
+}
+
+/// The names of the store's migrations, in order: the same on both databases, each written in
+/// the database's own SQL in `migrations/<database>/`.
+const MIGRATION_NAMES: [&str; 10] = [
+    "the store",
+    "runs",
+    "workflows",
+    "requests",
+    "calls",
+    "run inbox",
+    "triggers",
+    "earlier filters",
+    "ordered work",
+    "ending work",
+];
+
+/// The store's migrations from one database's folder (`sqlite` or `postgres`), compiled in.
+macro_rules! migrations {
+    ($folder:literal) => {
+        $crate::shared::migrator([
+            include_str!(concat!("../migrations/", $folder, "/0001_store.sql")),
+            include_str!(concat!("../migrations/", $folder, "/0002_runs.sql")),
+            include_str!(concat!("../migrations/", $folder, "/0003_workflows.sql")),
+            include_str!(concat!("../migrations/", $folder, "/0004_requests.sql")),
+            include_str!(concat!("../migrations/", $folder, "/0005_calls.sql")),
+            include_str!(concat!("../migrations/", $folder, "/0006_run_inbox.sql")),
+            include_str!(concat!("../migrations/", $folder, "/0007_triggers.sql")),
+            include_str!(concat!(
+                "../migrations/",
+                $folder,
+                "/0008_earlier_filters.sql"
+            )),
+            include_str!(concat!("../migrations/", $folder, "/0009_ordered_work.sql")),
+            include_str!(concat!("../migrations/", $folder, "/0010_ending_work.sql")),
+        ])
+    };
+}
+pub(crate) use migrations;
+
+/// The migrator of the migrations whose SQL is `sources`, numbered from 1 and named
+/// [`MIGRATION_NAMES`].
+pub(crate) fn migrator(sources: [&'static str; 10]) -> sqlx::migrate::Migrator {
+    use sqlx::SqlSafeStr;
+    use sqlx::migrate::{Migration, MigrationType, Migrator};
+    let migrations = MIGRATION_NAMES
+        .into_iter()
+        .zip(sources)
+        .zip(1..)
+        .map(|((name, sql), version)| {
+            Migration::new(
+                version,
+                std::borrow::Cow::Borrowed(name),
+                MigrationType::Simple,
+                sql.into_sql_str(),
+                false,
+            )
+        })
+        .collect();
+    Migrator::with_migrations(migrations)
 }

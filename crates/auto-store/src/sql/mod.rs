@@ -1,0 +1,727 @@
+//! The store, on either database: one [`SqlStore`] over a [`Dialect`], whose transactions are
+//! written once. This module holds the store and the reads; the changes are in its submodules,
+//! by what they change.
+//!
+//! Architecture invariant: every change takes the playbook's seqs first ([`reserve_seqs`]),
+//! when it appends events. On PostgreSQL raising `last_seq` takes the playbook's row lock, held
+//! to the commit, so appends to one playbook commit in `seq` order; on SQLite the one writer's
+//! `BEGIN IMMEDIATE` serializes every change.
+
+mod definitions;
+mod requests;
+mod rows;
+mod runs;
+mod triggers;
+mod work;
+
+use std::fs::File;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::{Pool, Transaction};
+
+use crate::dialect::{Dialect, SqlRow, Stamp, StoredTime, built_sql, sql};
+use crate::shared::{
+    PageQuery, event_insert_error, page_limit, playbook_not_found, recorded_event, requests_page,
+    run_columns, runs_page,
+};
+use crate::{
+    DefinitionKey, DefinitionVersion, Event, EventFilter, Listener, NewDefinitionVersion, NewEvent,
+    NewRequest, NewRun, NewWork, Org, Playbook, PlaybookRef, Queued, Request, RequestClose,
+    RequestFilter, Result, Run, RunEnding, RunFilter, RunInboxEvent, StartOutcome, Store,
+    StoreError, Trigger, TriggerStart, Work, WorkflowStep,
+};
+
+use rows::event_columns;
+use rows::{definition_columns, definition_from_row, event_from_row, org_from_row};
+use rows::{playbook_from_row, run_from_row};
+
+/// The store on a database of dialect `D`.
+pub(crate) struct SqlStore<D: Dialect> {
+    /// The pool every change goes through: on SQLite one connection, on which changes are
+    /// serialized.
+    pub(crate) writer: Pool<D>,
+    /// Reads: the same pool as `writer` on PostgreSQL, and for SQLite's in-memory database,
+    /// which exists only on its one connection.
+    pub(crate) reader: Pool<D>,
+    /// SQLite's lock on `<file>.lock`, held for the life of the store: while it is, no other
+    /// server opens the file.
+    pub(crate) _file_lock: Option<File>,
+}
+
+/// The seqs a change takes, and the database's time of the change.
+pub(crate) struct Reserved<D: Dialect> {
+    pub(crate) playbook_pk: i64,
+    pub(crate) first_seq: i64,
+    pub(crate) now: Stamp<D>,
+}
+
+/// Takes `count` seqs for the playbook in the change's transaction, or fails with `NotFound`.
+/// The time is read in the same statement, so it does not go back as seq goes on (unless the
+/// clock does).
+pub(crate) async fn reserve_seqs<D: Dialect>(
+    tx: &mut Transaction<'static, D>,
+    playbook: &PlaybookRef,
+    count: usize,
+) -> Result<Reserved<D>> {
+    let count = i64::try_from(count)
+        .map_err(|_| StoreError::Conflict(format!("{count} events are too many for one change")))?;
+    let row = built_sql::<D>(format!(
+        "UPDATE playbooks SET last_seq = last_seq + $3 WHERE org = $1 AND id = $2 \
+         RETURNING pk, last_seq, {} AS now",
+        D::NOW
+    ))
+    .bind_playbook(playbook)
+    .bind(count)
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| playbook_not_found(playbook))?;
+    let last_seq: i64 = row.get("last_seq")?;
+    // Invariant: last_seq only grows, by the number of events each change appends, so it is
+    // at least this change's count; anything else would number events twice.
+    assert!(
+        last_seq >= count,
+        "playbook {playbook:?} has last_seq {last_seq} after taking {count}"
+    );
+    Ok(Reserved {
+        playbook_pk: row.get("pk")?,
+        first_seq: last_seq - count + 1,
+        now: Stamp::new(row.get("now")?)?,
+    })
+}
+
+/// Inserts a change's events under the seqs it reserved. `Conflict` when one breaks a unique
+/// rule of the log (its id, or its run's number, taken): then the change must roll back.
+pub(crate) async fn insert_events<D: Dialect>(
+    tx: &mut Transaction<'static, D>,
+    playbook: &PlaybookRef,
+    reserved: &Reserved<D>,
+    events: Vec<NewEvent>,
+) -> Result<Vec<Event>> {
+    D::insert_events(tx, reserved, &events)
+        .await
+        .map_err(|error| event_insert_error(error, playbook))?;
+    Ok(events
+        .into_iter()
+        .zip(reserved.first_seq..)
+        .map(|(mut event, seq)| {
+            event.time = event.time.map(D::kept_time);
+            recorded_event(event, seq, reserved.now.at)
+        })
+        .collect())
+}
+
+/// The database's time, read inside a change.
+pub(crate) async fn now_in<D: Dialect>(tx: &mut Transaction<'static, D>) -> Result<Stamp<D>> {
+    let stored: D::Time = built_sql::<D>(format!("SELECT {}", D::NOW))
+        .fetch_one(&mut *tx)
+        .await?
+        .at(0)?;
+    Stamp::new(stored)
+}
+
+/// The playbook's key, inside a change; `NotFound` when there is no such playbook.
+pub(crate) async fn playbook_pk_in<D: Dialect>(
+    tx: &mut Transaction<'static, D>,
+    playbook: &PlaybookRef,
+) -> Result<i64> {
+    sql::<D>("SELECT pk FROM playbooks WHERE org = $1 AND id = $2")
+        .bind_playbook(playbook)
+        .scalar_optional(&mut *tx)
+        .await?
+        .ok_or_else(|| playbook_not_found(playbook))
+}
+
+impl<D: Dialect> SqlStore<D> {
+    /// Begins a change.
+    pub(crate) async fn begin(&self) -> Result<Transaction<'static, D>> {
+        D::begin(&self.writer).await
+    }
+
+    /// Fails with `NotFound` unless the playbook exists.
+    async fn require_playbook(&self, playbook: &PlaybookRef) -> Result<i64> {
+        sql::<D>("SELECT pk FROM playbooks WHERE org = $1 AND id = $2")
+            .bind_playbook(playbook)
+            .scalar_optional(&self.reader)
+            .await?
+            .ok_or_else(|| playbook_not_found(playbook))
+    }
+
+    /// The playbook's `list_events` page, `NotFound` when there is no such playbook.
+    async fn events_page(
+        &self,
+        playbook: &PlaybookRef,
+        filter: &EventFilter,
+    ) -> Result<Vec<Event>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        // One statement per combination of filters, so that each can use its own index.
+        let text = match (&filter.run_id, &filter.event_type) {
+            (None, None) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 ORDER BY seq LIMIT $3"
+            ),
+            (Some(_), None) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 ORDER BY seq LIMIT $3"
+            ),
+            (None, Some(_)) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 AND type = $4 ORDER BY seq LIMIT $3"
+            ),
+            (Some(_), Some(_)) => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 AND type = $5 \
+                 ORDER BY seq LIMIT $3"
+            ),
+        };
+        // PostgreSQL wants exactly the parameters a statement names.
+        let mut statement = sql::<D>(text)
+            .bind(playbook_pk)
+            .bind(filter.after_seq.unwrap_or(0))
+            .bind(page_limit(filter));
+        if let Some(run_id) = &filter.run_id {
+            statement = statement.bind(run_id.as_str());
+        }
+        if let Some(event_type) = &filter.event_type {
+            statement = statement.bind(event_type.as_str());
+        }
+        statement.fetch_all_as(&self.reader, event_from_row).await
+    }
+
+    /// A page of the playbook's runs or requests, each read from its row by `from_row`;
+    /// `NotFound` when there is no such playbook.
+    async fn page<T>(
+        &self,
+        playbook: &PlaybookRef,
+        query: PageQuery<'_>,
+        from_row: fn(&SqlRow<D>) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        let mut statement = built_sql::<D>(query.sql).bind(playbook_pk);
+        for param in query.params {
+            statement = statement.bind(param);
+        }
+        statement
+            .bind(query.limit)
+            .fetch_all_as(&self.reader, from_row)
+            .await
+    }
+
+    /// The definition of the playbook named `key`, at `version` or, without one, at its latest.
+    async fn definition_at(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        version: Option<i64>,
+    ) -> Result<Option<DefinitionVersion>> {
+        sql::<D>(concat!(
+            definition_columns!(),
+            " JOIN playbooks p ON p.pk = d.playbook_pk \
+             WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4 \
+             AND v.version = COALESCE($5, d.latest_version)"
+        ))
+        .bind_playbook(playbook)
+        .bind(key.def_type.as_str())
+        .bind(key.name.as_str())
+        .bind(version)
+        .fetch_optional_as(&self.reader, definition_from_row)
+        .await
+    }
+
+    async fn create_playbook_in(
+        &self,
+        org: &str,
+        id: &str,
+        title: Option<&str>,
+    ) -> Result<Playbook> {
+        let mut tx = self.begin().await?;
+        // The org's row, locked (on PostgreSQL) so that the org stays while the playbook is
+        // made.
+        let org_exists = built_sql::<D>(format!(
+            "SELECT id FROM orgs WHERE id = $1{}",
+            D::FOR_KEY_SHARE
+        ))
+        .bind(org)
+        .scalar_optional::<String>(&mut tx)
+        .await?;
+        if org_exists.is_none() {
+            return Err(StoreError::NotFound(format!("org {org}")));
+        }
+        let row = built_sql::<D>(format!(
+            "INSERT INTO playbooks (org, id, title, created_at) VALUES ($1, $2, $3, {}) \
+             ON CONFLICT (org, id) DO NOTHING RETURNING org, id, title, created_at",
+            D::NOW
+        ))
+        .bind(org)
+        .bind(id)
+        .bind(title)
+        .fetch_optional(&mut tx)
+        .await?
+        .ok_or_else(|| StoreError::Conflict(format!("the playbook {org}/{id} exists")))?;
+        let playbook = playbook_from_row(&row)?;
+        tx.commit().await?;
+        Ok(playbook)
+    }
+}
+
+#[async_trait]
+impl<D: Dialect> Store for SqlStore<D> {
+    fn kind(&self) -> &'static str {
+        D::KIND
+    }
+
+    async fn now(&self) -> Result<DateTime<Utc>> {
+        let stored: D::Time = built_sql::<D>(format!("SELECT {}", D::NOW))
+            .fetch_one(&self.reader)
+            .await?
+            .at(0)?;
+        stored.to_time()
+    }
+
+    async fn check_writable(&self) -> Result<()> {
+        D::check_writable(self).await
+    }
+
+    async fn close(&self) {
+        self.reader.close().await;
+        self.writer.close().await;
+    }
+
+    async fn create_org(&self, id: &str, title: Option<&str>) -> Result<Org> {
+        let row = built_sql::<D>(format!(
+            "INSERT INTO orgs (id, title, created_at) VALUES ($1, $2, {}) \
+             ON CONFLICT (id) DO NOTHING RETURNING id, title, created_at",
+            D::NOW
+        ))
+        .bind(id)
+        .bind(title)
+        .fetch_optional(&self.writer)
+        .await?
+        .ok_or_else(|| StoreError::Conflict(format!("the org {id} exists")))?;
+        org_from_row(&row)
+    }
+
+    async fn get_org(&self, id: &str) -> Result<Option<Org>> {
+        sql::<D>("SELECT id, title, created_at FROM orgs WHERE id = $1")
+            .bind(id)
+            .fetch_optional_as(&self.reader, org_from_row)
+            .await
+    }
+
+    async fn list_orgs(&self) -> Result<Vec<Org>> {
+        sql::<D>("SELECT id, title, created_at FROM orgs ORDER BY id")
+            .fetch_all_as(&self.reader, org_from_row)
+            .await
+    }
+
+    async fn create_playbook(&self, org: &str, id: &str, title: Option<&str>) -> Result<Playbook> {
+        self.create_playbook_in(org, id, title).await
+    }
+
+    async fn get_playbook(&self, playbook: &PlaybookRef) -> Result<Option<Playbook>> {
+        sql::<D>("SELECT org, id, title, created_at FROM playbooks WHERE org = $1 AND id = $2")
+            .bind_playbook(playbook)
+            .fetch_optional_as(&self.reader, playbook_from_row)
+            .await
+    }
+
+    async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>> {
+        let playbooks =
+            sql::<D>("SELECT org, id, title, created_at FROM playbooks WHERE org = $1 ORDER BY id")
+                .bind(org)
+                .fetch_all(&self.reader)
+                .await?
+                .iter()
+                .map(playbook_from_row)
+                .collect::<Result<Vec<_>>>()?;
+        if playbooks.is_empty() && self.get_org(org).await?.is_none() {
+            return Err(StoreError::NotFound(format!("org {org}")));
+        }
+        Ok(playbooks)
+    }
+
+    async fn create_definition(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewDefinitionVersion,
+        event: NewEvent,
+    ) -> Result<(DefinitionVersion, Event)> {
+        definitions::create(self, playbook, new, event).await
+    }
+
+    async fn update_definition(
+        &self,
+        playbook: &PlaybookRef,
+        expected_version: i64,
+        new: NewDefinitionVersion,
+        event: NewEvent,
+    ) -> Result<(DefinitionVersion, Event)> {
+        definitions::update(self, playbook, expected_version, new, event).await
+    }
+
+    async fn retire_definition(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        event: NewEvent,
+    ) -> Result<(DefinitionVersion, Event)> {
+        definitions::retire(self, playbook, key, event).await
+    }
+
+    async fn get_definition(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+    ) -> Result<Option<DefinitionVersion>> {
+        self.definition_at(playbook, key, None).await
+    }
+
+    async fn get_definition_version(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        version: i64,
+    ) -> Result<Option<DefinitionVersion>> {
+        self.definition_at(playbook, key, Some(version)).await
+    }
+
+    async fn list_definitions(
+        &self,
+        playbook: &PlaybookRef,
+        def_type: Option<&str>,
+    ) -> Result<Vec<DefinitionVersion>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        sql::<D>(concat!(
+            definition_columns!(),
+            " WHERE d.playbook_pk = $1 AND (CAST($2 AS TEXT) IS NULL OR d.def_type = $2) \
+             AND v.version = d.latest_version ORDER BY d.def_type, d.name"
+        ))
+        .bind(playbook_pk)
+        .bind(def_type)
+        .fetch_all_as(&self.reader, definition_from_row)
+        .await
+    }
+
+    async fn append_events(
+        &self,
+        playbook: &PlaybookRef,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<Event>> {
+        if events.is_empty() {
+            self.require_playbook(playbook).await?;
+            return Ok(Vec::new());
+        }
+        let mut tx = self.begin().await?;
+        let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+        let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+        tx.commit().await?;
+        Ok(events)
+    }
+
+    async fn list_events(
+        &self,
+        playbook: &PlaybookRef,
+        filter: &EventFilter,
+    ) -> Result<Vec<Event>> {
+        self.events_page(playbook, filter).await
+    }
+
+    async fn get_event(&self, playbook: &PlaybookRef, id: &str) -> Result<Option<Event>> {
+        sql::<D>(concat!(
+            event_columns!(),
+            " WHERE playbook_pk = (SELECT pk FROM playbooks WHERE org = $1 AND id = $2) \
+             AND id = $3"
+        ))
+        .bind_playbook(playbook)
+        .bind(id)
+        .fetch_optional_as(&self.reader, event_from_row)
+        .await
+    }
+
+    async fn start_run(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewRun,
+        events: Vec<NewEvent>,
+    ) -> Result<(Run, Vec<Event>)> {
+        runs::start(self, playbook, new, events).await
+    }
+
+    async fn restart_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        expected_attempt: i64,
+        definition_version: i64,
+        events: Vec<NewEvent>,
+    ) -> Result<(Run, Vec<Event>)> {
+        let attempt = runs::NextAttempt {
+            expected_attempt,
+            definition_version,
+        };
+        runs::restart(self, playbook, run_id, attempt, events).await
+    }
+
+    async fn record_run_events(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<Event>> {
+        runs::record_events(self, playbook, run_id, events).await
+    }
+
+    async fn end_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        ending: RunEnding,
+        events: Vec<NewEvent>,
+    ) -> Result<(Run, Vec<Event>)> {
+        runs::end(self, playbook, run_id, ending, events).await
+    }
+
+    async fn get_run(&self, playbook: &PlaybookRef, run_id: &str) -> Result<Option<Run>> {
+        sql::<D>(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE playbook_pk = (SELECT pk FROM playbooks WHERE org = $1 AND id = $2) \
+             AND run_id = $3"
+        ))
+        .bind_playbook(playbook)
+        .bind(run_id)
+        .fetch_optional_as(&self.reader, run_from_row)
+        .await
+    }
+
+    async fn list_runs(&self, playbook: &PlaybookRef, filter: &RunFilter) -> Result<Vec<Run>> {
+        self.page(playbook, runs_page(filter), run_from_row).await
+    }
+
+    async fn commit_workflow_step(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        step: WorkflowStep,
+    ) -> Result<i64> {
+        work::commit_step(self, playbook, run_id, step).await
+    }
+
+    async fn get_workflow_state(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<Option<(i64, Value)>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        let row = sql::<D>(
+            "SELECT version, state FROM workflow_states WHERE playbook_pk = $1 AND run_id = $2",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .fetch_optional(&self.reader)
+        .await?;
+        row.map(|row| {
+            Ok((
+                row.get("version")?,
+                row.json("state", "a workflow snapshot")?,
+            ))
+        })
+        .transpose()
+    }
+
+    async fn add_work(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        work: Vec<NewWork>,
+    ) -> Result<()> {
+        work::add(self, playbook, run_id, work).await
+    }
+
+    async fn claim_work(&self, claimer: &str, lease: Duration, limit: u32) -> Result<Vec<Work>> {
+        work::claim(self, claimer, lease, limit).await
+    }
+
+    async fn finish_work(&self, id: i64) -> Result<()> {
+        sql::<D>("DELETE FROM work WHERE id = $1")
+            .bind(id)
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
+
+    async fn count_open_calls(&self, playbook: &PlaybookRef, root_run_id: &str) -> Result<i64> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        sql::<D>(
+            "SELECT count(*) FROM runs WHERE playbook_pk = $1 AND root_run_id = $2 \
+             AND status = 'started'",
+        )
+        .bind(playbook_pk)
+        .bind(root_run_id)
+        .scalar(&self.reader)
+        .await
+    }
+
+    async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>> {
+        sql::<D>("SELECT min(due_at) AS due_at FROM work")
+            .fetch_one(&self.reader)
+            .await?
+            .optional_time("due_at")
+    }
+
+    async fn receive_run_event(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        event_id: &str,
+        event: Value,
+        work: NewWork,
+    ) -> Result<Option<RunInboxEvent>> {
+        let sent = work::SentEvent { event_id, event };
+        work::receive_event(self, playbook, run_id, sent, work).await
+    }
+
+    async fn list_run_inbox(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<Vec<RunInboxEvent>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        sql::<D>(
+            "SELECT event_id, seq, event, received_at FROM run_inbox \
+             WHERE playbook_pk = $1 AND run_id = $2 ORDER BY seq",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .fetch_all_as(&self.reader, |row| rows::inbox_event_from_row(row, run_id))
+        .await
+    }
+
+    async fn start_interaction(
+        &self,
+        playbook: &PlaybookRef,
+        new: NewRun,
+        events: Vec<NewEvent>,
+        request: NewRequest,
+        work: Vec<NewWork>,
+    ) -> Result<(Run, Request)> {
+        let left = requests::LeftRequest { request, work };
+        requests::start_interaction(self, playbook, new, events, left).await
+    }
+
+    async fn close_request(
+        &self,
+        playbook: &PlaybookRef,
+        request_id: &str,
+        close: RequestClose,
+        ending: RunEnding,
+        events: Vec<NewEvent>,
+        done_work: Vec<String>,
+    ) -> Result<(Request, Run)> {
+        let closing = requests::Closing {
+            close,
+            ending,
+            done_work,
+        };
+        requests::close(self, playbook, request_id, closing, events).await
+    }
+
+    async fn get_request(
+        &self,
+        playbook: &PlaybookRef,
+        request_id: &str,
+    ) -> Result<Option<Request>> {
+        requests::request_where(self, playbook, "request_id", request_id).await
+    }
+
+    async fn get_request_of_run(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+    ) -> Result<Option<Request>> {
+        requests::request_where(self, playbook, "run_id", run_id).await
+    }
+
+    async fn list_requests(
+        &self,
+        playbook: &PlaybookRef,
+        filter: &RequestFilter,
+    ) -> Result<Vec<Request>> {
+        self.page(playbook, requests_page(filter), rows::request_from_row)
+            .await
+    }
+
+    async fn list_triggers(&self) -> Result<Vec<Trigger>> {
+        triggers::list(self).await
+    }
+
+    async fn queue_trigger_starts(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        since_seq: i64,
+        cursor_seq: i64,
+        starts: Vec<TriggerStart>,
+        waiting_max: i64,
+    ) -> Result<Queued> {
+        let cursor = triggers::Cursor {
+            since_seq,
+            cursor_seq,
+        };
+        triggers::queue_starts(self, playbook, workflow, cursor, starts, waiting_max).await
+    }
+
+    async fn take_trigger_starts(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        per_minute: i64,
+    ) -> Result<Vec<TriggerStart>> {
+        triggers::take_starts(self, playbook, workflow, per_minute).await
+    }
+
+    async fn settle_trigger_start(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        outcome: StartOutcome,
+    ) -> Result<()> {
+        triggers::settle_start(self, playbook, run_id, outcome).await
+    }
+
+    async fn move_schedule(
+        &self,
+        playbook: &PlaybookRef,
+        workflow: &str,
+        kind: &str,
+        since_seq: i64,
+        expected_due_at: Option<DateTime<Utc>>,
+        due_at: DateTime<Utc>,
+        running_run_id: Option<&str>,
+    ) -> Result<bool> {
+        let schedule = triggers::ScheduleMove {
+            kind,
+            since_seq,
+            expected_due_at,
+            due_at,
+            running_run_id,
+        };
+        triggers::move_schedule(self, playbook, workflow, schedule).await
+    }
+
+    async fn list_listeners(&self) -> Result<Vec<Listener>> {
+        triggers::list_listeners(self).await
+    }
+
+    async fn advance_listener(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        reference: &str,
+        cursor_seq: i64,
+    ) -> Result<()> {
+        triggers::advance_listener(self, playbook, run_id, reference, cursor_seq).await
+    }
+}

@@ -1,0 +1,235 @@
+//! The model's values read from the rows the store's statements return, on either database.
+
+use serde_json::Value;
+
+use crate::dialect::{Dialect, SqlRow};
+use crate::shared::{parse_request_status, parse_run_status, parse_status};
+use crate::{
+    DefinitionKey, DefinitionVersion, Event, Listener, Org, Playbook, PlaybookRef, Request, Result,
+    Run, RunInboxEvent, StoreError, Trigger, TriggerStart, Work,
+};
+
+/// The columns `event_from_row` reads, in the order a `SELECT` lists them.
+macro_rules! event_columns {
+    () => {
+        "SELECT seq, id, type, source, subject, time, datacontenttype, data, extensions, \
+         run_id, run_seq, recorded_at FROM events"
+    };
+}
+pub(crate) use event_columns;
+
+/// The columns `definition_from_row` reads, from `definitions d` joined with
+/// `definition_versions v`.
+macro_rules! definition_columns {
+    () => {
+        "SELECT d.def_type, d.name, d.status, d.latest_version, d.created_at, d.updated_at, \
+         v.version, v.source, v.overview, v.diagram, v.description, v.derived, v.saved_seq, \
+         v.saved_at \
+         FROM definitions d JOIN definition_versions v ON v.definition_pk = d.pk"
+    };
+}
+pub(crate) use definition_columns;
+
+pub(crate) fn event_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Event> {
+    let extensions = match row.json("extensions", "an event's attributes")? {
+        Value::Object(map) => map,
+        other => {
+            return Err(StoreError::Corrupt(format!(
+                "an event's attributes are {other}, not an object"
+            )));
+        }
+    };
+    Ok(Event {
+        seq: row.get("seq")?,
+        id: row.get("id")?,
+        event_type: row.get("type")?,
+        source: row.get("source")?,
+        subject: row.get("subject")?,
+        time: row.time("time")?,
+        datacontenttype: row.get("datacontenttype")?,
+        data: row.optional_json("data", "an event's data")?,
+        extensions,
+        run_id: row.get("run_id")?,
+        run_seq: row.get("run_seq")?,
+        recorded_at: row.time("recorded_at")?,
+    })
+}
+
+pub(crate) fn definition_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<DefinitionVersion> {
+    let version: i64 = row.get("version")?;
+    let latest_version: i64 = row.get("latest_version")?;
+    // The latest version was last touched when the definition was (saved or retired); an
+    // older one when it was saved.
+    let updated_at = if version == latest_version {
+        row.time("updated_at")?
+    } else {
+        row.time("saved_at")?
+    };
+    let status: String = row.get("status")?;
+    Ok(DefinitionVersion {
+        key: DefinitionKey {
+            def_type: row.get("def_type")?,
+            name: row.get("name")?,
+        },
+        version,
+        status: parse_status(&status)?,
+        source: row.get("source")?,
+        overview: row.get("overview")?,
+        diagram: row.get("diagram")?,
+        description: row.get("description")?,
+        derived: row.json("derived", "a definition's derived JSON")?,
+        created_at: row.time("created_at")?,
+        updated_at,
+        saved_seq: row.get("saved_seq")?,
+    })
+}
+
+pub(crate) fn org_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Org> {
+    Ok(Org {
+        id: row.get("id")?,
+        title: row.get("title")?,
+        created_at: row.time("created_at")?,
+    })
+}
+
+pub(crate) fn playbook_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Playbook> {
+    Ok(Playbook {
+        org: row.get("org")?,
+        id: row.get("id")?,
+        title: row.get("title")?,
+        created_at: row.time("created_at")?,
+    })
+}
+
+/// A run, from the columns of [`crate::shared::run_columns`].
+pub(crate) fn run_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Run> {
+    let status: String = row.get("status")?;
+    Ok(Run {
+        run_id: row.get("run_id")?,
+        key: DefinitionKey {
+            def_type: row.get("def_type")?,
+            name: row.get("name")?,
+        },
+        definition_version: row.get("definition_version")?,
+        status: parse_run_status(&status)?,
+        input: row.json("input", "a run's input")?,
+        output: row.optional_json("output", "a run's output")?,
+        record: row.optional_json("record", "a run's record")?,
+        problem: row.optional_json("problem", "a run's problem")?,
+        started_by: row.get("started_by")?,
+        parent_run_id: row.get("parent_run_id")?,
+        task_reference: row.get("task_reference")?,
+        depth: row.get("depth")?,
+        call_depth: row.get("call_depth")?,
+        parent_call_id: row.get("parent_call_id")?,
+        root_run_id: row.get("root_run_id")?,
+        trigger: row.optional_json("trigger_info", "a run's trigger")?,
+        attempt: row.get("attempt")?,
+        last_run_seq: row.get("last_run_seq")?,
+        last_event_at: row.time("last_event_at")?,
+        started_at: row.time("started_at")?,
+        ended_at: row.optional_time("ended_at")?,
+    })
+}
+
+/// A request, from the columns of [`crate::shared::request_columns`].
+pub(crate) fn request_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Request> {
+    let status: String = row.get("status")?;
+    Ok(Request {
+        request_id: row.get("request_id")?,
+        run_id: row.get("run_id")?,
+        key: DefinitionKey {
+            def_type: row.get("def_type")?,
+            name: row.get("name")?,
+        },
+        definition_version: row.get("definition_version")?,
+        to: row.get("to_whom")?,
+        message: row.get("message")?,
+        input: row.json("input", "a request's input")?,
+        output_schema: row.optional_json("output_schema", "a request's output schema")?,
+        status: parse_request_status(&status)?,
+        created_at: row.time("created_at")?,
+        expires_at: row.time("expires_at")?,
+        answered_by: row.get("answered_by")?,
+        answer: row.optional_json("answer", "a request's answer")?,
+        closed_at: row.optional_time("closed_at")?,
+    })
+}
+
+/// A claimed work item, from `id, run_id, key, due_at, payload, org, playbook, ordered`.
+pub(crate) fn work_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Work> {
+    Ok(Work {
+        id: row.get("id")?,
+        run_id: row.get("run_id")?,
+        key: row.get("key")?,
+        due_at: row.time("due_at")?,
+        payload: row.json("payload", "a work item")?,
+        playbook: PlaybookRef::new(row.get::<String>("org")?, row.get::<String>("playbook")?),
+        ordered: row.get("ordered")?,
+    })
+}
+
+/// An event sent to a run, from `event_id, seq, event, received_at`.
+pub(crate) fn inbox_event_from_row<D: Dialect>(
+    row: &SqlRow<D>,
+    run_id: &str,
+) -> Result<RunInboxEvent> {
+    Ok(RunInboxEvent {
+        run_id: run_id.to_owned(),
+        event_id: row.get("event_id")?,
+        seq: row.get("seq")?,
+        event: row.json("event", "an event sent to a run")?,
+        received_at: row.time("received_at")?,
+    })
+}
+
+/// A trigger, from `org, playbook, workflow, kind, spec, version, since_seq, saved_at,
+/// cursor_seq, due_at, running_run_id, earlier`.
+pub(crate) fn trigger_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Trigger> {
+    Ok(Trigger {
+        playbook: PlaybookRef::new(row.get::<String>("org")?, row.get::<String>("playbook")?),
+        workflow: row.get("workflow")?,
+        kind: row.get("kind")?,
+        spec: row.json("spec", "a trigger")?,
+        version: row.get("version")?,
+        since_seq: row.get("since_seq")?,
+        saved_at: row.time("saved_at")?,
+        cursor_seq: row.get("cursor_seq")?,
+        due_at: row.optional_time("due_at")?,
+        running_run_id: row.get("running_run_id")?,
+        earlier: match row.optional_json("earlier", "a trigger's earlier filters")? {
+            Some(earlier) => from_json(earlier, "a trigger's earlier filters")?,
+            None => Vec::new(),
+        },
+    })
+}
+
+/// A listening task, from `org, playbook, run_id, reference, workflow, version, filters,
+/// cursor_seq`.
+pub(crate) fn listener_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Listener> {
+    Ok(Listener {
+        playbook: PlaybookRef::new(row.get::<String>("org")?, row.get::<String>("playbook")?),
+        run_id: row.get("run_id")?,
+        reference: row.get("reference")?,
+        workflow: row.get("workflow")?,
+        version: row.get("version")?,
+        filters: row.json("filters", "a listener's filters")?,
+        cursor_seq: row.get("cursor_seq")?,
+    })
+}
+
+/// A start a trigger queued, from `run_id, workflow, event_seq, start, attempts`.
+pub(crate) fn trigger_start_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<TriggerStart> {
+    Ok(TriggerStart {
+        run_id: row.get("run_id")?,
+        workflow: row.get("workflow")?,
+        event_seq: row.get("event_seq")?,
+        start: row.json("start", "a trigger's start")?,
+        attempts: row.get("attempts")?,
+    })
+}
+
+/// A typed value out of stored JSON.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> Result<T> {
+    serde_json::from_value(value).map_err(|error| StoreError::Corrupt(format!("{what}: {error}")))
+}

@@ -1,0 +1,309 @@
+//! A workflow run's steps, its work (timers, inputs, orders) and how servers claim it, the
+//! events sent to runs, and the listening tasks a step begins and ends.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use sqlx::Transaction;
+use sqlx::types::Json;
+
+use super::rows::work_from_row;
+use super::runs::{end_run_in, touch_run};
+use super::{SqlStore, insert_events, now_in, playbook_pk_in, reserve_seqs};
+use crate::dialect::{Dialect, Stamp, StoredTime, built_sql, sql};
+use crate::shared::{check_ending_status, run_events, run_not_found};
+use crate::{
+    LISTENERS_MAX, NewListener, NewWork, PlaybookRef, Result, RunInboxEvent, StoreError, Work,
+    WorkflowStep,
+};
+
+pub(super) async fn commit_step<D: Dialect>(
+    store: &SqlStore<D>,
+    playbook: &PlaybookRef,
+    run_id: &str,
+    mut step: WorkflowStep,
+) -> Result<i64> {
+    if let Some(ending) = &step.ending {
+        check_ending_status(ending.status, run_id)?;
+    }
+    let (events, last_run_seq) = run_events(run_id, std::mem::take(&mut step.events))?;
+    let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
+    let mut tx = store.begin().await?;
+    let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+    let state = Json(&step.state);
+    let version: Option<i64> = match step.expected_version {
+        None => {
+            sql::<D>(
+                "INSERT INTO workflow_states (playbook_pk, run_id, version, state, updated_at) \
+                 VALUES ($1, $2, 1, $3, $4) ON CONFLICT (playbook_pk, run_id) DO NOTHING \
+                 RETURNING version",
+            )
+            .bind(reserved.playbook_pk)
+            .bind(run_id)
+            .bind(state)
+            .bind(&reserved.now.stored)
+            .scalar_optional(&mut tx)
+            .await?
+        }
+        Some(expected) => {
+            sql::<D>(
+                "UPDATE workflow_states SET version = version + 1, state = $4, updated_at = $5 \
+                 WHERE playbook_pk = $1 AND run_id = $2 AND version = $3 RETURNING version",
+            )
+            .bind(reserved.playbook_pk)
+            .bind(run_id)
+            .bind(expected)
+            .bind(state)
+            .bind(&reserved.now.stored)
+            .scalar_optional(&mut tx)
+            .await?
+        }
+    };
+    let Some(version) = version else {
+        return Err(StoreError::Conflict(format!(
+            "the snapshot of run {run_id} is not at version {:?}: another server took the run over",
+            step.expected_version
+        )));
+    };
+    let pk = reserved.playbook_pk;
+    match &step.ending {
+        // An ended run waits for nothing: its timers and pending inputs go, and its parent
+        // hears of the ending. The step's own work (cancelling its children) stays.
+        Some(ending) => {
+            end_run_in(&mut tx, playbook, &reserved, run_id, ending, last_run_seq).await?;
+            insert_events(&mut tx, playbook, &reserved, events).await?;
+            sql::<D>("DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2")
+                .bind(pk)
+                .bind(run_id)
+                .execute(&mut tx)
+                .await?;
+        }
+        None => {
+            touch_run(&mut tx, playbook, &reserved, run_id, last_run_seq).await?;
+            insert_events(&mut tx, playbook, &reserved, events).await?;
+        }
+    }
+    insert_work(&mut tx, pk, run_id, &reserved.now, &step.add_work).await?;
+    if let Some(id) = step.done_work {
+        sql::<D>("DELETE FROM work WHERE id = $1")
+            .bind(id)
+            .execute(&mut tx)
+            .await?;
+    }
+    delete_work_keys(&mut tx, pk, run_id, &step.cancel_work).await?;
+    let last_seq = reserved.first_seq - 1 + event_count;
+    listen_in(&mut tx, pk, run_id, &step, last_seq).await?;
+    tx.commit().await?;
+    Ok(version)
+}
+
+/// Removes the run's work of these keys.
+pub(super) async fn delete_work_keys<D: Dialect>(
+    tx: &mut Transaction<'static, D>,
+    playbook_pk: i64,
+    run_id: &str,
+    keys: &[String],
+) -> Result<()> {
+    for key in keys {
+        sql::<D>("DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2 AND key = $3")
+            .bind(playbook_pk)
+            .bind(run_id)
+            .bind(key.as_str())
+            .execute(&mut *tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// A step's listening tasks: those it ends or its run's ending stop; those it begins hear
+/// the playbook's events recorded after `last_seq`, the step's last, unless the playbook has
+/// [`LISTENERS_MAX`] listening already.
+async fn listen_in<D: Dialect>(
+    tx: &mut Transaction<'static, D>,
+    playbook_pk: i64,
+    run_id: &str,
+    step: &WorkflowStep,
+    last_seq: i64,
+) -> Result<()> {
+    if step.ending.is_some() {
+        sql::<D>("DELETE FROM listeners WHERE playbook_pk = $1 AND run_id = $2")
+            .bind(playbook_pk)
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+        return Ok(());
+    }
+    for reference in &step.unlisten {
+        sql::<D>("DELETE FROM listeners WHERE playbook_pk = $1 AND run_id = $2 AND reference = $3")
+            .bind(playbook_pk)
+            .bind(run_id)
+            .bind(reference.as_str())
+            .execute(&mut *tx)
+            .await?;
+    }
+    if !step.listen.is_empty() {
+        // Steps that begin listening in one playbook count its listeners one after another,
+        // so two committing at once cannot both take the last place.
+        D::lock_listeners(tx, playbook_pk).await?;
+    }
+    for NewListener { reference, filters } in &step.listen {
+        sql::<D>(
+            "INSERT INTO listeners (playbook_pk, run_id, reference, workflow, version, filters, \
+             cursor_seq) SELECT playbook_pk, run_id, $3, name, definition_version, $4, $5 \
+             FROM runs WHERE playbook_pk = $1 AND run_id = $2 \
+             AND (SELECT count(*) FROM listeners WHERE playbook_pk = $1) < $6 \
+             ON CONFLICT (playbook_pk, run_id, reference) DO NOTHING",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .bind(reference.as_str())
+        .bind(Json(filters))
+        .bind(last_seq)
+        .bind(LISTENERS_MAX)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Inserts work items, due now unless they say when; one whose key the run has already is
+/// kept as it is.
+pub(super) async fn insert_work<D: Dialect>(
+    tx: &mut Transaction<'static, D>,
+    playbook_pk: i64,
+    run_id: &str,
+    now: &Stamp<D>,
+    work: &[NewWork],
+) -> Result<()> {
+    for item in work {
+        let due = item
+            .due_at
+            .map_or_else(|| now.stored.clone(), D::Time::from_time);
+        sql::<D>(
+            "INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
+        )
+        .bind(playbook_pk)
+        .bind(run_id)
+        .bind(item.key.as_str())
+        .bind(due)
+        .bind(Json(&item.payload))
+        .bind(item.ordered)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+pub(super) async fn add<D: Dialect>(
+    store: &SqlStore<D>,
+    playbook: &PlaybookRef,
+    run_id: &str,
+    work: Vec<NewWork>,
+) -> Result<()> {
+    let mut tx = store.begin().await?;
+    let playbook_pk = playbook_pk_in(&mut tx, playbook).await?;
+    let now = now_in(&mut tx).await?;
+    insert_work(&mut tx, playbook_pk, run_id, &now, &work).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(super) async fn claim<D: Dialect>(
+    store: &SqlStore<D>,
+    claimer: &str,
+    lease: Duration,
+    limit: u32,
+) -> Result<Vec<Work>> {
+    let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+    let mut tx = store.begin().await?;
+    // No other claim comes between the choice and the update: on SQLite the writer's
+    // transaction is BEGIN IMMEDIATE; on PostgreSQL an input another claim holds locked (SKIP
+    // LOCKED passes it) is not among the candidates, and so keeps its run's later inputs back
+    // as a lease would.
+    let rows = built_sql::<D>(format!(
+        "WITH candidates AS MATERIALIZED (SELECT id, playbook_pk, run_id, due_at, ordered \
+         FROM work WHERE due_at <= {now} \
+         AND (claimed_until IS NULL OR claimed_until <= {now}) \
+         ORDER BY due_at, id LIMIT $2{skip_locked}) \
+         UPDATE work SET claimed_until = {lease_until}, claimed_by = $3 \
+         WHERE id IN (SELECT c.id FROM candidates c WHERE NOT c.ordered OR NOT EXISTS (\
+         SELECT 1 FROM work w WHERE w.playbook_pk = c.playbook_pk AND w.run_id = c.run_id \
+         AND w.ordered AND (w.due_at, w.id) < (c.due_at, c.id) \
+         AND w.id NOT IN (SELECT id FROM candidates) \
+         AND NOT COALESCE(w.claimed_by = $3 AND w.claimed_until > {now}, false))) \
+         RETURNING id, run_id, key, due_at, payload, \
+         (SELECT org FROM playbooks WHERE pk = work.playbook_pk) AS org, \
+         (SELECT id FROM playbooks WHERE pk = work.playbook_pk) AS playbook, ordered",
+        now = D::NOW,
+        skip_locked = D::SKIP_LOCKED,
+        lease_until = D::LEASE_UNTIL,
+    ))
+    .bind(lease_ms as f64)
+    .bind(i64::from(limit))
+    .bind(claimer)
+    .fetch_all(&mut tx)
+    .await?;
+    tx.commit().await?;
+    let mut claimed = rows.iter().map(work_from_row).collect::<Result<Vec<_>>>()?;
+    claimed.sort_by(|a, b| a.due_at.cmp(&b.due_at).then(a.id.cmp(&b.id)));
+    Ok(claimed)
+}
+
+/// An event sent to a run, under the id its sender gave it.
+pub(super) struct SentEvent<'a> {
+    pub(super) event_id: &'a str,
+    pub(super) event: Value,
+}
+
+pub(super) async fn receive_event<D: Dialect>(
+    store: &SqlStore<D>,
+    playbook: &PlaybookRef,
+    run_id: &str,
+    sent: SentEvent<'_>,
+    work: NewWork,
+) -> Result<Option<RunInboxEvent>> {
+    let SentEvent { event_id, event } = sent;
+    let mut tx = store.begin().await?;
+    let playbook_pk = playbook_pk_in(&mut tx, playbook).await?;
+    // The run's row stays as read until the commit (locked on PostgreSQL; SQLite's writer is
+    // the only one): receipts to one run are numbered one at a time, without a gap, and a run
+    // that ends meanwhile waits for this one.
+    let status: Option<String> = built_sql::<D>(format!(
+        "SELECT status FROM runs WHERE playbook_pk = $1 AND run_id = $2{}",
+        D::FOR_UPDATE
+    ))
+    .bind(playbook_pk)
+    .bind(run_id)
+    .scalar_optional(&mut tx)
+    .await?;
+    if status.as_deref() != Some("started") {
+        return Err(run_not_found(playbook, run_id));
+    }
+    let row = built_sql::<D>(format!(
+        "INSERT INTO run_inbox (playbook_pk, run_id, event_id, seq, event, received_at) \
+         SELECT $1, $2, $3, coalesce(max(seq), 0) + 1, $4, {} FROM run_inbox \
+         WHERE playbook_pk = $1 AND run_id = $2 \
+         ON CONFLICT (playbook_pk, run_id, event_id) DO NOTHING RETURNING seq, received_at",
+        D::NOW
+    ))
+    .bind(playbook_pk)
+    .bind(run_id)
+    .bind(event_id)
+    .bind(Json(&event))
+    .fetch_optional(&mut tx)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let received_at = Stamp::<D>::new(row.get("received_at")?)?;
+    insert_work(&mut tx, playbook_pk, run_id, &received_at, &[work]).await?;
+    tx.commit().await?;
+    Ok(Some(RunInboxEvent {
+        run_id: run_id.to_owned(),
+        event_id: event_id.to_owned(),
+        seq: row.get("seq")?,
+        event,
+        received_at: received_at.at,
+    }))
+}
