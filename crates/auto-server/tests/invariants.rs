@@ -5,6 +5,7 @@ use std::path::Path;
 /// Crates that do no I/O and read no clock.
 const PURE_CRATES: &[&str] = &[
     "auto-doc",
+    "auto-problem",
     "auto-schema",
     "auto-template",
     "auto-script",
@@ -58,6 +59,34 @@ fn the_store_knows_no_definition_format() {
         .filter(|d| d.starts_with("auto-") || d == "jsonschema" || d == "saphyr-parser")
         .collect();
     assert!(found.is_empty(), "auto-store depends on {found:?}");
+}
+
+/// One problem type: every crate's rejections are `auto_problem::Problem`, and no other crate
+/// declares a type of that name.
+#[test]
+fn one_problem_type() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    let mut folders = vec![crates];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).expect("a folder") {
+            let path = entry.expect("an entry").path();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            if path.is_dir() && !matches!(name, "tests" | "target" | "benches" | "examples") {
+                folders.push(path);
+            } else if name.ends_with(".rs") {
+                let text = std::fs::read_to_string(&path).expect("a source file");
+                if text.contains("pub struct Problem {") {
+                    found.push(path);
+                }
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].ends_with("auto-problem/src/lib.rs"), "{found:?}");
 }
 
 /// "nothing but `auto-tools` [speaks] to a tool server": no other crate takes rmcp's client as
