@@ -35,6 +35,8 @@ use crate::auth::Caller;
 use crate::documents::Checked;
 use crate::interaction_runs::{cancelled, contract_issues, title};
 use crate::problem::{Problem, ProblemIssue, Reason};
+use crate::reasoning::history::{Fact, ToolCallRecord, ToolEnding};
+use crate::reasoning::record::interrupted_tool_call;
 use crate::reasoning_runs::{COMMIT_MARGIN_MS, CancelOrder, Recorder, sha256_hex};
 use crate::reasoning_tools::bound_words;
 use crate::runs::{Ask, OUTPUT_BYTES_MAX, RunAnswer, answer_of, rejection, still_running};
@@ -56,15 +58,6 @@ impl Target {
             name
         }
     }
-}
-
-/// A call recorded in the run's history: whether its tool only reads, and how it ended.
-struct Recorded {
-    number: u64,
-    server: String,
-    tool: String,
-    read_only: bool,
-    ended: Option<(String, Value)>,
 }
 
 impl Service {
@@ -397,47 +390,39 @@ impl Service {
         pb: &PlaybookRef,
         run: &Run,
         document: &InteractionDocument,
-        call: Recorded,
+        call: ToolCallRecord,
     ) -> Result<RunAnswer, Problem> {
-        let words = if call.read_only {
-            format!("{}/{} (read-only)", call.server, call.tool)
+        let started = &call.started;
+        let words = if started.read_only {
+            format!("{}/{} (read-only)", started.server, started.tool)
         } else {
-            format!("{}/{}", call.server, call.tool)
+            format!("{}/{}", started.server, started.tool)
         };
         let ending = match &call.ended {
-            Some((kind, data)) if kind == "tool_call_answered" => match data.get("result") {
-                Some(result) => result_ending(run, document, &words, call.read_only, result)?,
+            Some(ToolEnding::Answered(data)) => match &data.result {
+                Some(result) => result_ending(run, document, &words, started.read_only, result)?,
                 None => cannot_finish(
                     run,
                     &words,
-                    call.read_only,
+                    started.read_only,
                     "restarted_without_content",
                     "The server restarted before the run finished, and the run kept no content to go on from, since its tool server has record_content: false.",
                 ),
             },
-            Some((_, data)) => {
-                let because = data["because"].as_str().unwrap_or("server_failure");
-                let message = data["message"].as_str().unwrap_or_default();
-                recorded_failure_ending(run, &words, call.read_only, because, message)
+            Some(ToolEnding::Failed(data)) => {
+                let because = data.because.as_deref().unwrap_or("server_failure");
+                let message = data.message.as_deref().unwrap_or_default();
+                recorded_failure_ending(run, &words, started.read_only, because, message)
             }
             None => {
-                let mut recorder = Recorder {
-                    store: self.store.as_ref(),
-                    pb,
-                    run,
-                    next_seq: run.last_run_seq + 1,
-                    cancel_seen: None,
-                };
-                let interrupted = json!({
-                    "number": call.number,
-                    "because": "interrupted",
-                    "message": "the server stopped before the call answered",
-                    "duration_ms": 0,
-                });
-                recorder
-                    .record_following("tool_call_failed", interrupted, None)
+                Recorder::new(self.store.as_ref(), pb, run)
+                    .record_following(
+                        "tool_call_failed",
+                        interrupted_tool_call(started.number),
+                        None,
+                    )
                     .await?;
-                if call.read_only {
+                if started.read_only {
                     let run = self
                         .store
                         .get_run(pb, &run.run_id)
@@ -446,7 +431,7 @@ impl Service {
                         .ok_or_else(|| Problem::internal(&"a run vanished"))?;
                     let arguments = prepare_arguments(&run.key, document, &run.input).await?;
                     return self
-                        .perform_tool_call(pb, &run, document, arguments, call.number + 1)
+                        .perform_tool_call(pb, &run, document, arguments, started.number + 1)
                         .await;
                 }
                 let ending = cannot_finish(
@@ -475,7 +460,7 @@ impl Service {
         &self,
         pb: &PlaybookRef,
         run: &Run,
-    ) -> Result<Option<Recorded>, Problem> {
+    ) -> Result<Option<ToolCallRecord>, Problem> {
         let filter = EventFilter {
             run_id: Some(run.run_id.clone()),
             ..EventFilter::default()
@@ -485,25 +470,24 @@ impl Service {
             .list_events(pb, &filter)
             .await
             .map_err(store_problem)?;
-        let mut last: Option<Recorded> = None;
-        for event in events {
-            let data = event.data.clone().unwrap_or(Value::Null);
-            match event.event_type.as_str() {
-                "tool_call_started" => {
-                    last = Some(Recorded {
-                        number: data["number"].as_u64().unwrap_or(1),
-                        server: data["server"].as_str().unwrap_or_default().to_owned(),
-                        tool: data["tool"].as_str().unwrap_or_default().to_owned(),
-                        read_only: data["read_only"] == json!(true),
-                        ended: None,
-                    });
-                }
-                "tool_call_answered" | "tool_call_failed" => {
-                    if let Some(call) = last.as_mut() {
-                        call.ended = Some((event.event_type.clone(), data));
+        let mut last: Option<ToolCallRecord> = None;
+        for event in &events {
+            let data = event.data.as_ref().unwrap_or(&Value::Null);
+            let ending =
+                match Fact::read(&event.event_type, data).map_err(|e| Problem::internal(&e))? {
+                    Fact::ToolCallStarted(started) => {
+                        last = Some(ToolCallRecord {
+                            started,
+                            ended: None,
+                        });
+                        continue;
                     }
-                }
-                _ => {}
+                    Fact::ToolCallAnswered(ended) => ToolEnding::Answered(ended),
+                    Fact::ToolCallFailed(ended) => ToolEnding::Failed(ended),
+                    _ => continue,
+                };
+            if let Some(call) = last.as_mut() {
+                call.ended = Some(ending);
             }
         }
         // A call that ended as interrupted was made again, or its run ended.

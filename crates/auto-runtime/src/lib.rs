@@ -13,6 +13,7 @@ pub mod interaction_runs;
 pub mod interaction_tools;
 pub mod limits;
 pub mod problem;
+mod reasoning;
 pub mod reasoning_room;
 pub mod reasoning_runs;
 pub mod reasoning_tools;
