@@ -89,13 +89,9 @@ async fn keys_roles_and_orgs() {
         .await;
     assert_eq!(published.status, 201);
     assert_eq!(published.body["caller"], "bot");
-    let def = json!({"type": "recall", "name": "x", "source": "x", "diagram": "none"});
     runner
-        .post(&format!("{pb}/definitions"), def.clone())
+        .post_definition(&pb, "recall", "x", "x")
         .await
         .assert_problem(403, "forbidden");
-    assert_eq!(
-        admin.post(&format!("{pb}/definitions"), def).await.status,
-        201
-    );
+    admin.save_definition(&pb, "recall", "x", "x").await;
 }

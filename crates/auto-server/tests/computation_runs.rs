@@ -6,49 +6,14 @@ mod common;
 use common::TestServer;
 use serde_json::{Value, json};
 
-const MONTH_WINDOW: &str = r#"---
-description: The first and last day of a month
-input:
-  schema:
-    type: object
-    required: [month]
-    properties:
-      month: { type: string, minLength: 7, description: The month to report on }
-      days: { type: integer }
-  default:
-    days: 0
-output:
-  schema:
-    type: object
-    required: [first, last]
-    properties:
-      first: { type: string, format: date }
-      last: { type: string, format: date }
----
-Works out the window of one month.
-
-```ts
-export default function (input: { month: string; days: number }) {
-  const [year, month] = input.month.split("-").map(Number);
-  if (month === 13) {
-    throw new Error("there is no thirteenth month");
-  }
-  if (month === 14) {
-    return { first: "soon" };
-  }
-  const last = new Date(Date.UTC(year, month, 0)).getUTCDate() + input.days;
-  return { first: `${input.month}-01`, last: `${input.month}-${String(last).padStart(2, "0")}` };
-}
-```
-"#;
+const MONTH_WINDOW: &str = include_str!("data/month-window.md");
 
 async fn saved() -> (TestServer, String) {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    let reply = server
-        .post(&format!("{pb}/definitions"), json!({"type": "computation", "name": "month-window", "source": MONTH_WINDOW, "diagram": "none"}))
+    server
+        .save_definition(&pb, "computation", "month-window", MONTH_WINDOW)
         .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
     (
         server,
         format!("{pb}/definitions/computation/month-window/runs"),
@@ -277,20 +242,14 @@ async fn a_program_with_problems_is_not_saved() {
     let source =
         "---\ndescription: x\n---\n```ts\nexport default function (input) { return nope; }\n```\n";
     let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "computation", "name": "x", "source": source, "diagram": "none"}),
-        )
+        .post_definition(&pb, "computation", "x", source)
         .await;
     let problem = reply.assert_problem(422, "invalid_input");
     let message: &Value = &problem["issues"][0]["message"];
     assert_eq!(message, "Line 5, column 42: Cannot find name 'nope'.");
     let no_block = "---\ndescription: x\n---\nNo program here.\n";
     let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "computation", "name": "x", "source": no_block, "diagram": "none"}),
-        )
+        .post_definition(&pb, "computation", "x", no_block)
         .await;
     reply.assert_problem(422, "invalid_input");
 }
@@ -304,13 +263,7 @@ async fn a_run_id_is_taken_for_another_input_or_definition_of_every_type() {
     let ask = "---\ndescription: Asks for a yes\nto: ana@example.com\nexpires: P1D\ninput:\n  schema:\n    type: object\n    properties:\n      n: { type: integer }\n---\nSay yes.\n";
     let flow = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\ndo:\n  - keep:\n      set:\n        n: ${ $data.n }\n";
     for (def_type, name, source) in [("interaction", "ask", ask), ("workflow", "keep", flow)] {
-        let reply = server
-            .post(
-                &format!("{pb}/definitions"),
-                json!({"type": def_type, "name": name, "source": source, "diagram": "none"}),
-            )
-            .await;
-        assert_eq!(reply.status, 201, "{:#}", reply.body);
+        server.save_definition(&pb, def_type, name, source).await;
     }
     let taken = |run_id: &str, def_type: &str, name: &str| {
         format!(

@@ -22,54 +22,11 @@ fn nested(levels: usize) -> Value {
     value
 }
 
-const HEADER: &str =
-    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
+const LISTEN: &str = include_str!("data/keep-a-deep-event.yaml");
 
-const LISTEN: &str = r#"do:
-  - hear:
-      listen:
-        to:
-          one:
-            with: { type: com.example.deep }
-  - done:
-      set:
-        got: ${ $data[0] }
-"#;
+const SET: &str = include_str!("data/set-ok.yaml");
 
-const SET: &str = r#"do:
-  - done:
-      set:
-        ok: true
-"#;
-
-const ECHO: &str = r#"---
-description: Gives back its input, or a value as deep as it is told
----
-Echoes.
-
-```ts
-export default function (input: any) {
-  if (typeof input.levels === "number") {
-    let v: any = 1;
-    for (let i = 0; i < input.levels; i++) {
-      v = [v];
-    }
-    return { v };
-  }
-  return input;
-}
-```
-"#;
-
-async fn save(server: &TestServer, pb: &str, def_type: &str, name: &str, source: &str) {
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": def_type, "name": name, "source": source, "diagram": "none"}),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
-}
+const ECHO: &str = include_str!("data/echo-or-nest.md");
 
 #[tokio::test]
 async fn event_data_512_levels_deep_is_kept_and_read_back_and_513_is_refused() {
@@ -115,14 +72,9 @@ async fn event_data_512_levels_deep_is_kept_and_read_back_and_513_is_refused() {
 async fn an_event_with_deep_data_sent_to_a_run_is_taken() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "listener",
-        &format!("{HEADER}{LISTEN}"),
-    )
-    .await;
+    server
+        .save_definition(&pb, "workflow", "listener", LISTEN)
+        .await;
     let runs = format!("{pb}/definitions/workflow/listener/runs");
     let reply = server.post(&runs, json!({"run_id": "l-1"})).await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
@@ -161,8 +113,10 @@ async fn an_event_with_deep_data_sent_to_a_run_is_taken() {
 async fn a_run_input_512_levels_deep_is_taken_and_read_back_and_513_is_refused() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(&server, &pb, "computation", "echo", ECHO).await;
-    save(&server, &pb, "workflow", "flow", &format!("{HEADER}{SET}")).await;
+    server
+        .save_definition(&pb, "computation", "echo", ECHO)
+        .await;
+    server.save_definition(&pb, "workflow", "flow", SET).await;
     // The input object is level 1.
     let input = json!({"d": nested(VALUE_DEPTH_MAX - 1)});
     let computed = server
@@ -215,7 +169,9 @@ async fn a_run_input_512_levels_deep_is_taken_and_read_back_and_513_is_refused()
 async fn a_deep_output_is_kept_and_one_past_the_sandbox_limit_ends_the_run() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(&server, &pb, "computation", "echo", ECHO).await;
+    server
+        .save_definition(&pb, "computation", "echo", ECHO)
+        .await;
     let runs = format!("{pb}/definitions/computation/echo/runs");
     // `{v: ...}` with 199 lists inside: 200 levels.
     let reply = server

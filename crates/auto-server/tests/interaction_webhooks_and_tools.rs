@@ -13,29 +13,10 @@ use std::time::{Duration, Instant};
 
 use auto_testkit::McpDouble;
 use axum::http::{HeaderMap, StatusCode};
-use common::TestServer;
+use common::{TestServer, wait_for};
 use serde_json::{Value, json};
 
-const NOTIFY: &str = r#"---
-description: Asks the owner to approve, telling the ops webhook
-to: '{{ input.owner }}'
-expires: P1D
-notify: ops
-input:
-  schema:
-    type: object
-    required: [owner]
-    properties:
-      owner: { type: string }
-output:
-  schema:
-    type: object
-    required: [verdict]
-    properties:
-      verdict: { type: string, enum: [approve, revise] }
----
-Please approve the brief of {{ input.owner }}.
-"#;
+const NOTIFY: &str = include_str!("data/notify-owner-through-webhook.md");
 
 /// One request the webhook received.
 #[derive(Clone, Debug)]
@@ -104,16 +85,6 @@ fn secret_file(dir: &tempfile::TempDir, text: &str) -> String {
     path.display().to_string()
 }
 
-async fn save(server: &TestServer, pb: &str, name: &str, source: &str) {
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "interaction", "name": name, "source": source, "diagram": "none"}),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
-}
-
 async fn run(
     server: &TestServer,
     pb: &str,
@@ -121,27 +92,12 @@ async fn run(
     run_id: &str,
     input: Value,
 ) -> common::Reply {
-    server
-        .post(
-            &format!("{pb}/definitions/interaction/{name}/runs"),
-            json!({"run_id": run_id, "input": input}),
-        )
-        .await
-}
-
-/// The types of a run's events, in order.
-async fn event_types(server: &TestServer, pb: &str, run_id: &str) -> Vec<String> {
-    run_events(server, pb, run_id)
-        .await
-        .iter()
-        .map(|e| e["type"].as_str().unwrap().to_owned())
-        .collect()
+    let body = json!({"run_id": run_id, "input": input});
+    server.start_run(pb, "interaction", name, body).await
 }
 
 async fn run_events(server: &TestServer, pb: &str, run_id: &str) -> Vec<Value> {
-    let reply = server.get(&format!("{pb}/events?run_id={run_id}")).await;
-    assert_eq!(reply.status, 200, "{:#}", reply.body);
-    reply.body["events"].as_array().unwrap().clone()
+    server.events(pb, &format!("run_id={run_id}")).await
 }
 
 /// Waits until `check` holds of the run's events, within 20 seconds.
@@ -151,15 +107,11 @@ async fn events_until(
     run_id: &str,
     check: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    wait_for(Duration::from_secs(20), "the run's events", || async {
         let events = run_events(server, pb, run_id).await;
-        if check(&events) {
-            return events;
-        }
-        assert!(Instant::now() < deadline, "the run's events: {events:#?}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+        check(&events).then_some(events)
+    })
+    .await
 }
 
 async fn hook_server(hook: &Hook, dir: &tempfile::TempDir) -> (TestServer, String) {
@@ -170,7 +122,9 @@ async fn hook_server(hook: &Hook, dir: &tempfile::TempDir) -> (TestServer, Strin
     );
     let server = TestServer::start_with_config(&config).await;
     let pb = server.playbook().await;
-    save(&server, &pb, "notify-owner", NOTIFY).await;
+    server
+        .save_definition(&pb, "interaction", "notify-owner", NOTIFY)
+        .await;
     (server, pb)
 }
 
@@ -236,7 +190,7 @@ async fn the_webhook_receives_the_request_with_its_idempotency_key() {
     let run = server.get(&format!("{pb}/runs/n-1")).await;
     assert_eq!(run.body["status"], "succeeded");
     assert_eq!(
-        event_types(&server, &pb, "n-1").await,
+        server.event_types(&pb, "n-1").await,
         [
             "run_started",
             "request_opened",
@@ -261,15 +215,7 @@ async fn a_webhook_failing_three_times_leaves_the_request_undelivered() {
     )
     .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let run = loop {
-        let run = server.get(&format!("{pb}/runs/n-2")).await.body;
-        if run["status"] != "started" {
-            break run;
-        }
-        assert!(Instant::now() < deadline, "{run:#}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    };
+    let run = server.ended(&pb, "n-2", Duration::from_secs(20)).await;
     let inbox = server.get(&format!("{pb}/requests")).await;
     let request = &inbox.body["requests"][0];
     let request_id = request["request_id"].as_str().unwrap();
@@ -385,13 +331,14 @@ async fn a_webhook_that_is_not_configured_refuses_the_run_before_anyone_is_asked
     let dir = tempfile::tempdir().unwrap();
     let hook = Hook::start(&[200]).await;
     let (server, pb) = hook_server(&hook, &dir).await;
-    save(
-        &server,
-        &pb,
-        "notify-team",
-        &NOTIFY.replace("notify: ops", "notify: team"),
-    )
-    .await;
+    server
+        .save_definition(
+            &pb,
+            "interaction",
+            "notify-team",
+            &NOTIFY.replace("notify: ops", "notify: team"),
+        )
+        .await;
     let reply = run(&server, &pb, "notify-team", "t-1", json!({"owner": "o"})).await;
     let body = reply.assert_problem(503, "unavailable");
     assert_eq!(body["kind"], "webhook_not_configured");
@@ -410,26 +357,7 @@ async fn a_webhook_that_is_not_configured_refuses_the_run_before_anyone_is_asked
 
 // Tools.
 
-const FIND_OWNER: &str = r#"---
-description: Finds the owner of an account in the CRM
-tool: graph/TOOL
-arguments: '{"account": {{ input.account | json }}, "ms": {{ input.ms | default: 0 }}}'
-input:
-  schema:
-    type: object
-    required: [account]
-    properties:
-      account: { type: string }
-      ms: { type: integer }
-output:
-  schema:
-    type: object
-    required: [account]
-    properties:
-      account: { type: string, maxLength: 5 }
----
-Finds the owner.
-"#;
+const FIND_OWNER: &str = include_str!("data/find-owner-with-tool.md");
 
 /// A server whose tool server `graph` is the scripted MCP double, bound to `acme`, with a
 /// header secret and `extra` configuration; the interaction `ask-NAME` saved for each tool.
@@ -447,13 +375,14 @@ async fn tool_server(
     let server = TestServer::start_with_config(&config).await;
     let pb = server.playbook().await;
     for tool in tools {
-        save(
-            &server,
-            &pb,
-            &format!("ask-{tool}"),
-            &FIND_OWNER.replace("TOOL", tool),
-        )
-        .await;
+        server
+            .save_definition(
+                &pb,
+                "interaction",
+                &format!("ask-{tool}"),
+                &FIND_OWNER.replace("TOOL", tool),
+            )
+            .await;
     }
     (server, pb)
 }
@@ -654,7 +583,9 @@ async fn a_tool_that_cannot_be_used_is_never_called() {
     let raw = FIND_OWNER
         .replace("TOOL", "lookup")
         .replace("{{ input.account | json }}", "{{ input.account }}");
-    save(&server, &pb, "ask-raw", &raw).await;
+    server
+        .save_definition(&pb, "interaction", "ask-raw", &raw)
+        .await;
     let reply = run(&server, &pb, "ask-raw", "x-3", json!({"account": "a-1"})).await;
     let body = reply.assert_problem(422, "invalid_input");
     assert_eq!(
@@ -729,13 +660,14 @@ async fn a_call_cut_off_by_a_stop_is_not_made_again_for_a_tool_that_writes() {
     )
     .await;
     let pb = server.playbook().await;
-    save(
-        &server,
-        &pb,
-        "ask-write",
-        &FIND_OWNER.replace("TOOL", "write"),
-    )
-    .await;
+    server
+        .save_definition(
+            &pb,
+            "interaction",
+            "ask-write",
+            &FIND_OWNER.replace("TOOL", "write"),
+        )
+        .await;
     // What a stopped attempt leaves: the run started and its call recorded, without an answer.
     let playbook = auto_store::PlaybookRef::new("acme", "main");
     let input = json!({"account": "a-1"});
@@ -769,15 +701,15 @@ async fn a_call_cut_off_by_a_stop_is_not_made_again_for_a_tool_that_writes() {
     let body = early.assert_problem(409, "conflict");
     assert_eq!(body["kind"], "taken");
     // Past the bound and the commit margin, the run goes on from what it recorded.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let body = loop {
-        let reply = run(&server, &pb, "ask-write", "c-1", input.clone()).await;
-        if reply.body["kind"] != "taken" {
-            break reply.assert_problem(409, "conflict").clone();
-        }
-        assert!(Instant::now() < deadline, "{:#}", reply.body);
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+    let body = wait_for(
+        Duration::from_secs(20),
+        "the run taken up again",
+        || async {
+            let reply = run(&server, &pb, "ask-write", "c-1", input.clone()).await;
+            (reply.body["kind"] != "taken").then(|| reply.assert_problem(409, "conflict").clone())
+        },
+    )
+    .await;
     assert_eq!(body["kind"], "effect_unknown");
     assert_eq!(body["because"], "call_outcome_unknown");
     assert_eq!(
@@ -786,7 +718,7 @@ async fn a_call_cut_off_by_a_stop_is_not_made_again_for_a_tool_that_writes() {
     );
     assert!(double.calls().is_empty());
     assert_eq!(
-        event_types(&server, &pb, "c-1").await,
+        server.event_types(&pb, "c-1").await,
         [
             "run_started",
             "tool_call_started",

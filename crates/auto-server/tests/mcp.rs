@@ -398,13 +398,9 @@ async fn send_run_event_hands_an_event_to_a_listening_run() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
     let source = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: hear\n  version: 1.0.0\ndo:\n  - hear:\n      listen:\n        to:\n          one:\n            with: { type: com.acme.go }\n";
-    let saved = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "workflow", "name": "hear", "source": source, "diagram": "none"}),
-        )
+    server
+        .save_definition(&pb, "workflow", "hear", source)
         .await;
-    assert_eq!(saved.status, 201, "{:#}", saved.body);
     let started = server
         .post(
             &format!("{pb}/definitions/workflow/hear/runs"),
@@ -430,16 +426,10 @@ async fn send_run_event_hands_an_event_to_a_listening_run() {
         ok(&sent),
         &json!({"run_id": "h-1", "id": "go-1", "duplicate": false})
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let run = server.get(&format!("{pb}/runs/h-1")).await;
-        if run.body["status"] != "started" {
-            assert_eq!(run.body["output"], json!([{"go": true}]), "{:#}", run.body);
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{:#}", run.body);
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let run = server
+        .ended(&pb, "h-1", std::time::Duration::from_secs(10))
+        .await;
+    assert_eq!(run["output"], json!([{"go": true}]), "{run:#}");
     client.cancel().await.unwrap();
 }
 

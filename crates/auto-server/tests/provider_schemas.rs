@@ -81,14 +81,8 @@ const EVERY_KIND: [ProviderKind; 7] = [
 /// Saves a reasoning function in the server's playbook; gives the playbook and the definition.
 async fn save(server: &TestServer, name: &str, source: &str) -> (String, Value) {
     let pb = playbook(server).await;
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "reasoning", "name": name, "source": source, "diagram": "none"}),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
-    (pb, reply.body)
+    let definition = server.save_definition(&pb, "reasoning", name, source).await;
+    (pb, definition)
 }
 
 /// The server's one playbook, made on first use.
@@ -103,10 +97,7 @@ async fn playbook(server: &TestServer) -> String {
 
 async fn run(server: &TestServer, pb: &str, name: &str) -> common::Reply {
     server
-        .post(
-            &format!("{pb}/definitions/reasoning/{name}/runs"),
-            json!({"input": {}}),
-        )
+        .start_run(pb, "reasoning", name, json!({"input": {}}))
         .await
 }
 
@@ -396,14 +387,8 @@ async fn warnings_of(server: &TestServer, kind: &str, source: &str) -> Vec<Strin
         "w{}",
         SAVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": kind, "name": name, "source": source, "diagram": "none"}),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
-    serde_json::from_value(reply.body["warnings"].clone()).expect("warnings")
+    let saved = server.save_definition(&pb, kind, &name, source).await;
+    serde_json::from_value(saved["warnings"].clone()).expect("warnings")
 }
 
 /// Issue 20: OpenAI's strict-mode warnings were shown for an Anthropic model, and for

@@ -4,66 +4,21 @@
 
 mod common;
 
-use common::TestServer;
-use serde_json::{Value, json};
-
-/// The reasoning page's own example ("A function document").
-const PAGE_EXAMPLE: &str = "---
-description: Reviews a campaign brief against the team's criteria
-model: anthropic/claude-sonnet-4-5
-config:
-  max_output_tokens: 800
-input:
-  schema:
-    type: object
-    properties:
-      brief: { type: string }
-      criteria: { type: string }
-    required: [brief, criteria]
----
-
-{% system %}Review the brief using the supplied criteria. Identify missing evidence. Do not invent facts.{% endsystem %}
-Brief: {{ input.brief }}
-Criteria: {{ input.criteria }}
-";
+use common::{BRIEF_REVIEW, TestServer};
+use serde_json::json;
 
 /// An output schema whose `minimum` (line 8) Anthropic models do not receive.
-const WITH_WARNING: &str = "---
-model: anthropic/claude-sonnet-4-5
-output:
-  format: json
-  schema:
-    type: object
-    properties:
-      total: { type: number, minimum: 0 }
-    required: [total]
-    additionalProperties: false
----
-Add up {{ input.items | json }}
-";
+const WITH_WARNING: &str = include_str!("data/add-up-with-a-warning.md");
 
 /// The page's warning, word for word.
 const PAGE_WARNING: &str = "Line 8, /output/schema/properties/total/minimum: minimum is not enforced while Anthropic models write the answer; an answer outside it fails as output_invalid (anthropic, bedrock, bedrock-anthropic, vertex-anthropic)";
-
-fn create_body(name: &str, source: &str) -> Value {
-    json!({
-        "type": "reasoning",
-        "name": name,
-        "source": source,
-        "overview": "Reviews briefs before they go out.",
-        "diagram": "none",
-    })
-}
 
 #[tokio::test]
 async fn the_page_example_is_saved_with_its_description() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
     let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            create_body("review-brief", PAGE_EXAMPLE),
-        )
+        .post_definition(&pb, "reasoning", "review-brief", BRIEF_REVIEW)
         .await;
     assert_eq!(reply.status, 201, "{:#}", reply.body);
     assert_eq!(reply.body["type"], "reasoning");
@@ -73,7 +28,7 @@ async fn the_page_example_is_saved_with_its_description() {
         "Reviews a campaign brief against the team's criteria"
     );
     assert_eq!(reply.body["warnings"], json!([]));
-    assert_eq!(reply.body["source"], PAGE_EXAMPLE);
+    assert_eq!(reply.body["source"], BRIEF_REVIEW);
     assert_eq!(
         reply.body["input_schema"]["required"],
         json!(["brief", "criteria"])
@@ -91,10 +46,7 @@ async fn provider_warnings_are_saved_and_shown_by_every_read() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
     let created = server
-        .post(
-            &format!("{pb}/definitions"),
-            create_body("add-up", WITH_WARNING),
-        )
+        .post_definition(&pb, "reasoning", "add-up", WITH_WARNING)
         .await;
     assert_eq!(created.status, 201, "{:#}", created.body);
     assert_eq!(created.body["warnings"], json!([PAGE_WARNING]));
@@ -139,7 +91,7 @@ provider_options:
 Hello {{ user }}
 ";
     let reply = server
-        .post(&format!("{pb}/definitions"), create_body("broken", source))
+        .post_definition(&pb, "reasoning", "broken", source)
         .await;
     let problem = reply.assert_problem(422, "invalid_input");
     assert_eq!(
@@ -180,7 +132,7 @@ async fn a_rejection_shows_twenty_issues_then_counts_the_rest() {
     let keys: String = (0..25).map(|i| format!("extra{i:02}: 1\n")).collect();
     let source = format!("---\nmodel: openai/gpt-5\n{keys}---\nHi\n");
     let reply = server
-        .post(&format!("{pb}/definitions"), create_body("many", &source))
+        .post_definition(&pb, "reasoning", "many", &source)
         .await;
     let problem = reply.assert_problem(422, "invalid_input");
     let issues = problem["issues"].as_array().expect("issues");

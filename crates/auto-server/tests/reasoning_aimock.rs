@@ -153,30 +153,6 @@ const KEY: &str = "aimock-test-key-0123456789";
 /// A key aimock refuses; it must reach no record, event or problem.
 const WRONG_KEY: &str = "sk-wrong-very-secret-9876543210";
 
-/// The reasoning page's example.
-fn brief_review(model: &str) -> String {
-    format!(
-        r#"---
-description: Reviews a campaign brief against the team's criteria
-model: {model}
-config:
-  max_output_tokens: 800
-input:
-  schema:
-    type: object
-    properties:
-      brief: {{ type: string }}
-      criteria: {{ type: string }}
-    required: [brief, criteria]
----
-
-{{% system %}}Review the brief using the supplied criteria. Identify missing evidence. Do not invent facts.{{% endsystem %}}
-Brief: {{{{ input.brief }}}}
-Criteria: {{{{ input.criteria }}}}
-"#
-    )
-}
-
 fn brief_input() -> Value {
     json!({"brief": "Launch the autumn range", "criteria": "Evidence for every claim"})
 }
@@ -229,22 +205,13 @@ impl Setup {
             .replace("{key_file}", &key_file.display().to_string());
         let server = TestServer::start_with_config(&config).await;
         let pb = server.playbook().await;
-        let reply = server
-            .post(
-                &format!("{pb}/definitions"),
-                json!({"type": "reasoning", "name": name, "source": source, "diagram": "none"}),
-            )
-            .await;
-        assert_eq!(reply.status, 201, "{:#}", reply.body);
+        server.save_definition(&pb, "reasoning", name, source).await;
         Some(Setup { aimock, server, pb })
     }
 
     async fn run(&self, name: &str, body: Value) -> common::Reply {
         self.server
-            .post(
-                &format!("{}/definitions/reasoning/{name}/runs", self.pb),
-                body,
-            )
+            .start_run(&self.pb, "reasoning", name, body)
             .await
     }
 
@@ -309,7 +276,7 @@ mod cases {
             }]),
             KEY,
             "review-brief",
-            &super::brief_review(target.model),
+            &crate::common::brief_review(target.model),
         )
         .await
         else {
@@ -550,7 +517,7 @@ mod cases {
             ]),
             KEY,
             "review",
-            &super::brief_review(target.model),
+            &crate::common::brief_review(target.model),
         )
         .await
         else {
@@ -620,7 +587,7 @@ mod cases {
             fixtures,
             WRONG_KEY,
             "review",
-            &super::brief_review(target.model),
+            &crate::common::brief_review(target.model),
         )
         .await
         else {

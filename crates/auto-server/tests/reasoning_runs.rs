@@ -8,51 +8,10 @@ mod common;
 use std::time::Duration;
 
 use auto_testkit::{ProviderDouble, ProviderKind, Reply};
-use common::TestServer;
+use common::{TestServer, brief_review, wait_for};
 use serde_json::{Value, json};
 
-/// The reasoning page's example, with the model named per test.
-fn brief_review(model: &str) -> String {
-    format!(
-        r#"---
-description: Reviews a campaign brief against the team's criteria
-model: {model}
-config:
-  max_output_tokens: 800
-input:
-  schema:
-    type: object
-    properties:
-      brief: {{ type: string }}
-      criteria: {{ type: string }}
-    required: [brief, criteria]
----
-
-{{% system %}}Review the brief using the supplied criteria. Identify missing evidence. Do not invent facts.{{% endsystem %}}
-Brief: {{{{ input.brief }}}}
-Criteria: {{{{ input.criteria }}}}
-"#
-    )
-}
-
-const SCORE: &str = r#"---
-model: anthropic/claude-sonnet-4-5
-config:
-  max_output_tokens: 300
-output:
-  format: json
-  schema:
-    type: object
-    additionalProperties: false
-    required: [score, day]
-    properties:
-      score: { type: integer, minimum: 0, maximum: 10 }
-      day: { type: string, format: date }
----
-Score this: {{ input.text }}
-{% if input.vip %}The customer is a VIP.{% endif %}
-Nickname: {{ input.nickname | default: "friend" }}
-"#;
+const SCORE: &str = include_str!("data/score-a-text.md");
 
 const INPUT: fn() -> Value =
     || json!({"brief": "Launch the autumn range", "criteria": "Evidence for every claim"});
@@ -105,20 +64,8 @@ fn model_of(kind: ProviderKind) -> &'static str {
 
 async fn saved(server: &TestServer, name: &str, source: &str) -> String {
     let pb = server.playbook().await;
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "reasoning", "name": name, "source": source, "diagram": "none"}),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    server.save_definition(&pb, "reasoning", name, source).await;
     pb
-}
-
-async fn run(server: &TestServer, pb: &str, name: &str, body: Value) -> common::Reply {
-    server
-        .post(&format!("{pb}/definitions/reasoning/{name}/runs"), body)
-        .await
 }
 
 fn of_type<'a>(events: &'a [Value], event_type: &str) -> Vec<&'a Value> {
@@ -144,13 +91,14 @@ async fn the_brief_review_runs_against_every_provider() {
         )]);
         let server = TestServer::start_with_config(&provider_config(kind, &double, "")).await;
         let pb = saved(&server, "review-brief", &brief_review(model_of(kind))).await;
-        let reply = run(
-            &server,
-            &pb,
-            "review-brief",
-            json!({"input": INPUT(), "run_id": "r-1"}),
-        )
-        .await;
+        let reply = server
+            .start_run(
+                &pb,
+                "reasoning",
+                "review-brief",
+                json!({"input": INPUT(), "run_id": "r-1"}),
+            )
+            .await;
         assert_eq!(reply.status, 200, "{kind:?}: {:#}", reply.body);
         let body = &reply.body;
         assert_eq!(body["status"], "succeeded");
@@ -291,7 +239,14 @@ async fn a_json_answer_is_checked_against_the_schema() {
     let pb = saved(&server, "score", SCORE).await;
 
     double.script([Reply::Json(json!({"score": 7, "day": "2026-04-01"}))]);
-    let reply = run(&server, &pb, "score", json!({"input": {"text": "fine"}})).await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "score",
+            json!({"input": {"text": "fine"}}),
+        )
+        .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     assert_eq!(
         reply.body["output"],
@@ -307,13 +262,14 @@ async fn a_json_answer_is_checked_against_the_schema() {
 
     // An answer that breaks the schema: unavailable, with the issues, keeping the spending.
     double.script([Reply::Json(json!({"score": 11, "day": "April"}))]);
-    let reply = run(
-        &server,
-        &pb,
-        "score",
-        json!({"input": {"text": "fine"}, "run_id": "bad-answer"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "score",
+            json!({"input": {"text": "fine"}, "run_id": "bad-answer"}),
+        )
+        .await;
     let problem = reply.assert_problem(503, "unavailable");
     assert_eq!(problem["because"], "output_invalid");
     assert_eq!(problem["run_id"], "bad-answer");
@@ -349,7 +305,14 @@ async fn a_json_answer_is_checked_against_the_schema() {
 
     // Text that is no JSON at all.
     double.script([Reply::Text("seven".into())]);
-    let reply = run(&server, &pb, "score", json!({"input": {"text": "fine"}})).await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "score",
+            json!({"input": {"text": "fine"}}),
+        )
+        .await;
     let problem = reply.assert_problem(503, "unavailable");
     assert!(
         problem["detail"]
@@ -371,13 +334,14 @@ async fn a_json_answer_cut_at_max_output_tokens_is_unworkable() {
         "stop_reason": "max_tokens", "stop_sequence": null,
         "usage": {"input_tokens": 20, "output_tokens": 300}
     }))]);
-    let reply = run(
-        &server,
-        &pb,
-        "score",
-        json!({"input": {"text": "x"}, "run_id": "cut"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "score",
+            json!({"input": {"text": "x"}, "run_id": "cut"}),
+        )
+        .await;
     let problem = reply.assert_problem(409, "conflict");
     assert_eq!(problem["kind"], "unworkable");
     assert!(
@@ -400,20 +364,18 @@ async fn a_json_answer_cut_at_max_output_tokens_is_unworkable() {
     // A text answer cut off succeeds, with finish_reason length.
     let pb_text = "/v1/orgs/acme/playbooks/main";
     let source = brief_review("anthropic/claude-sonnet-4-5");
-    let created = server
-        .post(
-            &format!("{pb_text}/definitions"),
-            json!({"type": "reasoning", "name": "review", "source": source, "diagram": "none"}),
-        )
+    server
+        .save_definition(pb_text, "reasoning", "review", &source)
         .await;
-    assert_eq!(created.status, 201);
     double.script([Reply::body(json!({
         "id": "msg_cut2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
         "content": [{"type": "text", "text": "The brief lacks"}],
         "stop_reason": "max_tokens", "stop_sequence": null,
         "usage": {"input_tokens": 20, "output_tokens": 800}
     }))]);
-    let reply = run(&server, pb_text, "review", json!({"input": INPUT()})).await;
+    let reply = server
+        .start_run(pb_text, "reasoning", "review", json!({"input": INPUT()}))
+        .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     assert_eq!(reply.body["record"]["finish_reason"], "length");
     assert_eq!(reply.body["record"]["raw_finish_reason"], "max_tokens");
@@ -437,7 +399,9 @@ async fn rate_limits_and_outages_are_retried_within_the_bound() {
         Reply::Text("Fine.".into()),
     ]);
     let started = std::time::Instant::now();
-    let reply = run(&server, &pb, "review", json!({"input": INPUT()})).await;
+    let reply = server
+        .start_run(&pb, "reasoning", "review", json!({"input": INPUT()}))
+        .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     assert!(
         started.elapsed() >= Duration::from_secs(1),
@@ -453,13 +417,14 @@ async fn rate_limits_and_outages_are_retried_within_the_bound() {
         Reply::error(429, "rate_limit_error", "slow down").with_header("retry-after", "0"),
         Reply::error(429, "rate_limit_error", "slow down").with_header("retry-after", "30"),
     ]);
-    let reply = run(
-        &server,
-        &pb,
-        "review",
-        json!({"input": INPUT(), "run_id": "limited"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "review",
+            json!({"input": INPUT(), "run_id": "limited"}),
+        )
+        .await;
     let problem = reply.assert_problem(503, "unavailable");
     assert_eq!(problem["because"], "rate_limited");
     assert_eq!(problem["retry_after_seconds"], 30, "{problem:#}");
@@ -493,7 +458,9 @@ async fn a_call_past_its_bound_times_out() {
     )
     .await;
     double.script([Reply::Hang]);
-    let reply = run(&server, &pb, "review", json!({"input": INPUT()})).await;
+    let reply = server
+        .start_run(&pb, "reasoning", "review", json!({"input": INPUT()}))
+        .await;
     let problem = reply.assert_problem(503, "unavailable");
     assert_eq!(problem["because"], "timed_out");
     assert!(
@@ -528,13 +495,14 @@ async fn rejected_credentials_are_named_without_the_key() {
         "authentication_error",
         "invalid x-api-key sk-ant-very-secret-key",
     )]);
-    let reply = run(
-        &server,
-        &pb,
-        "review",
-        json!({"input": INPUT(), "run_id": "creds"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "review",
+            json!({"input": INPUT(), "run_id": "creds"}),
+        )
+        .await;
     let problem = reply.assert_problem(503, "unavailable");
     assert_eq!(problem["because"], "credentials_rejected");
     assert!(
@@ -572,13 +540,14 @@ async fn a_model_outside_the_allowed_list_is_never_called() {
         &brief_review("anthropic/claude-sonnet-4-5"),
     )
     .await;
-    let reply = run(
-        &server,
-        &pb,
-        "review",
-        json!({"input": INPUT(), "run_id": "m"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "review",
+            json!({"input": INPUT(), "run_id": "m"}),
+        )
+        .await;
     let problem = reply.assert_problem(503, "unavailable");
     assert_eq!(problem["kind"], "model_not_offered");
     assert_eq!(problem["because"], "model_not_allowed");
@@ -588,7 +557,9 @@ async fn a_model_outside_the_allowed_list_is_never_called() {
 
     // A provider nobody configured names the configured ones.
     let other = saved_again(&server, &pb, "other", &brief_review("openai/gpt-5")).await;
-    let reply = run(&server, &pb, &other, json!({"input": INPUT()})).await;
+    let reply = server
+        .start_run(&pb, "reasoning", &other, json!({"input": INPUT()}))
+        .await;
     let problem = reply.assert_problem(503, "unavailable");
     assert_eq!(problem["because"], "provider_not_configured");
     assert_eq!(problem["kind"], "model_not_offered");
@@ -601,13 +572,7 @@ async fn a_model_outside_the_allowed_list_is_never_called() {
 }
 
 async fn saved_again(server: &TestServer, pb: &str, name: &str, source: &str) -> String {
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "reasoning", "name": name, "source": source, "diagram": "none"}),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    server.save_definition(pb, "reasoning", name, source).await;
     name.to_owned()
 }
 
@@ -621,7 +586,9 @@ async fn input_and_template_refusals_name_the_field_and_line() {
         &brief_review("anthropic/claude-sonnet-4-5"),
     )
     .await;
-    let reply = run(&server, &pb, "review", json!({"input": {"brief": "x"}})).await;
+    let reply = server
+        .start_run(&pb, "reasoning", "review", json!({"input": {"brief": "x"}}))
+        .await;
     reply.assert_problem(422, "invalid_input");
     assert_eq!(
         reply.body["issues"][0]["pointer"], "/input/criteria",
@@ -632,13 +599,14 @@ async fn input_and_template_refusals_name_the_field_and_line() {
 
     let source = "---\nmodel: anthropic/claude-sonnet-4-5\n---\nHello {{ input.name }}\nDear {{ input.title }}\n";
     let name = saved_again(&server, &pb, "hello", source).await;
-    let reply = run(
-        &server,
-        &pb,
-        &name,
-        json!({"input": {"name": "Ann"}, "run_id": "missing"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            &name,
+            json!({"input": {"name": "Ann"}, "run_id": "missing"}),
+        )
+        .await;
     reply.assert_problem(422, "invalid_input");
     let issue = &reply.body["issues"][0];
     assert_eq!(issue["pointer"], "/input/title", "{:#}", reply.body);
@@ -648,13 +616,14 @@ async fn input_and_template_refusals_name_the_field_and_line() {
         "{issue:#}"
     );
     // The same id and input return the recorded invalid_input without a call.
-    let again = run(
-        &server,
-        &pb,
-        &name,
-        json!({"input": {"name": "Ann"}, "run_id": "missing"}),
-    )
-    .await;
+    let again = server
+        .start_run(
+            &pb,
+            "reasoning",
+            &name,
+            json!({"input": {"name": "Ann"}, "run_id": "missing"}),
+        )
+        .await;
     assert_eq!(again.body, reply.body);
     assert!(double.requests().is_empty());
 }
@@ -676,23 +645,26 @@ async fn a_run_id_returns_its_recorded_run_without_a_second_call() {
     let body = json!({"input": INPUT(), "run_id": "once"});
     // Two requests at once in one server make one attempt.
     let (a, b) = tokio::join!(
-        run(&server, &pb, "review", body.clone()),
-        run(&server, &pb, "review", body.clone())
+        server.start_run(&pb, "reasoning", "review", body.clone()),
+        server.start_run(&pb, "reasoning", "review", body.clone())
     );
     assert_eq!((a.status.as_u16(), b.status.as_u16()), (200, 200));
     assert_eq!(a.body, b.body);
-    let c = run(&server, &pb, "review", body.clone()).await;
+    let c = server
+        .start_run(&pb, "reasoning", "review", body.clone())
+        .await;
     assert_eq!(c.body["output"], "Once.");
     assert_eq!(double.requests().len(), 1);
 
     // Another input under the same id is a conflict.
-    let other = run(
-        &server,
-        &pb,
-        "review",
-        json!({"input": {"brief": "b", "criteria": "c"}, "run_id": "once"}),
-    )
-    .await;
+    let other = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "review",
+            json!({"input": {"brief": "b", "criteria": "c"}, "run_id": "once"}),
+        )
+        .await;
     other.assert_problem(409, "conflict");
 
     // After unavailable, the same id runs the definition again.
@@ -701,18 +673,13 @@ async fn a_run_id_returns_its_recorded_run_without_a_second_call() {
         Reply::Text("Second time.".into()),
     ]);
     let body = json!({"input": INPUT(), "run_id": "again"});
-    run(&server, &pb, "review", body.clone())
+    server
+        .start_run(&pb, "reasoning", "review", body.clone())
         .await
         .assert_problem(503, "unavailable");
-    let reply = run(&server, &pb, "review", body).await;
+    let reply = server.start_run(&pb, "reasoning", "review", body).await;
     assert_eq!(reply.body["output"], "Second time.", "{:#}", reply.body);
-    let listed = server.get(&format!("{pb}/events?run_id=again")).await;
-    let types: Vec<&str> = listed.body["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["type"].as_str().unwrap())
-        .collect();
+    let types = server.event_types(&pb, "again").await;
     assert_eq!(
         types,
         [
@@ -791,13 +758,9 @@ async fn a_call_past_its_timeout_cancels_the_reasoning_run_with_kind_deadline() 
     let impatient = format!(
         "document:\n  dsl: '1.0.3'\n  namespace: tests\n  name: impatient\n  version: '1.0.0'\ndo:\n  - ask:\n      call: run_definition\n      with:\n        type: reasoning\n        name: review\n        input: {input}\n      timeout:\n        after: PT1S\n"
     );
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "workflow", "name": "impatient", "source": impatient, "diagram": "none"}),
-        )
+    server
+        .save_definition(&pb, "workflow", "impatient", &impatient)
         .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
     double.script([Reply::Hang]);
     let reply = server
         .post(
@@ -807,19 +770,15 @@ async fn a_call_past_its_timeout_cancels_the_reasoning_run_with_kind_deadline() 
         .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     double.wait_for_requests(1, Duration::from_secs(10)).await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let child = loop {
+    let child = wait_for(Duration::from_secs(20), "the child's ending", || async {
         let runs = server.get(&format!("{pb}/runs?name=review")).await;
-        let child = runs.body["runs"]
+        runs.body["runs"]
             .as_array()
             .and_then(|r| r.first())
-            .cloned();
-        if let Some(child) = child.filter(|c| c["status"] != "started") {
-            break child;
-        }
-        assert!(std::time::Instant::now() < deadline, "{:#}", runs.body);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+            .filter(|c| c["status"] != "started")
+            .cloned()
+    })
+    .await;
     let child_id = child["run_id"].as_str().unwrap();
     let child = server.get(&format!("{pb}/runs/{child_id}")).await.body;
     assert_eq!(child["problem"]["reason"], "cancelled", "{child:#}");
@@ -890,13 +849,14 @@ async fn a_refusal_and_a_request_too_long_end_as_the_page_says() {
         "content": [], "stop_reason": "refusal", "stop_sequence": null,
         "usage": {"input_tokens": 12, "output_tokens": 0}
     }))]);
-    let reply = run(
-        &server,
-        &pb,
-        "review",
-        json!({"input": INPUT(), "run_id": "refused"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "review",
+            json!({"input": INPUT(), "run_id": "refused"}),
+        )
+        .await;
     let problem = reply.assert_problem(422, "invalid_input");
     assert_eq!(problem["because"], "content_refused");
     let got = server.get(&format!("{pb}/runs/refused")).await;
@@ -907,13 +867,14 @@ async fn a_refusal_and_a_request_too_long_end_as_the_page_says() {
     );
     // A refused run is not recorded as invalid_input for the retry rule's sake alone: the same
     // id and input answer what was recorded.
-    let again = run(
-        &server,
-        &pb,
-        "review",
-        json!({"input": INPUT(), "run_id": "refused"}),
-    )
-    .await;
+    let again = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "review",
+            json!({"input": INPUT(), "run_id": "refused"}),
+        )
+        .await;
     assert_eq!(again.body, reply.body);
     assert_eq!(double.requests().len(), 1);
 
@@ -923,7 +884,9 @@ async fn a_refusal_and_a_request_too_long_end_as_the_page_says() {
         "request_too_large",
         "Request exceeds the maximum size",
     )]);
-    let reply = run(&server, &pb, "review", json!({"input": INPUT()})).await;
+    let reply = server
+        .start_run(&pb, "reasoning", "review", json!({"input": INPUT()}))
+        .await;
     let problem = reply.assert_problem(409, "conflict");
     assert_eq!(problem["kind"], "unworkable");
     assert_eq!(problem["because"], "request_too_long");
@@ -946,13 +909,14 @@ async fn a_gateway_passes_allowed_options_and_answers_the_cost() {
         "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12}
     }))
     .with_header("x-response-cost", "0.0042")]);
-    let reply = run(
-        &server,
-        &pb,
-        "hello",
-        json!({"input": {"name": "Ann"}, "run_id": "g"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "hello",
+            json!({"input": {"name": "Ann"}, "run_id": "g"}),
+        )
+        .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     assert_eq!(reply.body["record"]["cost_usd"], 0.0042);
     assert_eq!(double.requests()[0].body["user"], "team-7");
@@ -968,7 +932,9 @@ async fn a_gateway_passes_allowed_options_and_answers_the_cost() {
     // A field the gateway does not allow: conflict, unworkable, and nothing is sent.
     let refused = "---\nmodel: my-gateway/fast-model\nprovider_options:\n  my-gateway:\n    route: fallback\n---\nSay hello.\n";
     saved_again(&server, &pb, "routed", refused).await;
-    let reply = run(&server, &pb, "routed", json!({"run_id": "r"})).await;
+    let reply = server
+        .start_run(&pb, "reasoning", "routed", json!({"run_id": "r"}))
+        .await;
     let problem = reply.assert_problem(409, "conflict");
     assert_eq!(problem["kind"], "unworkable");
     assert!(
@@ -993,13 +959,14 @@ async fn an_answer_past_the_record_is_unworkable_and_a_long_prompt_is_cut() {
 
     // An answer over 1,048,574 bytes as JSON cannot be recorded.
     double.script([Reply::Text("x".repeat(1_100_000))]);
-    let reply = run(
-        &server,
-        &pb,
-        "echo",
-        json!({"input": {"rules": "r", "text": "t"}}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "echo",
+            json!({"input": {"rules": "r", "text": "t"}}),
+        )
+        .await;
     let problem = reply.assert_problem(409, "conflict");
     assert_eq!(problem["kind"], "unworkable");
     assert!(
@@ -1014,13 +981,14 @@ async fn an_answer_past_the_record_is_unworkable_and_a_long_prompt_is_cut() {
     let rules = "R".repeat(120_000);
     let text = "T".repeat(120_000);
     double.script([Reply::Text("a".repeat(950_000))]);
-    let reply = run(
-        &server,
-        &pb,
-        "echo",
-        json!({"input": {"rules": rules, "text": text}, "run_id": "cut"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "echo",
+            json!({"input": {"rules": rules, "text": text}, "run_id": "cut"}),
+        )
+        .await;
     assert_eq!(reply.status, 200, "{}", reply.body["detail"]);
     let prompt = &reply.body["record"]["prompt"];
     assert_eq!(prompt["truncated"], true);
@@ -1061,13 +1029,14 @@ async fn a_client_that_goes_away_does_not_stop_the_run() {
     let started = server.get(&format!("{pb}/runs/gone")).await;
     assert_eq!(started.body["status"], "started");
     // A request with its run id waits for the run and is given what it recorded.
-    let reply = run(
-        &server,
-        &pb,
-        "review",
-        json!({"input": INPUT(), "run_id": "gone"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "review",
+            json!({"input": INPUT(), "run_id": "gone"}),
+        )
+        .await;
     assert_eq!(reply.body["output"], "Done anyway.", "{:#}", reply.body);
     assert_eq!(double.requests().len(), 1);
 }
@@ -1078,13 +1047,14 @@ async fn a_function_whose_tool_server_is_not_configured_is_never_called() {
     let server = TestServer::start_with_config(&anthropic_config(&double)).await;
     let source = "---\nmodel: anthropic/claude-sonnet-4-5\ntools: [graph/search]\n---\nFind {{ input.q }}.\n";
     let pb = saved(&server, "finder", source).await;
-    let reply = run(
-        &server,
-        &pb,
-        "finder",
-        json!({"input": {"q": "x"}, "run_id": "t"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "finder",
+            json!({"input": {"q": "x"}, "run_id": "t"}),
+        )
+        .await;
     let problem = reply.assert_problem(503, "unavailable");
     assert_eq!(problem["kind"], "tool_not_offered");
     assert_eq!(problem["because"], "tool_server_not_configured");
@@ -1133,7 +1103,7 @@ async fn two_servers_share_a_run_without_a_second_attempt() {
         })
     };
     double.wait_for_requests(1, Duration::from_secs(10)).await;
-    let taken = run(&b, &pb, "review", body.clone()).await;
+    let taken = b.start_run(&pb, "reasoning", "review", body.clone()).await;
     assert_eq!(taken.assert_problem(409, "conflict")["kind"], "taken");
     let cancel = b.post(&format!("{pb}/runs/shared/cancel"), json!({})).await;
     assert_eq!(cancel.status, 200, "{:#}", cancel.body);
@@ -1143,13 +1113,7 @@ async fn two_servers_share_a_run_without_a_second_attempt() {
     let got = b.get(&format!("{pb}/runs/shared")).await;
     assert_eq!(got.body["status"], "succeeded");
     assert_eq!(double.requests().len(), 1);
-    let events = b.get(&format!("{pb}/events?run_id=shared")).await;
-    let types: Vec<&str> = events.body["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["type"].as_str().unwrap())
-        .collect();
+    let types = b.event_types(&pb, "shared").await;
     assert_eq!(
         types,
         [
@@ -1173,7 +1137,9 @@ async fn an_alias_resolves_to_the_model_the_provider_is_asked_for() {
     let server = TestServer::start_with_config(&config).await;
     let pb = saved(&server, "review", &brief_review("team/fast")).await;
     double.script([Reply::Text("Quick.".into())]);
-    let reply = run(&server, &pb, "review", json!({"input": INPUT()})).await;
+    let reply = server
+        .start_run(&pb, "reasoning", "review", json!({"input": INPUT()}))
+        .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     let model = &reply.body["record"]["model"];
     assert_eq!(model["requested"], "team/fast");
@@ -1209,20 +1175,20 @@ async fn a_run_id_after_unavailable_or_conflict_runs_the_latest_version_from_a_n
         Reply::error(401, "authentication_error", "invalid x-api-key"),
         Reply::Text("Stamped.".into()),
     ]);
-    let reply = run(&server, &pb, "stamp", body.clone()).await;
+    let reply = server
+        .start_run(&pb, "reasoning", "stamp", body.clone())
+        .await;
     assert_eq!(reply.assert_problem(409, "conflict")["kind"], "unworkable");
     let first = server.get(&format!("{pb}/runs/stamp-1")).await.body;
     assert_eq!(first["definition_version"], 1);
     assert!(sent(0).contains("First rust at "), "{}", sent(0));
 
     let updated = server
-        .put(
-            &format!("{pb}/definitions/reasoning/stamp"),
-            json!({"source": stamped("Second"), "diagram": "none"}),
-        )
+        .update_definition(&pb, "reasoning", "stamp", &stamped("Second"))
         .await;
     assert_eq!(updated.body["version"], 2, "{:#}", updated.body);
-    run(&server, &pb, "stamp", body.clone())
+    server
+        .start_run(&pb, "reasoning", "stamp", body.clone())
         .await
         .assert_problem(503, "unavailable");
     let second = server.get(&format!("{pb}/runs/stamp-1")).await.body;
@@ -1231,7 +1197,7 @@ async fn a_run_id_after_unavailable_or_conflict_runs_the_latest_version_from_a_n
     assert!(sent(1).contains("Second rust at "), "{}", sent(1));
 
     // After unavailable, it runs again, with the time of its new start.
-    let reply = run(&server, &pb, "stamp", body).await;
+    let reply = server.start_run(&pb, "reasoning", "stamp", body).await;
     assert_eq!(reply.body["output"], "Stamped.", "{:#}", reply.body);
     let third = server.get(&format!("{pb}/runs/stamp-1")).await.body;
     assert_eq!(third["definition_version"], 2);
@@ -1294,13 +1260,14 @@ async fn a_run_id_after_a_failure_runs_again() {
     );
 
     double.script([Reply::Text("Again.".into())]);
-    let reply = run(
-        &server,
-        &pb,
-        "say",
-        json!({"input": {"q": "rust"}, "run_id": "f-1"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "say",
+            json!({"input": {"q": "rust"}, "run_id": "f-1"}),
+        )
+        .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     assert_eq!(reply.body["output"], "Again.");
     let again = server.get(&format!("{pb}/runs/f-1")).await.body;
@@ -1322,13 +1289,14 @@ async fn an_untrusted_provider_certificate_says_the_operator_must_act() {
         &brief_review("anthropic/claude-sonnet-4-5"),
     )
     .await;
-    let reply = run(
-        &server,
-        &pb,
-        "review",
-        json!({"input": INPUT(), "run_id": "untrusted"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "reasoning",
+            "review",
+            json!({"input": INPUT(), "run_id": "untrusted"}),
+        )
+        .await;
     let problem = reply.assert_problem(503, "unavailable");
     assert!(problem["kind"].is_null(), "{problem:#}");
     assert_eq!(problem["because"], "provider_unavailable");
@@ -1380,7 +1348,9 @@ async fn an_input_refusal_lists_at_most_20_issues_then_a_count_line() {
     let server = TestServer::start().await;
     let (twenty, twenty_input) = many_fields(auto_schema::VALIDATION_ISSUES_SHOWN_MAX);
     let pb = saved(&server, "twenty", &twenty).await;
-    let reply = run(&server, &pb, "twenty", json!({"input": twenty_input})).await;
+    let reply = server
+        .start_run(&pb, "reasoning", "twenty", json!({"input": twenty_input}))
+        .await;
     let problem = reply.assert_problem(422, "invalid_input");
     let issues = problem["issues"].as_array().unwrap();
     assert_eq!(issues.len(), 20, "{problem:#}");
@@ -1392,7 +1362,9 @@ async fn an_input_refusal_lists_at_most_20_issues_then_a_count_line() {
 
     let (many, many_input) = many_fields(auto_schema::VALIDATION_ISSUES_SHOWN_MAX + 5);
     saved_again(&server, &pb, "many", &many).await;
-    let reply = run(&server, &pb, "many", json!({"input": many_input})).await;
+    let reply = server
+        .start_run(&pb, "reasoning", "many", json!({"input": many_input}))
+        .await;
     let problem = reply.assert_problem(422, "invalid_input");
     let issues = problem["issues"].as_array().unwrap();
     assert_eq!(issues.len(), 21, "{problem:#}");

@@ -7,7 +7,7 @@ mod common;
 
 use auto_testkit::{HttpFailure, McpDouble, ProviderDouble, ProviderKind, Reply, ScriptedToolCall};
 use auto_tools::limits::SERVER_FAILURES_MAX;
-use common::TestServer;
+use common::{TestServer, wait_for};
 use serde_json::{Value, json};
 
 const SECRET: &str = "Bearer tool-secret-42";
@@ -58,13 +58,9 @@ async fn setup(tools: &str, extra: &str) -> Setup {
     let mcp = McpDouble::start().await;
     let server = TestServer::start_with_config(&config(&provider, &mcp.url(), extra)).await;
     let pb = server.playbook().await;
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "reasoning", "name": "finder", "source": function(tools), "diagram": "none"}),
-        )
+    server
+        .save_definition(&pb, "reasoning", "finder", &function(tools))
         .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
     Setup {
         provider,
         mcp,
@@ -75,11 +71,9 @@ async fn setup(tools: &str, extra: &str) -> Setup {
 
 impl Setup {
     async fn run(&self, run_id: &str) -> common::Reply {
+        let body = json!({"input": {"q": "rust"}, "run_id": run_id});
         self.server
-            .post(
-                &format!("{}/definitions/reasoning/finder/runs", self.pb),
-                json!({"input": {"q": "rust"}, "run_id": run_id}),
-            )
+            .start_run(&self.pb, "reasoning", "finder", body)
             .await
     }
 
@@ -643,13 +637,9 @@ async fn an_unreachable_server_ends_the_run_before_the_model_is_called() {
     ))
     .await;
     let pb = server.playbook().await;
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "reasoning", "name": "finder", "source": function("graph/lookup"), "diagram": "none"}),
-        )
+    server
+        .save_definition(&pb, "reasoning", "finder", &function("graph/lookup"))
         .await;
-    assert_eq!(reply.status, 201);
     let reply = server
         .post(
             &format!("{pb}/definitions/reasoning/finder/runs"),
@@ -672,13 +662,9 @@ async fn a_run_whose_model_is_not_offered_contacts_no_tool_server() {
     ))
     .await;
     let pb = server.playbook().await;
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "reasoning", "name": "finder", "source": function("graph/lookup"), "diagram": "none"}),
-        )
+    server
+        .save_definition(&pb, "reasoning", "finder", &function("graph/lookup"))
         .await;
-    assert_eq!(reply.status, 201);
     let reply = server
         .post(
             &format!("{pb}/definitions/reasoning/finder/runs"),
@@ -870,13 +856,8 @@ async fn two_servers() -> (ProviderDouble, McpDouble, TestServer, TestServer, St
     )
     .await;
     let pb = a.playbook().await;
-    let reply = a
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "reasoning", "name": "finder", "source": function("graph/slow"), "diagram": "none"}),
-        )
+    a.save_definition(&pb, "reasoning", "finder", &function("graph/slow"))
         .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
     (provider, mcp, a, b, pb)
 }
 
@@ -1050,13 +1031,9 @@ async fn setup_on_store(tools: &str) -> (Setup, std::sync::Arc<dyn auto_store::S
     )
     .await;
     let pb = server.playbook().await;
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "reasoning", "name": "finder", "source": function(tools), "diagram": "none"}),
-        )
+    server
+        .save_definition(&pb, "reasoning", "finder", &function(tools))
         .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
     let setup = Setup {
         provider,
         mcp,
@@ -1136,15 +1113,12 @@ fn tool_call(tool: &str, read_only: bool, keep: bool) -> Vec<(&'static str, Valu
 
 /// Asks for the run until no other attempt may still be going on with it.
 async fn once_quiet(s: &Setup, run_id: &str) -> common::Reply {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
+    let within = std::time::Duration::from_secs(30);
+    wait_for(within, "no other attempt going on", || async {
         let reply = s.run(run_id).await;
-        if reply.body["kind"] != "taken" {
-            return reply;
-        }
-        assert!(std::time::Instant::now() < deadline, "{:#}", reply.body);
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+        (reply.body["kind"] != "taken").then_some(reply)
+    })
+    .await
 }
 
 /// A run that goes on from what it recorded and ends before its next call, or on a model

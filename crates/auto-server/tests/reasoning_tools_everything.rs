@@ -28,13 +28,9 @@ async fn echo_through(tool_server: &str) {
     );
     let server = TestServer::start_with_config(&config).await;
     let pb = server.playbook().await;
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "reasoning", "name": "echoer", "source": FUNCTION, "diagram": "none"}),
-        )
+    server
+        .save_definition(&pb, "reasoning", "echoer", FUNCTION)
         .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
     let reply = server
         .post(
             &format!("{pb}/definitions/reasoning/echoer/runs"),

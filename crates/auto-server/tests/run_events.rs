@@ -9,50 +9,11 @@ use std::time::Duration;
 use common::TestServer;
 use serde_json::{Value, json};
 
-const HEADER: &str =
-    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
+const LISTEN: &str = include_str!("data/keep-an-approval.yaml");
 
-const LISTEN: &str = r#"do:
-  - hear:
-      listen:
-        to:
-          one:
-            with: { type: com.example.approved }
-  - done:
-      set:
-        approval: ${ $data[0] }
-"#;
+const WAIT_THEN_LISTEN: &str = include_str!("data/wait-then-hear-an-approval.yaml");
 
-const WAIT_THEN_LISTEN: &str = r#"do:
-  - pause:
-      wait: PT1S
-  - hear:
-      listen:
-        to:
-          one:
-            with: { type: com.example.approved }
-"#;
-
-const EMIT: &str = r#"do:
-  - announce:
-      emit:
-        event:
-          with:
-            type: com.example.brief.approved
-            source: https://example.com/campaigns
-            data: { brief: '${ $data.brief }' }
-"#;
-
-async fn save(server: &TestServer, pb: &str, name: &str, body: &str) {
-    let source = format!("{HEADER}{body}");
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "workflow", "name": name, "source": source, "diagram": "none"}),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
-}
+const EMIT: &str = include_str!("data/emit-an-approval.yaml");
 
 async fn start(server: &TestServer, pb: &str, name: &str, run_id: &str) {
     let reply = server
@@ -75,7 +36,9 @@ async fn send(server: &TestServer, pb: &str, run_id: &str, event: Value) -> comm
 async fn a_listening_run_takes_the_event_sent_to_it_and_ends_with_its_data() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(&server, &pb, "approval", LISTEN).await;
+    server
+        .save_definition(&pb, "workflow", "approval", LISTEN)
+        .await;
     start(&server, &pb, "approval", "l-1").await;
     let other = send(
         &server,
@@ -143,7 +106,9 @@ async fn a_listening_run_takes_the_event_sent_to_it_and_ends_with_its_data() {
 async fn an_event_sent_before_the_task_listens_is_kept_for_it() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(&server, &pb, "later", WAIT_THEN_LISTEN).await;
+    server
+        .save_definition(&pb, "workflow", "later", WAIT_THEN_LISTEN)
+        .await;
     start(&server, &pb, "later", "k-1").await;
     let early = send(
         &server,
@@ -179,7 +144,9 @@ async fn an_event_sent_before_a_restart_is_taken_by_the_next_server() {
     )
     .await;
     let pb = first.playbook().await;
-    save(&first, &pb, "later", WAIT_THEN_LISTEN).await;
+    first
+        .save_definition(&pb, "workflow", "later", WAIT_THEN_LISTEN)
+        .await;
     start(&first, &pb, "later", "r-1").await;
     let sent = send(
         &first,
@@ -209,7 +176,9 @@ async fn events_to_no_run_to_a_run_of_a_function_or_malformed_are_refused() {
     .await;
     let problem = none.assert_problem(404, "not_found");
     assert_eq!(problem["detail"], "The playbook main has no run nobody.");
-    save(&server, &pb, "approval", LISTEN).await;
+    server
+        .save_definition(&pb, "workflow", "approval", LISTEN)
+        .await;
     start(&server, &pb, "approval", "m-1").await;
     let untyped = send(&server, &pb, "m-1", json!({"data": 1})).await;
     untyped.assert_problem(422, "invalid_input");
@@ -249,7 +218,9 @@ async fn events_to_no_run_to_a_run_of_a_function_or_malformed_are_refused() {
 async fn an_emitted_event_is_one_of_the_playbooks_events() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(&server, &pb, "announce", EMIT).await;
+    server
+        .save_definition(&pb, "workflow", "announce", EMIT)
+        .await;
     let reply = server
         .post(
             &format!("{pb}/definitions/workflow/announce/runs"),
@@ -284,19 +255,7 @@ async fn an_emitted_event_is_one_of_the_playbooks_events() {
 
 /// A run that listens for 50 events in a loop, one at a time, and ends with the data of each
 /// in the order it took them.
-const LISTEN_LOOP: &str = r#"do:
-  - hear:
-      for:
-        in: '${ Array.from({ length: 50 }, (_, i) => i) }'
-      do:
-        - one:
-            listen:
-              to:
-                one:
-                  with: { type: com.example.tick }
-            output:
-              as: '${ [...$input, $data[0]] }'
-"#;
+const LISTEN_LOOP: &str = include_str!("data/count-ticks.yaml");
 
 /// How many events the ordering tests send, and how many senders send them at once.
 const BURST: usize = 50;
@@ -354,7 +313,9 @@ async fn taken_order(server: &TestServer, pb: &str, run_id: &str) -> Vec<Value> 
 async fn events_sent_one_after_another_are_taken_in_the_order_received() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(&server, &pb, "ticks", LISTEN_LOOP).await;
+    server
+        .save_definition(&pb, "workflow", "ticks", LISTEN_LOOP)
+        .await;
     start_loop(&server, &pb, "o-1").await;
     send_in_turn(&[&server], &pb, "o-1").await;
     let expected: Vec<Value> = (0..BURST).map(|n| json!(n)).collect();
@@ -365,7 +326,9 @@ async fn events_sent_one_after_another_are_taken_in_the_order_received() {
 async fn events_sent_at_once_are_taken_in_the_order_received() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(&server, &pb, "ticks", LISTEN_LOOP).await;
+    server
+        .save_definition(&pb, "workflow", "ticks", LISTEN_LOOP)
+        .await;
     start_loop(&server, &pb, "o-2").await;
     // Five senders at once, each sending its ten events in order: whatever the interleaving,
     // each sender's events are received, and so taken, in the order it sent them.
@@ -391,7 +354,9 @@ async fn events_sent_at_once_are_taken_in_the_order_received() {
 async fn events_published_at_once_are_heard_in_the_order_of_the_log() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(&server, &pb, "ticks", LISTEN_LOOP).await;
+    server
+        .save_definition(&pb, "workflow", "ticks", LISTEN_LOOP)
+        .await;
     // The run listens once its start is answered.
     start_loop(&server, &pb, "o-3").await;
     let senders = (0..SENDERS)
@@ -429,7 +394,8 @@ async fn two_servers() -> (TestServer, TestServer) {
 async fn events_sent_to_two_servers_are_taken_in_the_order_received() {
     let (a, b) = two_servers().await;
     let pb = a.playbook().await;
-    save(&a, &pb, "ticks", LISTEN_LOOP).await;
+    a.save_definition(&pb, "workflow", "ticks", LISTEN_LOOP)
+        .await;
     start_loop(&a, &pb, "o-4").await;
     // To one server and then the other: the run's inputs are claimed by either, and applied
     // by one at a time in the order received.
@@ -442,7 +408,8 @@ async fn events_sent_to_two_servers_are_taken_in_the_order_received() {
 async fn events_published_at_once_on_two_servers_are_heard_in_the_order_of_the_log() {
     let (a, b) = two_servers().await;
     let pb = a.playbook().await;
-    save(&a, &pb, "ticks", LISTEN_LOOP).await;
+    a.save_definition(&pb, "workflow", "ticks", LISTEN_LOOP)
+        .await;
     start_loop(&a, &pb, "o-5").await;
     // Five senders on each server at once, each publishing five events in order.
     let senders = |base: usize| {

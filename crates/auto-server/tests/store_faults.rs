@@ -122,11 +122,7 @@ async fn publish(server: &TestServer, pb: &str, data: Value) -> common::Reply {
         .await
 }
 
-const HEADER: &str =
-    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
-
-const WAIT: &str =
-    "do:\n  - pause:\n      wait: PT1S\n  - done:\n      set:\n        waited: true\n";
+const WAIT: &str = include_str!("data/wait-a-second.yaml");
 
 #[tokio::test]
 async fn a_full_disk_fails_writes_until_it_clears_and_healthz_says_so() {
@@ -139,7 +135,7 @@ async fn a_full_disk_fails_writes_until_it_clears_and_healthz_says_so() {
     let server =
         TestServer::start_on(store, Vec::new(), models(), tempfile::tempdir().unwrap()).await;
     let pb = server.playbook().await;
-    save_wait(&server, &pb).await;
+    server.save_definition(&pb, "workflow", "pause", WAIT).await;
     let healthy = server.get("/healthz").await;
     assert_eq!(healthy.status, 200, "{:#}", healthy.body);
     let filler = disk.fill();
@@ -179,16 +175,6 @@ async fn a_full_disk_fails_writes_until_it_clears_and_healthz_says_so() {
     let run = server.ended(&pb, "after", Duration::from_secs(20)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
     drop(server);
-}
-
-async fn save_wait(server: &TestServer, pb: &str) {
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "workflow", "name": "pause", "source": format!("{HEADER}{WAIT}"), "diagram": "none"}),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
 }
 
 #[tokio::test]
@@ -240,25 +226,9 @@ async fn a_server_started_on_a_file_it_cannot_write_says_so_and_writes_once_it_c
     assert_eq!(healthy.status, 200, "{:#}", healthy.body);
 }
 
-const CALLER: &str = "do:\n  - work:\n      call: run_definition\n      with:\n        type: computation\n        name: double\n        input: { n: '${ $data.n }' }\n  - pause:\n      wait: PT0.2S\n  - again:\n      call: run_definition\n      with:\n        type: computation\n        name: double\n        input: { n: '${ $data.n }' }\n";
+const CALLER: &str = include_str!("data/call-double-twice.yaml");
 
-const DOUBLE: &str = r#"---
-description: Doubles a number
-input:
-  schema:
-    type: object
-    required: [n]
-    properties:
-      n: { type: integer }
----
-Doubles.
-
-```ts
-export default function (input: { n: number }) {
-  return { n: input.n * 2 };
-}
-```
-"#;
+const DOUBLE: &str = include_str!("data/double-a-number.md");
 
 /// PostgreSQL only: it cuts the database's connections. Without `AUTO_TEST_POSTGRES` it says
 /// it was skipped, as the store suite does.
@@ -285,16 +255,10 @@ async fn workflows_on_two_servers_outlast_their_connections_being_cut() {
     let b = TestServer::start_on(store, Vec::new(), models(), tempfile::tempdir().unwrap()).await;
     let pb = a.playbook().await;
     for (def_type, name, source) in [
-        ("computation", "double", DOUBLE.to_owned()),
-        ("workflow", "caller", format!("{HEADER}{CALLER}")),
+        ("computation", "double", DOUBLE),
+        ("workflow", "caller", CALLER),
     ] {
-        let reply = a
-            .post(
-                &format!("{pb}/definitions"),
-                json!({"type": def_type, "name": name, "source": source, "diagram": "none"}),
-            )
-            .await;
-        assert_eq!(reply.status, 201, "{:#}", reply.body);
+        a.save_definition(&pb, def_type, name, source).await;
     }
     let admin = sqlx::postgres::PgPoolOptions::new()
         .max_connections(1)

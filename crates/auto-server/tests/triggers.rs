@@ -9,27 +9,15 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use auto_server::config::RunLimits;
 use auto_server::reasoning_runs::Models;
-use common::{TestServer, test_store};
+use common::{TestServer, test_store, wait_for, workflow};
 use serde_json::{Value, json};
 
-const HEADER: &str =
-    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
-
 /// Starts on each high-priority brief submitted; its output is the brief it started on.
-const ON_BRIEF: &str = r#"schedule:
-  on:
-    one:
-      with: { type: com.example.brief.submitted, data: '${ $data.priority === "high" }' }
-do:
-  - take:
-      set:
-        brief: ${ $data[0].data.brief }
-        events: ${ $data.length }
-"#;
+const ON_BRIEF: &str = include_str!("data/start-on-a-high-priority-brief.yaml");
 
 fn limits(offset_ms: i64) -> RunLimits {
     RunLimits {
@@ -48,30 +36,8 @@ async fn server_on(store: Arc<dyn auto_store::Store>, offset_ms: i64) -> TestSer
     TestServer::start_limited(store, Vec::new(), Models::none(), limits(offset_ms), dir).await
 }
 
-async fn save(server: &TestServer, pb: &str, name: &str, body: &str) -> common::Reply {
-    let source = format!("{HEADER}{body}");
-    server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "workflow", "name": name, "source": source, "diagram": "none"}),
-        )
-        .await
-}
-
-async fn saved(server: &TestServer, pb: &str, name: &str, body: &str) -> Value {
-    let reply = save(server, pb, name, body).await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
-    reply.body
-}
-
-async fn update(server: &TestServer, pb: &str, name: &str, body: &str) -> Value {
-    let source = format!("{HEADER}{body}");
-    let reply = server
-        .put(
-            &format!("{pb}/definitions/workflow/{name}"),
-            json!({"source": source, "diagram": "none"}),
-        )
-        .await;
+async fn update(server: &TestServer, pb: &str, name: &str, source: &str) -> Value {
+    let reply = server.update_definition(pb, "workflow", name, source).await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     reply.body
 }
@@ -110,19 +76,11 @@ async fn ended_runs(
     count: usize,
     within: Duration,
 ) -> Vec<Value> {
-    let deadline = Instant::now() + within;
-    loop {
+    wait_for(within, &format!("{count} ended runs of {name}"), || async {
         let runs = runs_of(server, pb, name).await;
-        if runs.len() >= count && runs.iter().all(|r| r["status"] != "started") {
-            return runs;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{name} has {} runs, not {count} ended: {runs:#?}",
-            runs.len()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        (runs.len() >= count && runs.iter().all(|r| r["status"] != "started")).then_some(runs)
+    })
+    .await
 }
 
 async fn run(server: &TestServer, pb: &str, run_id: &str) -> Value {
@@ -133,11 +91,7 @@ async fn run(server: &TestServer, pb: &str, run_id: &str) -> Value {
 
 /// Events of a type, in order.
 async fn events_of(server: &TestServer, pb: &str, event_type: &str) -> Vec<Value> {
-    let reply = server
-        .get(&format!("{pb}/events?type={event_type}&limit=1000"))
-        .await;
-    assert_eq!(reply.status, 200, "{:#}", reply.body);
-    reply.body["events"].as_array().expect("events").clone()
+    server.events(pb, &format!("type={event_type}")).await
 }
 
 /// A few sweeps.
@@ -156,7 +110,9 @@ async fn an_event_trigger_starts_a_run_for_each_matching_event_acting_for_the_pl
         json!({"type": "com.example.brief.submitted", "data": {"priority": "high", "brief": "early"}}),
     )
     .await;
-    let definition = saved(&server, &pb, "intake", ON_BRIEF).await;
+    let definition = server
+        .save_definition(&pb, "workflow", "intake", ON_BRIEF)
+        .await;
     assert_eq!(
         definition["triggers"],
         json!([{"kind": "event", "reference": "/schedule/on", "filters": [
@@ -227,7 +183,9 @@ do:
       set:
         subject: ${ $data[0].subject }
 "#;
-    saved(&server, &pb, "on-created", any_definition).await;
+    server
+        .save_definition(&pb, "workflow", "on-created", &workflow(any_definition))
+        .await;
     let by_source = r#"schedule:
   on:
     one:
@@ -237,7 +195,9 @@ do:
       set:
         subject: ${ $data[0].subject }
 "#;
-    saved(&server, &pb, "on-target", by_source).await;
+    server
+        .save_definition(&pb, "workflow", "on-target", &workflow(by_source))
+        .await;
     // "The saving itself is the first thing it can match."
     let runs = ended_runs(&server, &pb, "on-created", 2, Duration::from_secs(10)).await;
     let runs = in_full(&server, &pb, &runs).await;
@@ -247,7 +207,14 @@ do:
             && subjects.contains(&&json!("workflow/on-target")),
         "{runs:#?}"
     );
-    saved(&server, &pb, "target", "do:\n  - a:\n      set: { a: 1 }\n").await;
+    server
+        .save_definition(
+            &pb,
+            "workflow",
+            "target",
+            &workflow("do:\n  - a:\n      set: { a: 1 }\n"),
+        )
+        .await;
     let targeted = ended_runs(&server, &pb, "on-target", 1, Duration::from_secs(10)).await;
     let targeted = in_full(&server, &pb, &targeted).await;
     settle().await;
@@ -274,8 +241,17 @@ do:
             source: https://example.com/echo
             data: { of: '${ $data[0].subject }' }
 "#;
-    saved(&server, &pb, "echo", echo).await;
-    saved(&server, &pb, "other", "do:\n  - a:\n      set: { a: 1 }\n").await;
+    server
+        .save_definition(&pb, "workflow", "echo", &workflow(echo))
+        .await;
+    server
+        .save_definition(
+            &pb,
+            "workflow",
+            "other",
+            &workflow("do:\n  - a:\n      set: { a: 1 }\n"),
+        )
+        .await;
     let reply = server
         .post(
             &format!("{pb}/definitions/workflow/other/runs"),
@@ -312,8 +288,12 @@ do:
 "#
         )
     };
-    saved(&server, &pb, "ping", &relay("ping", "pong")).await;
-    saved(&server, &pb, "pong", &relay("pong", "ping")).await;
+    server
+        .save_definition(&pb, "workflow", "ping", &workflow(&relay("ping", "pong")))
+        .await;
+    server
+        .save_definition(&pb, "workflow", "pong", &workflow(&relay("pong", "ping")))
+        .await;
     publish(&server, &pb, json!({"type": "com.example.ping"})).await;
     // ping at depths 1, 3, 5, 7; pong at 2, 4, 6, 8; the ping pong's run at 8 emits is at 9.
     ended_runs(&server, &pb, "pong", 4, Duration::from_secs(20)).await;
@@ -340,7 +320,9 @@ do:
 async fn an_unchanged_trigger_goes_on_a_changed_one_starts_from_its_saving_and_retiring_stops() {
     let server = server().await;
     let pb = server.playbook().await;
-    let first = saved(&server, &pb, "intake", ON_BRIEF).await;
+    let first = server
+        .save_definition(&pb, "workflow", "intake", ON_BRIEF)
+        .await;
     let brief = |id: &str| json!({"type": "com.example.brief.submitted", "id": id, "data": {"priority": "high", "brief": id}});
     publish(&server, &pb, brief("b-1")).await;
     ended_runs(&server, &pb, "intake", 1, Duration::from_secs(10)).await;
@@ -358,7 +340,13 @@ async fn an_unchanged_trigger_goes_on_a_changed_one_starts_from_its_saving_and_r
     let runs = ended_runs(&server, &pb, "intake", 2, Duration::from_secs(10)).await;
     assert_eq!(runs[1]["definition_version"], 2, "{runs:#?}");
     // A version without a schedule stops it.
-    update(&server, &pb, "intake", "do:\n  - a:\n      set: { a: 1 }\n").await;
+    update(
+        &server,
+        &pb,
+        "intake",
+        &workflow("do:\n  - a:\n      set: { a: 1 }\n"),
+    )
+    .await;
     publish(&server, &pb, brief("b-3")).await;
     settle().await;
     assert_eq!(runs_of(&server, &pb, "intake").await.len(), 2);
@@ -392,7 +380,9 @@ do:
   - take:
       set: { n: '${ $data[0].data.lines.length }' }
 "#;
-    saved(&server, &pb, "orders", fragile).await;
+    server
+        .save_definition(&pb, "workflow", "orders", &workflow(fragile))
+        .await;
     publish(
         &server,
         &pb,
@@ -425,15 +415,12 @@ do:
 
 /// Waits until the playbook holds `count` records of `event_type`.
 async fn records(server: &TestServer, pb: &str, event_type: &str, count: usize) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
+    let what = format!("{count} records of {event_type}");
+    wait_for(Duration::from_secs(15), &what, || async {
         let found = events_of(server, pb, event_type).await;
-        if found.len() >= count {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "{event_type}: {found:#?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        (found.len() >= count).then_some(found)
+    })
+    .await
 }
 
 #[tokio::test]
@@ -450,9 +437,13 @@ do:
   - take:
       set: { n: 1 }
 "#;
-    saved(&server, &pb, "hungry", hungry).await;
+    server
+        .save_definition(&pb, "workflow", "hungry", &workflow(hungry))
+        .await;
     let light = "schedule:\n  on:\n    one:\n      with: { type: com.example.big }\ndo:\n  - take:\n      set: { n: 1 }\n";
-    saved(&server, &pb, "light", light).await;
+    server
+        .save_definition(&pb, "workflow", "light", &workflow(light))
+        .await;
     publish(
         &server,
         &pb,
@@ -490,7 +481,7 @@ do:
         &server,
         &pb,
         "hungry",
-        &hungry.replace(r#""x".repeat(2 ** 27).length"#, "2"),
+        &workflow(&hungry.replace(r#""x".repeat(2 ** 27).length"#, "2")),
     )
     .await;
     publish(
@@ -527,7 +518,9 @@ async fn a_changed_filter_leaves_the_events_recorded_before_the_save_to_the_earl
             "schedule:\n  on:\n    one:\n      with: {{ type: {event_type} }}\ndo:\n  - take:\n      set: {{ id: '${{ $data[0].id }}' }}\n"
         )
     };
-    saved(&server, &pb, "watch", &on("com.example.a")).await;
+    server
+        .save_definition(&pb, "workflow", "watch", &workflow(&on("com.example.a")))
+        .await;
     settle().await;
     let playbook = auto_store::PlaybookRef::new("acme", "main");
     store
@@ -541,7 +534,7 @@ async fn a_changed_filter_leaves_the_events_recorded_before_the_save_to_the_earl
         .await
         .expect("appended");
     // The save wakes the sweep: a-1 and b-1 were recorded while version 1's filter applied.
-    update(&server, &pb, "watch", &on("com.example.b")).await;
+    update(&server, &pb, "watch", &workflow(&on("com.example.b"))).await;
     publish(&server, &pb, json!({"type": "com.example.a", "id": "a-2"})).await;
     publish(&server, &pb, json!({"type": "com.example.b", "id": "b-2"})).await;
     ended_runs(&server, &pb, "watch", 2, Duration::from_secs(10)).await;
@@ -568,12 +561,7 @@ async fn a_changed_filter_leaves_the_events_recorded_before_the_save_to_the_earl
 async fn an_event_trigger_starts_sixty_runs_a_minute_keeps_a_thousand_waiting_and_refuses_more() {
     let server = server().await;
     let pb = server.playbook().await;
-    saved(
-        &server,
-        &pb,
-        "burst",
-        "schedule:\n  on:\n    one:\n      with: { type: com.example.tick }\ndo:\n  - a:\n      set: { a: 1 }\n",
-    )
+    server.save_definition(&pb, "workflow", "burst", &workflow("schedule:\n  on:\n    one:\n      with: { type: com.example.tick }\ndo:\n  - a:\n      set: { a: 1 }\n"))
     .await;
     for n in 0..1_061 {
         publish(
@@ -584,14 +572,11 @@ async fn an_event_trigger_starts_sixty_runs_a_minute_keeps_a_thousand_waiting_an
         .await;
     }
     ended_runs(&server, &pb, "burst", 60, Duration::from_secs(30)).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let refused = loop {
+    let refused = wait_for(Duration::from_secs(10), "a refusal recorded", || async {
         let refused = events_of(&server, &pb, "reaction_refused").await;
-        if !refused.is_empty() || Instant::now() > deadline {
-            break refused;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        (!refused.is_empty()).then_some(refused)
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     // The first minute: 60 runs, 1,000 waiting, one refused.
     assert_eq!(runs_of(&server, &pb, "burst").await.len(), 60);
@@ -609,20 +594,45 @@ async fn a_playbook_holds_1024_workflows_with_triggers_and_refuses_one_more() {
     let pb = server.playbook().await;
     let triggered = "schedule:\n  on:\n    one:\n      with: { type: com.example.never }\ndo:\n  - a:\n      set: { a: 1 }\n";
     for n in 0..1_024 {
-        saved(&server, &pb, &format!("w{n}"), triggered).await;
+        server
+            .save_definition(&pb, "workflow", &format!("w{n}"), &workflow(triggered))
+            .await;
     }
-    let refused = save(&server, &pb, "w1024", triggered).await;
+    let refused = server
+        .post_definition(&pb, "workflow", "w1024", &workflow(triggered))
+        .await;
     let problem = refused.assert_problem(409, "conflict");
     assert_eq!(
         problem["title"],
         "The playbook has too many workflows with triggers"
     );
     // Without triggers it saves; and a workflow that keeps its triggers updates.
-    saved(&server, &pb, "plain", "do:\n  - a:\n      set: { a: 1 }\n").await;
-    update(&server, &pb, "w0", &triggered.replace("a: 1", "a: 2")).await;
+    server
+        .save_definition(
+            &pb,
+            "workflow",
+            "plain",
+            &workflow("do:\n  - a:\n      set: { a: 1 }\n"),
+        )
+        .await;
+    update(
+        &server,
+        &pb,
+        "w0",
+        &workflow(&triggered.replace("a: 1", "a: 2")),
+    )
+    .await;
     // One stops: the place is free again.
-    update(&server, &pb, "w1", "do:\n  - a:\n      set: { a: 1 }\n").await;
-    saved(&server, &pb, "w1024", triggered).await;
+    update(
+        &server,
+        &pb,
+        "w1",
+        &workflow("do:\n  - a:\n      set: { a: 1 }\n"),
+    )
+    .await;
+    server
+        .save_definition(&pb, "workflow", "w1024", &workflow(triggered))
+        .await;
 }
 
 #[tokio::test]
@@ -639,7 +649,9 @@ async fn a_listen_task_with_a_written_type_hears_the_playbooks_events_while_it_l
       set:
         approval: ${ $data[0] }
 "#;
-    saved(&server, &pb, "approval", listen).await;
+    server
+        .save_definition(&pb, "workflow", "approval", &workflow(listen))
+        .await;
     // Recorded before the task listened: not offered to it.
     publish(
         &server,
@@ -668,15 +680,7 @@ async fn a_listen_task_with_a_written_type_hears_the_playbooks_events_while_it_l
         json!({"type": "com.example.approved", "id": "yes", "data": {"brief": "b-7", "by": "ana"}}),
     )
     .await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let ended = loop {
-        let ended = run(&server, &pb, "a-1").await;
-        if ended["status"] != "started" {
-            break ended;
-        }
-        assert!(Instant::now() < deadline, "{ended:#}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let ended = server.ended(&pb, "a-1", Duration::from_secs(10)).await;
     assert_eq!(ended["status"], "succeeded", "{ended:#}");
     assert_eq!(
         ended["output"],
@@ -692,7 +696,9 @@ async fn only_the_latest_missed_time_runs_after_the_runtime_was_stopped() {
     let pb = first.playbook().await;
     let every =
         "schedule:\n  every: PT1M\ndo:\n  - a:\n      set:\n        due: ${ $data.schedule.due }\n";
-    let definition = saved(&first, &pb, "tick", every).await;
+    let definition = first
+        .save_definition(&pb, "workflow", "tick", &workflow(every))
+        .await;
     assert_eq!(
         definition["triggers"],
         json!([{"kind": "every", "reference": "/schedule/every", "milliseconds": 60000}])
@@ -732,15 +738,16 @@ async fn a_schedule_has_one_run_at_a_time_and_skips_a_time_due_while_it_runs() {
     let pb = first.playbook().await;
     // Each run waits for an event that never comes.
     let slow = "schedule:\n  every: PT1M\ndo:\n  - hold:\n      listen:\n        to:\n          one:\n            with: { type: com.example.never }\n";
-    saved(&first, &pb, "slow", slow).await;
+    first
+        .save_definition(&pb, "workflow", "slow", &workflow(slow))
+        .await;
     settle().await;
     first.handle.take().expect("a server").stop().await.unwrap();
     let mut second = server_on(store.clone(), 70_000).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while runs_of(&second, &pb, "slow").await.is_empty() {
-        assert!(Instant::now() < deadline, "no run started");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for(Duration::from_secs(10), "a run started", || async {
+        (!runs_of(&second, &pb, "slow").await.is_empty()).then_some(())
+    })
+    .await;
     second
         .handle
         .take()
@@ -750,15 +757,11 @@ async fn a_schedule_has_one_run_at_a_time_and_skips_a_time_due_while_it_runs() {
         .unwrap();
     // The next time comes while the first run still waits: skipped, and recorded.
     let third = server_on(store.clone(), 130_000).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let refused = loop {
+    let refused = wait_for(Duration::from_secs(10), "a refusal recorded", || async {
         let refused = events_of(&third, &pb, "reaction_refused").await;
-        if !refused.is_empty() {
-            break refused;
-        }
-        assert!(Instant::now() < deadline, "no refusal recorded");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        (!refused.is_empty()).then_some(refused)
+    })
+    .await;
     let runs = runs_of(&third, &pb, "slow").await;
     assert_eq!(runs.len(), 1, "{runs:#?}");
     let reason = refused[0]["data"]["reason"].as_str().unwrap();
@@ -777,7 +780,9 @@ async fn a_cron_and_an_every_start_runs_on_the_real_clock() {
     let server = server().await;
     let pb = server.playbook().await;
     let both = "schedule:\n  cron: '* * * * *'\n  every: PT1M\ndo:\n  - a:\n      set:\n        due: ${ $data.schedule.due }\n";
-    saved(&server, &pb, "clock", both).await;
+    server
+        .save_definition(&pb, "workflow", "clock", &workflow(both))
+        .await;
     let runs = ended_runs(&server, &pb, "clock", 2, Duration::from_secs(75)).await;
     let runs = in_full(&server, &pb, &runs).await;
     let mut kinds: Vec<String> = Vec::new();
@@ -820,7 +825,8 @@ async fn two_servers_on_one_store_start_each_matched_event_and_due_time_once() {
     let b = server_on(store.clone(), 65_000).await;
     let pb = a.playbook().await;
     let both = "schedule:\n  on:\n    one:\n      with: { type: com.example.tick }\n  every: PT1M\ndo:\n  - a:\n      set: { a: 1 }\n";
-    saved(&a, &pb, "both", both).await;
+    a.save_definition(&pb, "workflow", "both", &workflow(both))
+        .await;
     for n in 0..30 {
         let server = if n % 2 == 0 { &a } else { &b };
         publish(
@@ -861,7 +867,9 @@ async fn a_filter_of_the_playbooks_history_is_refused_and_its_facts_are_heard() 
         "reaction_refused",
         "filter_failed",
     ] {
-        let reply = save(&server, &pb, "history", &history(kind)).await;
+        let reply = server
+            .post_definition(&pb, "workflow", "history", &workflow(&history(kind)))
+            .await;
         reply.assert_problem(422, "invalid_input");
         let words = format!(
             "The type {kind} is of the playbook's history, which no filter hears: a filter hears the playbook's events and its facts about runs and definitions."
@@ -879,14 +887,17 @@ async fn a_filter_of_the_playbooks_history_is_refused_and_its_facts_are_heard() 
     }
     // A fact of the playbook is heard: a run's success starts the workflow.
     let fact = "schedule:\n  on:\n    one:\n      with: { type: run_succeeded, subject: workflow/quick }\ndo:\n  - take:\n      set:\n        seen: ${ $data[0].subject }\n";
-    saved(&server, &pb, "on-success", fact).await;
-    saved(
-        &server,
-        &pb,
-        "quick",
-        "do:\n  - one:\n      set: { n: 1 }\n",
-    )
-    .await;
+    server
+        .save_definition(&pb, "workflow", "on-success", &workflow(fact))
+        .await;
+    server
+        .save_definition(
+            &pb,
+            "workflow",
+            "quick",
+            &workflow("do:\n  - one:\n      set: { n: 1 }\n"),
+        )
+        .await;
     let reply = server
         .post(
             &format!("{pb}/definitions/workflow/quick/runs"),
@@ -894,18 +905,8 @@ async fn a_filter_of_the_playbooks_history_is_refused_and_its_facts_are_heard() 
         )
         .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let runs = runs_of(&server, &pb, "on-success").await;
-        if let Some(run) = runs.first() {
-            let run_id = run["run_id"].as_str().unwrap();
-            let run = server.get(&format!("{pb}/runs/{run_id}")).await.body;
-            if run["status"] != "started" {
-                assert_eq!(run["output"], json!({"seen": "workflow/quick"}), "{run:#}");
-                break;
-            }
-        }
-        assert!(Instant::now() < deadline, "the fact started no run");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let runs = ended_runs(&server, &pb, "on-success", 1, Duration::from_secs(10)).await;
+    let run_id = runs[0]["run_id"].as_str().unwrap();
+    let run = server.get(&format!("{pb}/runs/{run_id}")).await.body;
+    assert_eq!(run["output"], json!({"seen": "workflow/quick"}), "{run:#}");
 }

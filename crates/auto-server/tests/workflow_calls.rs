@@ -6,34 +6,13 @@ mod common;
 
 use std::time::Duration;
 
-use common::TestServer;
+use common::{TestServer, wait_for, workflow};
 use serde_json::{Value, json};
 
-const HEADER: &str =
-    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
-
 /// Calls itself with `n - 1` until `n` is 0, counting the levels on the way back up.
-const DEEP: &str = r#"do:
-  - down:
-      if: ${ $data.n > 0 }
-      call: run_definition
-      with:
-        type: workflow
-        name: deep
-        input: { n: '${ $data.n - 1 }' }
-      output:
-        as: '${ ({ n: $input.n, levels: $data.levels + 1 }) }'
-  - bottom:
-      if: ${ $data.n == 0 }
-      set: { n: 0, levels: 0 }
-"#;
+const DEEP: &str = include_str!("data/call-itself-down-to-zero.yaml");
 
-const SLEEPER: &str = r#"do:
-  - nap:
-      wait: PT1S
-  - up:
-      set: { slept: true }
-"#;
+const SLEEPER: &str = include_str!("data/sleep-a-second.yaml");
 
 /// `BRANCHES` branches, each calling the sleeper.
 fn fan_out(branches: usize) -> String {
@@ -43,17 +22,7 @@ fn fan_out(branches: usize) -> String {
             "          - b{n}:\n              call: run_definition\n              with: {{ type: workflow, name: sleeper }}\n"
         ));
     }
-    format!("{HEADER}{text}")
-}
-
-async fn save(server: &TestServer, pb: &str, def_type: &str, name: &str, source: &str) {
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": def_type, "name": name, "source": source, "diagram": "none"}),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
+    workflow(&text)
 }
 
 async fn start(server: &TestServer, pb: &str, name: &str, body: Value) {
@@ -71,7 +40,7 @@ async fn start(server: &TestServer, pb: &str, name: &str, body: Value) {
 async fn calls_reach_eight_deep_and_the_ninth_is_refused() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(&server, &pb, "workflow", "deep", &format!("{HEADER}{DEEP}")).await;
+    server.save_definition(&pb, "workflow", "deep", DEEP).await;
 
     // At the limit: the top run and eight calls below it.
     start(
@@ -119,16 +88,15 @@ async fn calls_reach_eight_deep_and_the_ninth_is_refused() {
 async fn the_calls_waiting_under_one_top_workflow_are_bounded() {
     let server = TestServer::start_with_config("[limits]\nworkflow_max_open_calls = 2").await;
     let pb = server.playbook().await;
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "sleeper",
-        &format!("{HEADER}{SLEEPER}"),
-    )
-    .await;
-    save(&server, &pb, "workflow", "two", &fan_out(2)).await;
-    save(&server, &pb, "workflow", "three", &fan_out(3)).await;
+    server
+        .save_definition(&pb, "workflow", "sleeper", SLEEPER)
+        .await;
+    server
+        .save_definition(&pb, "workflow", "two", &fan_out(2))
+        .await;
+    server
+        .save_definition(&pb, "workflow", "three", &fan_out(3))
+        .await;
 
     // At the limit: two calls wait at once, and both end.
     start(&server, &pb, "two", json!({"run_id": "two"})).await;
@@ -159,26 +127,21 @@ async fn a_waiting_parent_hears_its_childs_ending_and_a_cancel_reaches_the_child
     let server = TestServer::start().await;
     let pb = server.playbook().await;
     let long = "do:\n  - nap:\n      wait: PT1H\n";
-    save(&server, &pb, "workflow", "long", &format!("{HEADER}{long}")).await;
+    server
+        .save_definition(&pb, "workflow", "long", &workflow(long))
+        .await;
     let waiter =
         "do:\n  - ask:\n      call: run_definition\n      with: { type: workflow, name: long }\n";
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "waiter",
-        &format!("{HEADER}{waiter}"),
-    )
-    .await;
+    server
+        .save_definition(&pb, "workflow", "waiter", &workflow(waiter))
+        .await;
     start(&server, &pb, "waiter", json!({"run_id": "w"})).await;
     // The child is recorded under an id derived from the parent, and goes on.
-    let child = loop {
+    let child = wait_for(Duration::from_secs(10), "the child run", || async {
         let runs = server.get(&format!("{pb}/runs?name=long")).await;
-        if let Some(child) = runs.body["runs"].as_array().unwrap().first() {
-            break child.clone();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        runs.body["runs"].as_array().unwrap().first().cloned()
+    })
+    .await;
     let child_id = child["run_id"].as_str().unwrap().to_owned();
     assert!(child_id.starts_with("w."), "{child_id}");
     // Cancelling the child ends it; its ending reaches the parent, which raises it.
@@ -198,19 +161,16 @@ async fn a_waiting_parent_hears_its_childs_ending_and_a_cancel_reaches_the_child
 
     // Cancelling the parent cancels the child it waits for, with the kind parent_ended.
     start(&server, &pb, "waiter", json!({"run_id": "v"})).await;
-    let child_id = loop {
+    let child_id = wait_for(Duration::from_secs(10), "the child run of v", || async {
         let runs = server.get(&format!("{pb}/runs?name=long")).await;
-        let found = runs.body["runs"]
+        runs.body["runs"]
             .as_array()
             .unwrap()
             .iter()
             .find(|r| r["run_id"].as_str().unwrap().starts_with("v."))
-            .map(|r| r["run_id"].as_str().unwrap().to_owned());
-        if let Some(found) = found {
-            break found;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+            .map(|r| r["run_id"].as_str().unwrap().to_owned())
+    })
+    .await;
     let reply = server.post(&format!("{pb}/runs/v/cancel"), json!({})).await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     let parent = server.ended(&pb, "v", Duration::from_secs(10)).await;

@@ -5,96 +5,33 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::TestServer;
+use common::{TestServer, WORKFLOW_HEADER, wait_for, workflow};
 use serde_json::{Value, json};
 
-const HEADER: &str =
-    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
+const TOTAL: &str = include_str!("data/sum-the-lines.yaml");
 
-const TOTAL: &str = r#"do:
-  - total:
-      for:
-        each: line
-        in: $data.lines
-      do:
-        - add:
-            set:
-              sum: ${ ($data.sum ?? 0) + $line.amount }
-"#;
+const WAIT_THEN_SET: &str = include_str!("data/wait-then-set.yaml");
 
-const WAIT_THEN_SET: &str = r#"do:
-  - pause:
-      wait: PT1S
-  - done:
-      set:
-        waited: true
-        seen: ${ $data.note }
-"#;
+const DAYS: &str = include_str!("data/days-in-a-month.md");
 
-const DAYS: &str = r#"---
-description: How many days a month has
-input:
-  schema:
-    type: object
-    required: [month]
-    properties:
-      month: { type: string, minLength: 7 }
----
-```ts
-export default function (input: { month: string }) {
-  const [year, month] = input.month.split("-").map(Number);
-  return { days: new Date(Date.UTC(year, month, 0)).getUTCDate() };
-}
-```
-"#;
-
-const CALLS: &str = r#"do:
-  - count:
-      call: run_definition
-      with:
-        type: computation
-        name: days
-        input: { month: '${ $data.month }' }
-      output:
-        as: '${ ({ month: $input.month, days: $data.days }) }'
-"#;
-
-async fn save(server: &TestServer, pb: &str, def_type: &str, name: &str, source: &str) {
-    let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": def_type, "name": name, "source": source, "diagram": "none"}),
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
-}
-
-async fn run(server: &TestServer, pb: &str, name: &str, body: Value) -> common::Reply {
-    server
-        .post(&format!("{pb}/definitions/workflow/{name}/runs"), body)
-        .await
-}
+const CALLS: &str = include_str!("data/count-the-days.yaml");
 
 #[tokio::test]
 async fn the_pages_for_example_adds_up_the_lines() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "total",
-        &format!("{HEADER}{TOTAL}"),
-    )
-    .await;
+    server
+        .save_definition(&pb, "workflow", "total", TOTAL)
+        .await;
     let input = json!({"lines": [{"amount": 120}, {"amount": 80}, {"amount": 45}]});
-    let reply = run(
-        &server,
-        &pb,
-        "total",
-        json!({"input": input, "run_id": "sum-1"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "workflow",
+            "total",
+            json!({"input": input, "run_id": "sum-1"}),
+        )
+        .await;
     assert_eq!(
         reply.status, 200,
         "ended before its first wait: {:#}",
@@ -103,32 +40,28 @@ async fn the_pages_for_example_adds_up_the_lines() {
     assert_eq!(reply.body["status"], "succeeded");
     assert_eq!(reply.body["output"], json!({"sum": 245}));
     // The story of the run is in its events.
-    let events = server.get(&format!("{pb}/events?run_id=sum-1")).await;
-    let types: Vec<&str> = events.body["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["type"].as_str().unwrap())
-        .collect();
+    let types = server.event_types(&pb, "sum-1").await;
     assert_eq!(types.first(), Some(&"run_started"));
     assert_eq!(types.last(), Some(&"run_succeeded"));
     assert!(types.contains(&"step_completed"), "{types:?}");
     // The same id and input give the run as it stands; another input is refused.
-    let again = run(
-        &server,
-        &pb,
-        "total",
-        json!({"input": input, "run_id": "sum-1"}),
-    )
-    .await;
+    let again = server
+        .start_run(
+            &pb,
+            "workflow",
+            "total",
+            json!({"input": input, "run_id": "sum-1"}),
+        )
+        .await;
     assert_eq!(again.body["output"], json!({"sum": 245}));
-    let other = run(
-        &server,
-        &pb,
-        "total",
-        json!({"input": {"lines": []}, "run_id": "sum-1"}),
-    )
-    .await;
+    let other = server
+        .start_run(
+            &pb,
+            "workflow",
+            "total",
+            json!({"input": {"lines": []}, "run_id": "sum-1"}),
+        )
+        .await;
     other.assert_problem(409, "conflict");
 }
 
@@ -136,22 +69,18 @@ async fn the_pages_for_example_adds_up_the_lines() {
 async fn a_wait_is_a_timer_and_the_run_goes_on_after_it() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "pause",
-        &format!("{HEADER}{WAIT_THEN_SET}"),
-    )
-    .await;
+    server
+        .save_definition(&pb, "workflow", "pause", WAIT_THEN_SET)
+        .await;
     let started = Instant::now();
-    let reply = run(
-        &server,
-        &pb,
-        "pause",
-        json!({"input": {"note": "hi"}, "run_id": "w-1"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "workflow",
+            "pause",
+            json!({"input": {"note": "hi"}, "run_id": "w-1"}),
+        )
+        .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     assert_eq!(reply.body["status"], "started");
     let run = server.ended(&pb, "w-1", Duration::from_secs(10)).await;
@@ -164,22 +93,20 @@ async fn a_wait_is_a_timer_and_the_run_goes_on_after_it() {
 async fn a_call_runs_the_function_and_hands_on_its_output() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    save(&server, &pb, "computation", "days", DAYS).await;
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "count",
-        &format!("{HEADER}{CALLS}"),
-    )
-    .await;
-    let reply = run(
-        &server,
-        &pb,
-        "count",
-        json!({"input": {"month": "2024-02"}, "run_id": "c-1"}),
-    )
-    .await;
+    server
+        .save_definition(&pb, "computation", "days", DAYS)
+        .await;
+    server
+        .save_definition(&pb, "workflow", "count", CALLS)
+        .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "workflow",
+            "count",
+            json!({"input": {"month": "2024-02"}, "run_id": "c-1"}),
+        )
+        .await;
     assert!(
         reply.status == 200 || reply.status == 202,
         "{:#}",
@@ -216,7 +143,14 @@ async fn run_ending(
     input: Value,
     run_id: &str,
 ) -> Value {
-    let reply = run(server, pb, name, json!({"input": input, "run_id": run_id})).await;
+    let reply = server
+        .start_run(
+            pb,
+            "workflow",
+            name,
+            json!({"input": input, "run_id": run_id}),
+        )
+        .await;
     assert!(reply.status != 500, "{:#}", reply.body);
     server.ended(pb, run_id, Duration::from_secs(10)).await
 }
@@ -225,9 +159,11 @@ async fn run_ending(
 async fn cancel_run_ends_a_waiting_workflow() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    let long = format!("{HEADER}do:\n  - pause:\n      wait: PT1H\n");
-    save(&server, &pb, "workflow", "long", &long).await;
-    let reply = run(&server, &pb, "long", json!({"run_id": "l-1"})).await;
+    let long = workflow("do:\n  - pause:\n      wait: PT1H\n");
+    server.save_definition(&pb, "workflow", "long", &long).await;
+    let reply = server
+        .start_run(&pb, "workflow", "long", json!({"run_id": "l-1"}))
+        .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     let cancel = server
         .post(
@@ -267,21 +203,17 @@ async fn a_waiting_run_outlasts_its_server() {
     )
     .await;
     let pb = first.playbook().await;
-    save(
-        &first,
-        &pb,
-        "workflow",
-        "pause",
-        &format!("{HEADER}{WAIT_THEN_SET}"),
-    )
-    .await;
-    let reply = run(
-        &first,
-        &pb,
-        "pause",
-        json!({"input": {"note": "kept"}, "run_id": "o-1"}),
-    )
-    .await;
+    first
+        .save_definition(&pb, "workflow", "pause", WAIT_THEN_SET)
+        .await;
+    let reply = first
+        .start_run(
+            &pb,
+            "workflow",
+            "pause",
+            json!({"input": {"note": "kept"}, "run_id": "o-1"}),
+        )
+        .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     first.handle.unwrap().stop().await.unwrap();
     let second = TestServer::start_on(
@@ -300,12 +232,16 @@ async fn a_waiting_run_outlasts_its_server() {
 async fn a_workflow_calls_a_workflow_and_its_overview_names_who_uses_it() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    let inner = format!("{HEADER}do:\n  - double:\n      set:\n        n: ${{ $data.n * 2 }}\n");
-    let outer = format!(
-        "{HEADER}do:\n  - twice:\n      call: run_definition\n      with:\n        type: workflow\n        name: inner\n        input: {{ n: '${{ $data.n }}' }}\n"
+    let inner = workflow("do:\n  - double:\n      set:\n        n: ${ $data.n * 2 }\n");
+    let outer = workflow(
+        "do:\n  - twice:\n      call: run_definition\n      with:\n        type: workflow\n        name: inner\n        input: { n: '${ $data.n }' }\n",
     );
-    save(&server, &pb, "workflow", "inner", &inner).await;
-    save(&server, &pb, "workflow", "outer", &outer).await;
+    server
+        .save_definition(&pb, "workflow", "inner", &inner)
+        .await;
+    server
+        .save_definition(&pb, "workflow", "outer", &outer)
+        .await;
     let got = server
         .get(&format!("{pb}/definitions/workflow/inner"))
         .await;
@@ -318,13 +254,14 @@ async fn a_workflow_calls_a_workflow_and_its_overview_names_who_uses_it() {
     let overview = got.body["overview"].as_str().unwrap();
     assert!(overview.contains("## Used by"), "{overview}");
     assert!(overview.contains("- The workflow outer."), "{overview}");
-    let reply = run(
-        &server,
-        &pb,
-        "outer",
-        json!({"input": {"n": 21}, "run_id": "nest"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "workflow",
+            "outer",
+            json!({"input": {"n": 21}, "run_id": "nest"}),
+        )
+        .await;
     assert!(
         reply.status == 200 || reply.status == 202,
         "{:#}",
@@ -365,34 +302,30 @@ async fn a_work_item_that_cannot_be_read_is_kept_and_counted() {
         )
         .await
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let metrics = server.get("/metrics").await;
-        let text = metrics.body.as_str().unwrap_or_default().to_owned();
-        if text.contains("auto_work_unreadable_total 1") {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{text}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for(
+        Duration::from_secs(10),
+        "an unreadable work item counted",
+        || async {
+            let metrics = server.get("/metrics").await;
+            let text = metrics.body.as_str().unwrap_or_default();
+            text.contains("auto_work_unreadable_total 1").then_some(())
+        },
+    )
+    .await;
     // Kept: still waiting, held by this server's lease.
     assert!(store.next_work_due().await.unwrap().is_some());
     // The server goes on with other work.
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "total",
-        &format!("{HEADER}{TOTAL}"),
-    )
-    .await;
-    let reply = run(
-        &server,
-        &pb,
-        "total",
-        json!({"input": {"lines": [{"amount": 1}]}, "run_id": "t-1"}),
-    )
-    .await;
+    server
+        .save_definition(&pb, "workflow", "total", TOTAL)
+        .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "workflow",
+            "total",
+            json!({"input": {"lines": [{"amount": 1}]}, "run_id": "t-1"}),
+        )
+        .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
 }
 
@@ -401,14 +334,9 @@ async fn a_work_item_that_cannot_be_read_is_kept_and_counted() {
 #[tokio::test]
 async fn a_run_recorded_without_its_first_step_is_started_by_the_next_server() {
     let (server, store, pb) = server_and_store().await;
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "total",
-        &format!("{HEADER}{TOTAL}"),
-    )
-    .await;
+    server
+        .save_definition(&pb, "workflow", "total", TOTAL)
+        .await;
     // What a server that stopped at that moment left: the start as work, and the run.
     let playbook = auto_store::PlaybookRef::new("acme", "main");
     let input = json!({"lines": [{"amount": 2}, {"amount": 3}]});
@@ -445,20 +373,30 @@ async fn a_workflow_runs_input_is_at_most_256_kib() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
     let echo = "do:\n  - keep:\n      set:\n        n: ${ $data.length }\n";
-    save(&server, &pb, "workflow", "echo", &format!("{HEADER}{echo}")).await;
+    server
+        .save_definition(&pb, "workflow", "echo", &workflow(echo))
+        .await;
     // A text of n characters is n + 2 bytes as JSON.
     let at = json!("x".repeat(262_144 - 2));
-    let reply = run(&server, &pb, "echo", json!({"input": at, "run_id": "in-1"})).await;
+    let reply = server
+        .start_run(
+            &pb,
+            "workflow",
+            "echo",
+            json!({"input": at, "run_id": "in-1"}),
+        )
+        .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     assert_eq!(reply.body["output"], json!({"n": 262_142}));
     let past = json!("x".repeat(262_144 - 1));
-    let reply = run(
-        &server,
-        &pb,
-        "echo",
-        json!({"input": past, "run_id": "in-2"}),
-    )
-    .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "workflow",
+            "echo",
+            json!({"input": past, "run_id": "in-2"}),
+        )
+        .await;
     let problem = reply.assert_problem(422, "invalid_input");
     assert_eq!(problem["title"], "The workflow echo refused its input");
     assert_eq!(
@@ -484,28 +422,22 @@ async fn a_retry_that_would_start_past_its_limit_duration_does_not_start() {
     let pb = server.playbook().await;
     // The retry would start 2 seconds after the first attempt, at the limit: it does not, and
     // the catch's do runs at once, so the run ends within its request.
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "at",
-        &format!("{HEADER}{}", retry_within("PT2S")),
-    )
-    .await;
-    let reply = run(&server, &pb, "at", json!({"run_id": "rt-1"})).await;
+    server
+        .save_definition(&pb, "workflow", "at", &workflow(&retry_within("PT2S")))
+        .await;
+    let reply = server
+        .start_run(&pb, "workflow", "at", json!({"run_id": "rt-1"}))
+        .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     assert_eq!(reply.body["output"], json!({"gave_up": true}));
     // A millisecond more: the retry starts, fails again, and none follows it.
     let within = "{ seconds: 2, milliseconds: 1 }";
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "within",
-        &format!("{HEADER}{}", retry_within(within)),
-    )
-    .await;
-    let reply = run(&server, &pb, "within", json!({"run_id": "rt-2"})).await;
+    server
+        .save_definition(&pb, "workflow", "within", &workflow(&retry_within(within)))
+        .await;
+    let reply = server
+        .start_run(&pb, "workflow", "within", json!({"run_id": "rt-2"}))
+        .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     let run = server.ended(&pb, "rt-2", Duration::from_secs(10)).await;
     assert_eq!(run["status"], "succeeded", "{run:#}");
@@ -538,8 +470,12 @@ async fn a_run_whose_version_no_longer_parses_ends_failed() {
     .await;
     let pb = first.playbook().await;
     let body = "do:\n  - pause:\n      wait: PT1S\n  - long:\n      wait: P40D\n";
-    save(&first, &pb, "workflow", "long", &format!("{HEADER}{body}")).await;
-    let reply = run(&first, &pb, "long", json!({"run_id": "np-1"})).await;
+    first
+        .save_definition(&pb, "workflow", "long", &workflow(body))
+        .await;
+    let reply = first
+        .start_run(&pb, "workflow", "long", json!({"run_id": "np-1"}))
+        .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     first.handle.unwrap().stop().await.unwrap();
     let second = TestServer::start_on(
@@ -568,7 +504,9 @@ async fn a_run_whose_version_no_longer_parses_ends_failed() {
         .collect();
     assert_eq!(facts.len(), 1, "{facts:#?}");
     // "Running it again with the id of a run that ... failed, is refused with conflict".
-    let again = run(&second, &pb, "long", json!({"run_id": "np-1"})).await;
+    let again = second
+        .start_run(&pb, "workflow", "long", json!({"run_id": "np-1"}))
+        .await;
     let problem = again.assert_problem(409, "conflict");
     assert_eq!(
         problem["detail"],
@@ -600,8 +538,12 @@ async fn then_end_inside_a_loop_ends_the_run_with_the_current_output() {
 output:
   as: '${ ({ ...$data, shaped: true }) }'
 "#;
-    save(&server, &pb, "workflow", "stop", &format!("{HEADER}{body}")).await;
-    let reply = run(&server, &pb, "stop", json!({"run_id": "end-1"})).await;
+    server
+        .save_definition(&pb, "workflow", "stop", &workflow(body))
+        .await;
+    let reply = server
+        .start_run(&pb, "workflow", "stop", json!({"run_id": "end-1"}))
+        .await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     // The third and fourth items never ran, nor did the task after the loop; the document's
     // output.as still shapes the output.
@@ -634,8 +576,12 @@ async fn a_competing_fork_whose_branches_all_fail_raises_the_first_branchs_error
   - after:
       set: { after: true }
 "#;
-    save(&server, &pb, "workflow", "race", &format!("{HEADER}{body}")).await;
-    let reply = run(&server, &pb, "race", json!({"run_id": "race-1"})).await;
+    server
+        .save_definition(&pb, "workflow", "race", &workflow(body))
+        .await;
+    let reply = server
+        .start_run(&pb, "workflow", "race", json!({"run_id": "race-1"}))
+        .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     let raced = server.ended(&pb, "race-1", Duration::from_secs(10)).await;
     assert_eq!(raced["status"], "rejected", "{raced:#}");
@@ -649,15 +595,12 @@ async fn a_competing_fork_whose_branches_all_fail_raises_the_first_branchs_error
         "raise:\n                      error: { type: https://example.com/slow, status: 503, title: The slow branch failed }",
         "set: { won: slow }",
     );
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "race-won",
-        &format!("{HEADER}{wins}"),
-    )
-    .await;
-    let reply = run(&server, &pb, "race-won", json!({"run_id": "race-2"})).await;
+    server
+        .save_definition(&pb, "workflow", "race-won", &workflow(wins))
+        .await;
+    let reply = server
+        .start_run(&pb, "workflow", "race-won", json!({"run_id": "race-2"}))
+        .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     let raced = server.ended(&pb, "race-2", Duration::from_secs(10)).await;
     assert_eq!(raced["status"], "succeeded", "{raced:#}");
@@ -670,13 +613,19 @@ async fn the_id_of_an_unavailable_workflow_run_is_not_run_again() {
     let pb = server.playbook().await;
     let raise = |status: u16| {
         format!(
-            "{HEADER}do:\n  - stop:\n      raise:\n        error: {{ type: https://example.com/stop, status: {status}, title: Stopped }}\n"
+            "{WORKFLOW_HEADER}do:\n  - stop:\n      raise:\n        error: {{ type: https://example.com/stop, status: {status}, title: Stopped }}\n"
         )
     };
-    save(&server, &pb, "workflow", "down", &raise(503)).await;
-    let first = run(&server, &pb, "down", json!({"run_id": "u-1"})).await;
+    server
+        .save_definition(&pb, "workflow", "down", &raise(503))
+        .await;
+    let first = server
+        .start_run(&pb, "workflow", "down", json!({"run_id": "u-1"}))
+        .await;
     first.assert_problem(503, "unavailable");
-    let again = run(&server, &pb, "down", json!({"run_id": "u-1"})).await;
+    let again = server
+        .start_run(&pb, "workflow", "down", json!({"run_id": "u-1"}))
+        .await;
     let problem = again.assert_problem(409, "conflict");
     assert_eq!(problem["title"], "The run id is used");
     assert_eq!(
@@ -684,10 +633,16 @@ async fn the_id_of_an_unavailable_workflow_run_is_not_run_again() {
         "The workflow run u-1 ended rejected and a workflow runs once for each run id; start a new run under a new run id."
     );
     // A run rejected for another reason is given as it ended.
-    save(&server, &pb, "workflow", "refuses", &raise(400)).await;
-    let first = run(&server, &pb, "refuses", json!({"run_id": "u-2"})).await;
+    server
+        .save_definition(&pb, "workflow", "refuses", &raise(400))
+        .await;
+    let first = server
+        .start_run(&pb, "workflow", "refuses", json!({"run_id": "u-2"}))
+        .await;
     first.assert_problem(422, "invalid_input");
-    let again = run(&server, &pb, "refuses", json!({"run_id": "u-2"})).await;
+    let again = server
+        .start_run(&pb, "workflow", "refuses", json!({"run_id": "u-2"}))
+        .await;
     again.assert_problem(422, "invalid_input");
 }
 
@@ -704,15 +659,12 @@ async fn a_start_the_store_cannot_take_is_unavailable_and_a_child_it_cannot_star
     )
     .await;
     let pb = server.playbook().await;
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "blocked",
-        &format!("{HEADER}{TOTAL}"),
-    )
-    .await;
-    save(&server, &pb, "computation", "days", DAYS).await;
+    server
+        .save_definition(&pb, "workflow", "blocked", TOTAL)
+        .await;
+    server
+        .save_definition(&pb, "computation", "days", DAYS)
+        .await;
     let caller = r#"do:
   - count:
       try:
@@ -729,18 +681,15 @@ async fn a_start_the_store_cannot_take_is_unavailable_and_a_child_it_cannot_star
                 status: '${ $error.status }'
                 title: '${ $error.title }'
 "#;
-    save(
-        &server,
-        &pb,
-        "workflow",
-        "caller",
-        &format!("{HEADER}{caller}"),
-    )
-    .await;
+    server
+        .save_definition(&pb, "workflow", "caller", &workflow(caller))
+        .await;
     failing.refuse_starts_of("blocked");
     failing.refuse_starts_of("days");
     // "A start the server cannot take at that moment is refused unavailable".
-    let reply = run(&server, &pb, "blocked", json!({"run_id": "b-1"})).await;
+    let reply = server
+        .start_run(&pb, "workflow", "blocked", json!({"run_id": "b-1"}))
+        .await;
     let problem = reply.assert_problem(503, "unavailable");
     assert_eq!(problem["title"], "The workflow blocked cannot start now");
     assert_eq!(
@@ -752,7 +701,9 @@ async fn a_start_the_store_cannot_take_is_unavailable_and_a_child_it_cannot_star
         .await
         .assert_problem(404, "not_found");
     // A child the server cannot start "could not be reached": communication, 503.
-    let reply = run(&server, &pb, "caller", json!({"run_id": "c-1"})).await;
+    let reply = server
+        .start_run(&pb, "workflow", "caller", json!({"run_id": "c-1"}))
+        .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     let ended_run = server.ended(&pb, "c-1", Duration::from_secs(10)).await;
     assert_eq!(ended_run["status"], "succeeded", "{ended_run:#}");

@@ -9,75 +9,20 @@ mod common;
 use std::time::{Duration, Instant};
 
 use auto_testkit::{McpDouble, ProviderDouble, ProviderKind, Reply, ScriptedToolCall};
-use common::TestServer;
+use common::{TestServer, workflow};
 use serde_json::{Value, json};
 
-const HEADER: &str =
-    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
-
 /// A reasoning function that may look things up in the graph.
-const FINDER: &str =
-    "---\nmodel: anthropic/claude-sonnet-4-5\ntools: [graph/lookup]\n---\nFind {{ input.q }}.\n";
+const FINDER: &str = include_str!("data/find-with-the-graph.md");
 
 /// An interaction that calls the tool `echo` once, which answers its arguments.
-const ASK_ECHO: &str = r#"---
-description: Finds the owner of an account
-tool: graph/echo
-arguments: '{"account": {{ input.account | json }}}'
-input:
-  schema:
-    type: object
-    required: [account]
-    properties:
-      account: { type: string }
-output:
-  schema:
-    type: object
-    required: [account]
-    properties:
-      account: { type: string }
----
-Finds the owner.
-"#;
+const ASK_ECHO: &str = include_str!("data/ask-the-echo-tool.md");
 
 /// Finds, then asks the tool interaction with what was found.
-const FIND_THEN_ASK: &str = r#"do:
-  - find:
-      call: run_definition
-      with:
-        type: reasoning
-        name: finder
-        input: { q: '${ $data.q }' }
-  - ask:
-      call: run_definition
-      with:
-        type: interaction
-        name: ask-echo
-        input: { account: '${ $data }' }
-"#;
+const FIND_THEN_ASK: &str = include_str!("data/find-then-ask.yaml");
 
 /// Finds, and hands on how the finder's run ended when it could not finish its tools.
-const FIND_CAUGHT: &str = r#"do:
-  - find:
-      try:
-        - look:
-            call: run_definition
-            with:
-              type: reasoning
-              name: finder
-              input: { q: '${ $data.q }' }
-      catch:
-        errors:
-          with: { type: https://on.auto/problems/tools_unfinished }
-        as: unfinished
-        do:
-          - tell:
-              set:
-                type: '${ $unfinished.type }'
-                status: '${ $unfinished.status }'
-                kind: '${ $unfinished.kind }'
-                because: '${ $unfinished.because }'
-"#;
+const FIND_CAUGHT: &str = include_str!("data/find-with-errors-caught.yaml");
 
 struct Setup {
     provider: ProviderDouble,
@@ -111,23 +56,16 @@ async fn setup() -> Setup {
         server,
         pb,
     };
-    s.save("reasoning", "finder", FINDER).await;
-    s.save("interaction", "ask-echo", ASK_ECHO).await;
+    s.server
+        .save_definition(&s.pb, "reasoning", "finder", FINDER)
+        .await;
+    s.server
+        .save_definition(&s.pb, "interaction", "ask-echo", ASK_ECHO)
+        .await;
     s
 }
 
 impl Setup {
-    async fn save(&self, def_type: &str, name: &str, source: &str) {
-        let reply = self
-            .server
-            .post(
-                &format!("{}/definitions", self.pb),
-                json!({"type": def_type, "name": name, "source": source, "diagram": "none"}),
-            )
-            .await;
-        assert_eq!(reply.status, 201, "{:#}", reply.body);
-    }
-
     async fn start(&self, name: &str, run_id: &str, input: Value) {
         let reply = self
             .server
@@ -164,12 +102,9 @@ impl Setup {
 #[tokio::test]
 async fn a_workflow_calls_a_tool_calling_function_and_a_tool_interaction() {
     let s = setup().await;
-    s.save(
-        "workflow",
-        "find-then-ask",
-        &format!("{HEADER}{FIND_THEN_ASK}"),
-    )
-    .await;
+    s.server
+        .save_definition(&s.pb, "workflow", "find-then-ask", FIND_THEN_ASK)
+        .await;
     s.provider.script([
         Reply::ToolCalls(vec![tool_call("c1", "graph__lookup", json!({"q": "acme"}))]),
         Reply::Text("a-42".into()),
@@ -197,9 +132,11 @@ async fn a_workflow_calls_a_tool_calling_function_and_a_tool_interaction() {
 #[tokio::test]
 async fn a_child_whose_tools_are_unfinished_raises_its_own_type_to_the_workflow() {
     let s = setup().await;
-    s.save("workflow", "caught", &format!("{HEADER}{FIND_CAUGHT}"))
+    s.server
+        .save_definition(&s.pb, "workflow", "caught", FIND_CAUGHT)
         .await;
-    s.save("workflow", "uncaught", &format!("{HEADER}{FIND_THEN_ASK}"))
+    s.server
+        .save_definition(&s.pb, "workflow", "uncaught", FIND_THEN_ASK)
         .await;
     // The lookup is read-only, and the model then fails for good: tools_unfinished.
     let unfinished = || {
@@ -249,7 +186,9 @@ export default function (input: {}) {
 }
 ```
 "#;
-    s.save("computation", "slow", slow).await;
+    s.server
+        .save_definition(&s.pb, "computation", "slow", slow)
+        .await;
     let body = r#"do:
   - work:
       try:
@@ -266,7 +205,8 @@ export default function (input: {}) {
                 kind: '${ $error.kind }'
                 detail: '${ $error.detail }'
 "#;
-    s.save("workflow", "bounded", &format!("{HEADER}{body}"))
+    s.server
+        .save_definition(&s.pb, "workflow", "bounded", &workflow(&body))
         .await;
     let started = Instant::now();
     s.start("bounded", "cb-1", json!({})).await;

@@ -13,19 +13,18 @@ const IF_INPUT: &str = include_str!("../../auto-engine/tests/workflow/014-if-inp
 async fn the_page_example_is_saved_with_its_overview() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
-    let reply = server
-        .post(&format!("{pb}/definitions"), json!({"type": "workflow", "name": "review-and-approve", "source": PAGE_EXAMPLE, "diagram": "none"}))
+    let saved = server
+        .save_definition(&pb, "workflow", "review-and-approve", PAGE_EXAMPLE)
         .await;
-    assert_eq!(reply.status, 201, "{:#}", reply.body);
     assert_eq!(
-        reply.body["description"],
+        saved["description"],
         "Reviews a campaign brief, then asks its owner to approve the review."
     );
-    let overview = reply.body["overview"].as_str().unwrap();
+    let overview = saved["overview"].as_str().unwrap();
     assert!(overview.contains("review-campaign-brief"), "{overview}");
     assert!(overview.contains("flowchart"), "{overview}");
-    assert_eq!(reply.body["triggers"], json!([]));
-    assert_eq!(reply.body["triggers_since"], json!(null));
+    assert_eq!(saved["triggers"], json!([]));
+    assert_eq!(saved["triggers_since"], json!(null));
 }
 
 #[tokio::test]
@@ -33,10 +32,7 @@ async fn a_refusal_reads_as_the_workflow_page_shows_it() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
     let reply = server
-        .post(
-            &format!("{pb}/definitions"),
-            json!({"type": "workflow", "name": "case", "source": IF_INPUT, "diagram": "none"}),
-        )
+        .post_definition(&pb, "workflow", "case", IF_INPUT)
         .await;
     let problem = reply.assert_problem(422, "invalid_input");
     assert_eq!(

@@ -14,9 +14,13 @@
 //!
 //! [`mcp_python`] and [`mcp_inspector`] find the MCP project's own clients (the Python SDK,
 //! the Inspector's CLI), to drive the runtime's MCP server as users' agents do.
+//!
+//! [`harness`] is the HTTP side of the server's and the binary's end-to-end tests: a client of
+//! a running server that saves definitions, runs them and waits for their ending.
 
 mod aimock;
 mod everything;
+pub mod harness;
 mod mcp;
 mod mcp_clients;
 mod provider;

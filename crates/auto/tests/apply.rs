@@ -9,38 +9,13 @@ use std::path::Path;
 use common::{Server, auto, code, json_of, serve, stderr, stdout};
 use serde_json::Value;
 
-const MONTH_WINDOW: &str = r#"---
-description: The first and last day of a month
-input:
-  schema:
-    type: object
-    required: [month]
-    properties:
-      month: { type: string, minLength: 7 }
----
-```ts
-export default function (input: { month: string }) {
-  const [year, month] = input.month.split("-").map(Number);
-  const last = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  return { first: `${input.month}-01`, last: `${input.month}-${String(last).padStart(2, "0")}` };
-}
-```
-"#;
+const MONTH_WINDOW: &str = include_str!("data/month-window.md");
 
-const DAYS: &str = r#"---
-description: How many days a month has, in words
----
-```ts
-export default function (input: { month: string }) {
-  const [year, month] = input.month.split("-").map(Number);
-  return `${input.month} has ${new Date(Date.UTC(year, month, 0)).getUTCDate()} days`;
-}
-```
-"#;
+const DAYS: &str = include_str!("data/days-in-a-month-in-words.md");
 
-const GREET: &str = "---\ndescription: Greets\nmodel: openai/gpt-5\n---\nHello {{ input.name }}\n";
+const GREET: &str = include_str!("data/greet.md");
 
-const PAUSE: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: pause\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT1S\n  - done:\n      set:\n        seen: ${ $data.note }\n";
+const PAUSE: &str = include_str!("data/pause-then-keep-the-note.yaml");
 
 const OVERVIEW: &str = "Gives the first and last day of a month, for reports.\n";
 

@@ -8,24 +8,7 @@ use std::process::Command;
 
 use common::{AUTO, auto, code, json_of, serve};
 
-const EXAMPLE: &str = "---
-description: Reviews a campaign brief against the team's criteria
-model: anthropic/claude-sonnet-4-5
-config:
-  max_output_tokens: 800
-input:
-  schema:
-    type: object
-    properties:
-      brief: { type: string }
-      criteria: { type: string }
-    required: [brief, criteria]
----
-
-{% system %}Review the brief using the supplied criteria. Identify missing evidence. Do not invent facts.{% endsystem %}
-Brief: {{ input.brief }}
-Criteria: {{ input.criteria }}
-";
+const EXAMPLE: &str = include_str!("data/review-brief-page-example.md");
 
 #[test]
 fn a_playbook_is_managed_from_the_shell() {

@@ -3,56 +3,70 @@
 //! ends `conflict`, kind `effect_unknown`, with `because: "call_outcome_unknown"`, and the tool
 //! server's own log shows the tool called once.
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
+use std::time::Duration;
+
+use auto_testkit::harness;
 use auto_testkit::{McpDouble, ProviderDouble, ProviderKind, Reply, ScriptedToolCall};
+use common::{PLAYBOOK_PATH, Server, serve_in, wait_for};
 use serde_json::{Value, json};
 
-const AUTO: &str = env!("CARGO_BIN_EXE_auto");
+const NOTER: &str = include_str!("data/note-with-the-writing-tool.md");
 
-const NOTER: &str =
-    "---\nmodel: anthropic/claude-sonnet-4-5\ntools: [notes/write]\n---\nNote {{ input.q }}.\n";
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
-    listener.local_addr().expect("an address").port()
+/// The request of a run of `run_id` with the input `{"q": "x"}`.
+fn request(run_id: &str) -> Value {
+    json!({"input": {"q": "x"}, "run_id": run_id})
 }
 
-fn serve(dir: &std::path::Path, port: u16) -> Child {
-    Command::new(AUTO)
-        .args([
-            "serve",
-            "--config",
-            "auto.toml",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("auto serve starts")
+/// Starts a server on `dir`, saves the reasoning function `name`, starts a run of it
+/// (`request(run_id)`) and kills the server with SIGKILL once the tool server has had `calls`
+/// calls, cutting the run off.
+async fn cut_off(
+    dir: &std::path::Path,
+    mcp: &McpDouble,
+    name: &str,
+    source: &str,
+    run_id: &str,
+    calls: usize,
+) {
+    let mut first = serve_in(dir, &[]);
+    let api = first.client();
+    let pb = api.playbook().await;
+    api.save_definition(&pb, "reasoning", name, source).await;
+    let cut_off = {
+        let runs = format!("{}{pb}/definitions/reasoning/{name}/runs", api.url);
+        let (http, request) = (api.http.clone(), request(run_id));
+        tokio::spawn(async move { http.post(runs).json(&request).send().await })
+    };
+    // The tool calls are under way at the tool server: the server is killed now.
+    assert_eq!(
+        mcp.wait_for_calls(calls, Duration::from_secs(30))
+            .await
+            .len(),
+        calls
+    );
+    first.kill();
+    assert!(cut_off.await.expect("the client task").is_err());
 }
 
-async fn wait_healthy(http: &reqwest::Client, base: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if let Ok(reply) = http.get(format!("{base}/healthz")).send().await
-            && reply.status().is_success()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{base} was not healthy within 30 s");
-}
-
-async fn post(http: &reqwest::Client, url: String, body: Value) -> (u16, Value) {
-    let reply = http.post(url).json(&body).send().await.expect("a reply");
-    let status = reply.status().as_u16();
-    (status, reply.json().await.unwrap_or(Value::Null))
+/// Starts the next server on `dir` and asks for the run until no other attempt may be going
+/// on with it; gives the server and that answer.
+async fn asked_again(dir: &std::path::Path, name: &str, run_id: &str) -> (Server, harness::Reply) {
+    let second = serve_in(dir, &[]);
+    let api = second.client();
+    let answer = wait_for(
+        Duration::from_secs(60),
+        "the run taken up again",
+        || async {
+            let reply = api
+                .start_run(PLAYBOOK_PATH, "reasoning", name, request(run_id))
+                .await;
+            (reply.body["kind"] != "taken").then_some(reply)
+        },
+    )
+    .await;
+    (second, answer)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -75,70 +89,9 @@ async fn a_tool_call_that_writes_cut_off_by_sigkill_is_never_made_again() {
     )
     .expect("the configuration");
     std::fs::write(dir.path().join("key"), "sk-ant-crash-tools").expect("the key");
-    let http = reqwest::Client::new();
-
-    let port = free_port();
-    let mut first = serve(dir.path(), port);
-    let base = format!("http://127.0.0.1:{port}");
-    wait_healthy(&http, &base).await;
-    assert_eq!(
-        post(&http, format!("{base}/v1/orgs"), json!({"id": "acme"}))
-            .await
-            .0,
-        201
-    );
-    let pb_path = "/v1/orgs/acme/playbooks/main";
-    assert_eq!(
-        post(
-            &http,
-            format!("{base}/v1/orgs/acme/playbooks"),
-            json!({"id": "main"})
-        )
-        .await
-        .0,
-        201
-    );
-    let (status, body) = post(
-        &http,
-        format!("{base}{pb_path}/definitions"),
-        json!({"type": "reasoning", "name": "noter", "source": NOTER, "diagram": "none"}),
-    )
-    .await;
-    assert_eq!(status, 201, "{body:#}");
-    let request = json!({"input": {"q": "x"}, "run_id": "crash-tools-1"});
-    let cut_off = {
-        let (http, url, request) = (
-            http.clone(),
-            format!("{base}{pb_path}/definitions/reasoning/noter/runs"),
-            request.clone(),
-        );
-        tokio::spawn(async move { http.post(url).json(&request).send().await })
-    };
-    // The tool call is under way at the tool server: the server is killed now.
-    let calls = mcp.wait_for_calls(1, Duration::from_secs(30)).await;
-    assert_eq!(calls.len(), 1);
-    first.kill().expect("SIGKILL");
-    first.wait().expect("the killed server's status");
-    assert!(cut_off.await.expect("the client task").is_err());
-
-    let port = free_port();
-    let mut second = serve(dir.path(), port);
-    let base = format!("http://127.0.0.1:{port}");
-    wait_healthy(&http, &base).await;
-    let runs = format!("{base}{pb_path}/definitions/reasoning/noter/runs");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let body = loop {
-        let (status, body) = post(&http, runs.clone(), request.clone()).await;
-        if body["kind"] != "taken" {
-            assert_eq!(status, 409, "{body:#}");
-            break body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run was never taken up again"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
+    cut_off(dir.path(), &mcp, "noter", NOTER, "crash-tools-1", 1).await;
+    let (mut second, answer) = asked_again(dir.path(), "noter", "crash-tools-1").await;
+    let body = answer.assert_problem(409, "conflict").clone();
     assert_eq!(body["kind"], "effect_unknown", "{body:#}");
     assert_eq!(body["because"], "call_outcome_unknown", "{body:#}");
     assert!(
@@ -151,33 +104,32 @@ async fn a_tool_call_that_writes_cut_off_by_sigkill_is_never_made_again() {
     // The tool server's own log: the tool that writes was called once, never again.
     assert_eq!(mcp.calls().len(), 1);
     // The call has its ending, and the model was asked once.
-    let events: Value = http
-        .get(format!("{base}{pb_path}/events?run_id=crash-tools-1"))
-        .send()
-        .await
-        .expect("events")
-        .json()
-        .await
-        .expect("JSON");
-    let failed = events["events"]
-        .as_array()
-        .and_then(|e| e.iter().find(|e| e["type"] == "tool_call_failed"))
+    let api = second.client();
+    let events = api.events(PLAYBOOK_PATH, "run_id=crash-tools-1").await;
+    let failed = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_failed")
         .expect("the interrupted call");
     assert_eq!(failed["data"]["because"], "interrupted");
     assert_eq!(failed["data"]["number"], 1);
     assert_eq!(double.requests().len(), 1);
 
     // Asked again, the same run id never runs that work again.
-    let (status, again) = post(&http, runs, request).await;
-    assert_eq!(status, 409, "{again:#}");
-    assert_eq!(again["kind"], "tools_called", "{again:#}");
+    let again = api
+        .start_run(
+            PLAYBOOK_PATH,
+            "reasoning",
+            "noter",
+            request("crash-tools-1"),
+        )
+        .await;
+    assert_eq!(again.status, 409, "{:#}", again.body);
+    assert_eq!(again.body["kind"], "tools_called", "{:#}", again.body);
     assert_eq!(mcp.calls().len(), 1);
-    second.kill().expect("stop");
-    let _ = second.wait();
+    second.kill();
 }
 
-const READER: &str =
-    "---\nmodel: anthropic/claude-sonnet-4-5\ntools: [notes/lookup]\n---\nFind {{ input.q }}.\n";
+const READER: &str = include_str!("data/find-with-the-lookup-tool.md");
 
 /// Killed in the middle of a read-only call, the run goes on after a restart: the answered call
 /// of the step is given back to the model, the read-only call without an answer is made again
@@ -209,62 +161,12 @@ async fn a_read_only_call_cut_off_by_sigkill_is_made_again_and_the_run_answers()
     )
     .expect("the configuration");
     std::fs::write(dir.path().join("key"), "sk-ant-crash-tools").expect("the key");
-    let http = reqwest::Client::new();
-    let port = free_port();
-    let mut first = serve(dir.path(), port);
-    let base = format!("http://127.0.0.1:{port}");
-    wait_healthy(&http, &base).await;
-    post(&http, format!("{base}/v1/orgs"), json!({"id": "acme"})).await;
-    post(
-        &http,
-        format!("{base}/v1/orgs/acme/playbooks"),
-        json!({"id": "main"}),
-    )
-    .await;
-    let pb_path = "/v1/orgs/acme/playbooks/main";
-    let (status, body) = post(
-        &http,
-        format!("{base}{pb_path}/definitions"),
-        json!({"type": "reasoning", "name": "reader", "source": READER, "diagram": "none"}),
-    )
-    .await;
-    assert_eq!(status, 201, "{body:#}");
-    let request = json!({"input": {"q": "x"}, "run_id": "crash-tools-2"});
-    let cut_off = {
-        let (http, url, request) = (
-            http.clone(),
-            format!("{base}{pb_path}/definitions/reasoning/reader/runs"),
-            request.clone(),
-        );
-        tokio::spawn(async move { http.post(url).json(&request).send().await })
-    };
-    assert_eq!(
-        mcp.wait_for_calls(2, Duration::from_secs(30)).await.len(),
-        2
-    );
-    first.kill().expect("SIGKILL");
-    first.wait().expect("the killed server's status");
-    assert!(cut_off.await.expect("the client task").is_err());
+    cut_off(dir.path(), &mcp, "reader", READER, "crash-tools-2", 2).await;
 
     double.script([Reply::Text("Found both.".into())]);
-    let port = free_port();
-    let mut second = serve(dir.path(), port);
-    let base = format!("http://127.0.0.1:{port}");
-    wait_healthy(&http, &base).await;
-    let runs = format!("{base}{pb_path}/definitions/reasoning/reader/runs");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let body = loop {
-        let (status, body) = post(&http, runs.clone(), request.clone()).await;
-        if body["kind"] != "taken" {
-            assert_eq!(status, 200, "{body:#}");
-            break body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run was never taken up again"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
+    let (mut second, answer) = asked_again(dir.path(), "reader", "crash-tools-2").await;
+    assert_eq!(answer.status, 200, "{:#}", answer.body);
+    let body = answer.body;
     assert_eq!(body["output"], "Found both.");
     // The answered call was not made again; the cut-off read-only call was, once.
     let made: Vec<Value> = mcp
@@ -278,17 +180,11 @@ async fn a_read_only_call_cut_off_by_sigkill_is_made_again_and_the_run_answers()
     assert_eq!(requests.len(), 2);
     let sent = requests[1].body["messages"].to_string();
     assert!(sent.contains(r#"lookup: {\"q\":\"first\"}"#), "{sent}");
-    let events: Value = http
-        .get(format!("{base}{pb_path}/events?run_id=crash-tools-2"))
-        .send()
-        .await
-        .expect("events")
-        .json()
-        .await
-        .expect("JSON");
-    let tool_events: Vec<(String, u64)> = events["events"]
-        .as_array()
-        .expect("events")
+    let events = second
+        .client()
+        .events(PLAYBOOK_PATH, "run_id=crash-tools-2")
+        .await;
+    let tool_events: Vec<(String, u64)> = events
         .iter()
         .filter(|e| {
             e["type"]
@@ -313,6 +209,5 @@ async fn a_read_only_call_cut_off_by_sigkill_is_made_again_and_the_run_answers()
             ("tool_call_failed".to_owned(), 3),
         ]
     );
-    second.kill().expect("stop");
-    let _ = second.wait();
+    second.kill();
 }

@@ -6,9 +6,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{auto, json_of, stdout};
+use common::{auto, json_of, stdout, wait_for_blocking};
 use serde_json::{Value, json};
 
 fn docs() -> PathBuf {
@@ -216,13 +216,8 @@ fn the_computation_workflow_and_interaction_guides_run_as_written() {
 
 /// Reads the run with `auto runs get` until it has ended.
 fn ended(server: &common::Server, run_id: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    wait_for_blocking(Duration::from_secs(30), "the run's end", || {
         let run = ok(server, &["runs", "get", run_id]);
-        if run["status"] != "started" {
-            return run;
-        }
-        assert!(Instant::now() < deadline, "the run did not end: {run:#}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        (run["status"] != "started").then_some(run)
+    })
 }

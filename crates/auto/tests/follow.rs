@@ -9,23 +9,13 @@ use std::process::Stdio;
 
 use common::{Server, auto, auto_command, code, json_of, serve, stderr, stdout};
 
-const MONTH_WINDOW: &str = r#"---
-description: The first and last day of a month
----
-```ts
-export default function (input: { month: string }) {
-  if (!/^\d{4}-\d{2}$/.test(input.month)) throw new Error(`${input.month} is not a month`);
-  const [year, month] = input.month.split("-").map(Number);
-  return { last: new Date(Date.UTC(year, month, 0)).getUTCDate() };
-}
-```
-"#;
+const MONTH_WINDOW: &str = include_str!("data/last-day-of-a-month.md");
 
-const PAUSE: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: pause\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT1S\n  - done:\n      set:\n        seen: ${ $data.note }\n";
+const PAUSE: &str = include_str!("data/pause-then-keep-the-note.yaml");
 
-const SLOW: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: slow\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT2S\n  - done:\n      set:\n        done: true\n";
+const SLOW: &str = include_str!("data/wait-two-seconds.yaml");
 
-const GIVE_UP: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: give-up\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT1S\n  - give-up:\n      raise:\n        error:\n          type: https://example.com/errors/gave-up\n          status: 503\n          title: The work could not be done\n";
+const GIVE_UP: &str = include_str!("data/wait-then-give-up.yaml");
 
 /// A server with the org acme, the playbook main and the definitions saved with `auto apply`.
 fn saved() -> Server {

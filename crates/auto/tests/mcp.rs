@@ -2,14 +2,15 @@
 //! its own, listing the tools and running calls as `local`, with the workflow scheduler running
 //! beside them.
 
+mod common;
+
+use common::{AUTO, wait_for};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::process::Command;
-
-const AUTO: &str = env!("CARGO_BIN_EXE_auto");
 
 async fn start(dir: &std::path::Path, scope: &[&str]) -> RunningService<RoleClient, ()> {
     let mut command = Command::new(AUTO);
@@ -73,7 +74,7 @@ async fn auto_mcp_serves_the_tools_over_stdio() {
 }
 
 /// A workflow that waits a second, then sets its output.
-const WAITS: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: waits\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT1S\n  - done:\n      set:\n        waited: true\n";
+const WAITS: &str = include_str!("data/wait-a-second.yaml");
 
 #[tokio::test]
 async fn a_workflow_that_waits_goes_on_while_auto_mcp_serves() {
@@ -109,18 +110,12 @@ async fn a_workflow_that_waits_goes_on_while_auto_mcp_serves() {
     .await;
     assert_eq!(started["status"], json!("started"), "{started:#}");
     // The timer is work in the store: only a scheduler claims it, and `auto mcp` runs one.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let run = loop {
+    let within = std::time::Duration::from_secs(30);
+    let run = wait_for(within, "the run's end", || async {
         let run = call(&client, "get_run", with_pb(json!({"run_id": "w-1"}))).await;
-        if run["status"] != "started" {
-            break run;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the run did not end: {run:#}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    };
+        (run["status"] != "started").then_some(run)
+    })
+    .await;
     assert_eq!(run["status"], json!("succeeded"), "{run:#}");
     assert_eq!(run["output"], json!({"waited": true}));
     client.cancel().await.expect("the client stops");

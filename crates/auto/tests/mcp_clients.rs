@@ -13,8 +13,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::wait_for_blocking;
 use serde_json::{Value, json};
 
 /// The longest a client may take to answer one request: a Python start and connect included.
@@ -23,45 +24,13 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 const WORKFLOW_END_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A function of the playbook: how many days a month has.
-const DAYS: &str = r#"---
-description: How many days a month has
-input:
-  schema:
-    type: object
-    required: [month]
-    properties:
-      month: { type: string, minLength: 7, maxLength: 7 }
----
-```ts
-export default function (input: { month: string }) {
-  const [year, month] = input.month.split("-").map(Number);
-  return { days: new Date(Date.UTC(year, month, 0)).getUTCDate() };
-}
-```
-"#;
+const DAYS: &str = include_str!("data/days-in-a-month-checked.md");
 
 /// A workflow that waits a second, so its run answers `started`, then calls `days`.
-const LATER: &str = r#"document:
-  dsl: 1.0.3
-  namespace: tests
-  name: later
-  version: 1.0.0
-do:
-  - pause:
-      wait: PT1S
-  - count:
-      call: run_definition
-      with:
-        type: computation
-        name: days
-        input: { month: '${ $data.month }' }
-      output:
-        as: '${ ({ month: $input.month, days: $data.days }) }'
-"#;
+const LATER: &str = include_str!("data/wait-then-count-the-days-of-the-month.yaml");
 
 /// A computation whose front matter has a field no function takes.
-const BAD: &str =
-    "---\ndescription: Broken\ncolour: blue\n---\n```ts\nexport default () => 1;\n```\n";
+const BAD: &str = include_str!("data/computation-with-an-unknown-field.md");
 
 /// The official MCP Python SDK as a client, one session for a whole test, driven one JSON
 /// line at a time (`tests/mcp-clients/python_client.py`).
@@ -221,15 +190,10 @@ fn check_tools(tools: &[Value], scoped: bool) {
 
 /// Reads the run with `get_run` until it has ended.
 fn ended(session: &mut Session, run_id: &str) -> Value {
-    let deadline = Instant::now() + WORKFLOW_END_TIMEOUT;
-    loop {
+    wait_for_blocking(WORKFLOW_END_TIMEOUT, "the run's end", || {
         let run = session.ok("get_run", json!({"run_id": run_id}));
-        if run["status"] != "started" {
-            return run;
-        }
-        assert!(Instant::now() < deadline, "the run did not end: {run:#}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        (run["status"] != "started").then_some(run)
+    })
 }
 
 /// The scenario every transport runs, on a playbook that exists: save, run, follow, refuse.
@@ -535,15 +499,10 @@ fn the_inspector_cli_lists_saves_runs_and_reads_rejections() {
         ],
     );
     assert_eq!(started["status"], json!("started"), "{started:#}");
-    let deadline = Instant::now() + WORKFLOW_END_TIMEOUT;
-    let run = loop {
+    let run = wait_for_blocking(WORKFLOW_END_TIMEOUT, "the run's end", || {
         let run = inspector.ok("get_run", &[pb[0], pb[1], ("run_id", "later-1")]);
-        if run["status"] != "started" {
-            break run;
-        }
-        assert!(Instant::now() < deadline, "the run did not end: {run:#}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        (run["status"] != "started").then_some(run)
+    });
     assert_eq!(
         run["output"],
         json!({"month": "2026-02", "days": 28}),

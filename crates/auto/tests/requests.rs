@@ -7,28 +7,7 @@ mod common;
 
 use common::{auto, auto_at, auto_with_stdin, code, json_of, serve, stderr, stdout};
 
-const APPROVE: &str = r#"---
-description: Asks the campaign owner to approve a reviewed brief
-to: '{{ input.owner }}'
-expires: P2D
-input:
-  schema:
-    type: object
-    required: [owner, review]
-    properties:
-      owner: { type: string }
-      review: { type: string }
-output:
-  schema:
-    type: object
-    required: [verdict]
-    properties:
-      verdict: { type: string, enum: [approve, revise] }
----
-The review of your campaign brief is ready:
-
-{{ input.review }}
-"#;
+const APPROVE: &str = include_str!("data/approve-a-reviewed-brief.md");
 
 #[test]
 fn the_inbox_is_listed_and_answered_from_the_shell() {

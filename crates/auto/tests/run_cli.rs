@@ -7,20 +7,7 @@ mod common;
 use auto_testkit::{ProviderDouble, ProviderKind, Reply};
 use common::{auto, code, json_of, serve_with_config, stderr, stdout};
 
-const REVIEW: &str = r#"---
-model: anthropic/claude-sonnet-4-5
-config:
-  max_output_tokens: 400
-input:
-  schema:
-    type: object
-    required: [brief]
-    properties:
-      brief: { type: string }
----
-{% system %}Review the brief.{% endsystem %}
-Brief: {{ input.brief }}
-"#;
+const REVIEW: &str = include_str!("data/review-a-brief-with-an-input-schema.md");
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reasoning_function_runs_from_the_shell() {
@@ -94,7 +81,7 @@ async fn a_reasoning_function_runs_from_the_shell() {
     assert!(printed.contains("anthropic answered HTTP 401"), "{printed}");
 }
 
-const PAUSE: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: pause\n  version: 1.0.0\ndo:\n  - pause:\n      wait: PT1S\n  - done:\n      set:\n        seen: ${ $data.note }\n";
+const PAUSE: &str = include_str!("data/pause-then-keep-the-note.yaml");
 
 #[test]
 fn a_workflow_is_followed_to_its_end_with_wait() {

@@ -10,34 +10,9 @@ use std::net::TcpListener;
 use common::{Server, auto, auto_at, auto_with_stdin, code, json_of, serve, stderr, stdout};
 use serde_json::json;
 
-const MONTH_WINDOW: &str = r#"---
-description: The first and last day of a month
-input:
-  schema:
-    type: object
-    required: [month]
-    properties:
-      month: { type: string, minLength: 7, description: The month to report on }
----
-```ts
-export default function (input: { month: string }) {
-  const [year, month] = input.month.split("-").map(Number);
-  const last = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  return { first: `${input.month}-01`, last: `${input.month}-${String(last).padStart(2, "0")}` };
-}
-```
-"#;
+const MONTH_WINDOW: &str = include_str!("data/month-window-described.md");
 
-const DAYS: &str = r#"---
-description: How many days a month has, in words
----
-```ts
-export default function (input: { month: string }) {
-  const [year, month] = input.month.split("-").map(Number);
-  return `${input.month} has ${new Date(Date.UTC(year, month, 0)).getUTCDate()} days`;
-}
-```
-"#;
+const DAYS: &str = include_str!("data/days-in-a-month-in-words.md");
 
 const FEBRUARY: &str = "{\n  \"first\": \"2026-02-01\",\n  \"last\": \"2026-02-28\"\n}\n";
 

@@ -5,7 +5,7 @@ mod common;
 
 use common::{auto, code, json_of, serve, stderr, stdout};
 
-const HEAR: &str = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: hear\n  version: 1.0.0\ndo:\n  - hear:\n      listen:\n        to:\n          one:\n            with: { type: com.example.go }\n";
+const HEAR: &str = include_str!("data/hear-go.yaml");
 
 #[test]
 fn an_event_sent_from_the_shell_reaches_the_listening_run_once() {

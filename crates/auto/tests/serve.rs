@@ -1,11 +1,13 @@
 //! `auto serve` as a process: it starts on a SQLite file, a second server on the same file is
 //! refused, SIGTERM stops it cleanly, and `auto check` and `auto key new` behave.
 
+mod common;
+
 use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const AUTO: &str = env!("CARGO_BIN_EXE_auto");
+use common::{AUTO, wait_for_blocking};
 
 fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
@@ -29,26 +31,15 @@ fn serve(dir: &std::path::Path, port: u16) -> Child {
 }
 
 fn wait_healthy(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("the server did not listen on {port} within 30 s");
+    wait_for_blocking(Duration::from_secs(30), "the server listening", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
 }
 
 fn wait_for_file(path: &std::path::Path) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} was not created within 30 s",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_blocking(Duration::from_secs(30), "the store's file", || {
+        path.exists().then_some(())
+    });
 }
 
 fn wait_exit(mut child: Child, within: Duration) -> Output {

@@ -6,7 +6,7 @@
 mod common;
 
 use auto_testkit::{Everything, McpDouble};
-use common::{Server, auto, code, serve_with_config, serve_with_env, stderr, stdout};
+use common::{Server, auto, code, serve_with_config, serve_with_env, stderr, stdout, wait_for};
 
 async fn run(server: &Server, args: &[&str]) -> std::process::Output {
     let url = server.url.clone();
@@ -167,21 +167,14 @@ async fn a_tool_servers_header_repeated_in_its_refusal_is_kept_out_of_the_log() 
         "the tool server was sent its header"
     );
     // rmcp's transport logs the refused stream, with the header the server repeated in it.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let refused = loop {
-        let lines = server.log_lines();
-        if let Some(line) = lines
-            .iter()
+    let within = std::time::Duration::from_secs(10);
+    let refused = wait_for(within, "the refusal in the log", || async {
+        server
+            .log_lines()
+            .into_iter()
             .find(|l| l.contains("fail to get common stream"))
-        {
-            break line.clone();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no refusal was logged: {lines:#?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    };
+    })
+    .await;
     assert!(refused.contains("not for [secret removed]"), "{refused}");
     let lines = server.log_lines();
     assert!(

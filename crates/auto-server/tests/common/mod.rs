@@ -1,7 +1,10 @@
-//! Starts a real server on a loopback port with a fresh store, and talks to it over HTTP.
+//! Starts a real server in this process on a loopback port with a fresh store, on SQLite or on
+//! PostgreSQL (`AUTO_TEST_STORE`); the test talks to it through the shared
+//! [`auto_testkit::harness`].
 
 #![allow(
     dead_code,
+    unused_imports,
     reason = "each test file uses a different part of the harness"
 )]
 
@@ -13,8 +16,8 @@ use auto_doc::Issue;
 use auto_engine::definitions::{Checked, DefinitionChecker, DefinitionType};
 use auto_server::auth::{KeyEntry, Keys};
 use auto_server::{Handle, Options};
-use reqwest::{Method, StatusCode};
-use serde_json::{Value, json};
+pub use auto_testkit::harness::{Client, Reply, deep_json, wait_for};
+use serde_json::Value;
 
 /// A checker for the service's own tests, standing in for the type recall (which has no checker
 /// of its own yet): accepts any source except lines starting with `bad`, each an issue at its
@@ -40,6 +43,26 @@ impl DefinitionChecker for LineChecker {
             Err(issues)
         }
     }
+}
+
+/// The document header of the suites' workflows, before a body a test builds.
+pub const WORKFLOW_HEADER: &str =
+    "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\n";
+
+/// A workflow with this body (`do:` and what follows) under [`WORKFLOW_HEADER`].
+pub fn workflow(body: &str) -> String {
+    format!("{WORKFLOW_HEADER}{body}")
+}
+
+/// The reasoning page's example ("A function document").
+pub const BRIEF_REVIEW: &str = include_str!("../data/review-brief-page-example.md");
+
+/// [`BRIEF_REVIEW`] with this model.
+pub fn brief_review(model: &str) -> String {
+    BRIEF_REVIEW.replace(
+        "model: anthropic/claude-sonnet-4-5",
+        &format!("model: {model}"),
+    )
 }
 
 /// The store the suites run on: an isolated PostgreSQL schema with `AUTO_TEST_STORE=postgres`,
@@ -81,28 +104,19 @@ pub fn recorded_run(run_id: &str, def_type: &str, name: &str, input: Value) -> a
     }
 }
 
-/// JSON text read without serde_json's limit of 128 levels, as a client reads what the server
-/// keeps of values up to 512 levels deep.
-pub fn deep_json(text: &str) -> serde_json::Result<Value> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    deserializer.disable_recursion_limit();
-    let value = serde::Deserialize::deserialize(&mut deserializer)?;
-    deserializer.end()?;
-    Ok(value)
-}
-
+/// A server in this process and a [`Client`] of it, which the server derefs to.
 pub struct TestServer {
     pub handle: Option<Handle>,
-    pub url: String,
-    pub http: reqwest::Client,
-    pub key: Option<String>,
+    pub client: Client,
     _dir: tempfile::TempDir,
 }
 
-pub struct Reply {
-    pub status: StatusCode,
-    pub content_type: String,
-    pub body: Value,
+impl std::ops::Deref for TestServer {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        &self.client
+    }
 }
 
 impl TestServer {
@@ -190,12 +204,10 @@ impl TestServer {
         })
         .await
         .expect("the server starts");
-        let url = handle.url();
+        let client = Client::new(handle.url());
         Self {
             handle: Some(handle),
-            url,
-            http: reqwest::Client::new(),
-            key: None,
+            client,
             _dir: dir,
         }
     }
@@ -204,147 +216,8 @@ impl TestServer {
         // Shares the running server; only the key differs.
         Self {
             handle: None,
-            url: self.url.clone(),
-            http: self.http.clone(),
-            key: Some(key.into()),
+            client: self.client.with_key(key),
             _dir: tempfile::tempdir().expect("a temporary directory"),
         }
-    }
-
-    pub async fn raw(
-        &self,
-        method: Method,
-        path: &str,
-        content_type: Option<&str>,
-        body: Vec<u8>,
-    ) -> Reply {
-        let mut request = self
-            .http
-            .request(method, format!("{}{path}", self.url))
-            .body(body);
-        if let Some(content_type) = content_type {
-            request = request.header("content-type", content_type);
-        }
-        if let Some(key) = &self.key {
-            request = request.bearer_auth(key);
-        }
-        let response = request.send().await.expect("the server answers");
-        let status = response.status();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
-        let text = response.text().await.expect("a body");
-        let body = deep_json(&text).unwrap_or(Value::String(text));
-        Reply {
-            status,
-            content_type,
-            body,
-        }
-    }
-
-    pub async fn send(&self, method: Method, path: &str, body: Option<Value>) -> Reply {
-        match body {
-            Some(body) => {
-                let bytes = serde_json::to_vec(&body).expect("JSON");
-                self.raw(method, path, Some("application/json"), bytes)
-                    .await
-            }
-            None => self.raw(method, path, None, Vec::new()).await,
-        }
-    }
-
-    pub async fn get(&self, path: &str) -> Reply {
-        self.send(Method::GET, path, None).await
-    }
-
-    pub async fn post(&self, path: &str, body: Value) -> Reply {
-        self.send(Method::POST, path, Some(body)).await
-    }
-
-    pub async fn put(&self, path: &str, body: Value) -> Reply {
-        self.send(Method::PUT, path, Some(body)).await
-    }
-
-    pub async fn delete(&self, path: &str) -> Reply {
-        self.send(Method::DELETE, path, None).await
-    }
-
-    /// Creates the org `acme` and its playbook `main`; returns the playbook's path.
-    pub async fn playbook(&self) -> String {
-        assert_eq!(
-            self.post("/v1/orgs", json!({"id": "acme"})).await.status,
-            201
-        );
-        let reply = self
-            .post(
-                "/v1/orgs/acme/playbooks",
-                json!({"id": "main", "title": "Main"}),
-            )
-            .await;
-        assert_eq!(reply.status, 201, "{:?}", reply.body);
-        "/v1/orgs/acme/playbooks/main".into()
-    }
-
-    /// Reads the run until it has ended, within `within`; a read that fails (a store fault a
-    /// test makes) is read again until then.
-    pub async fn ended(&self, pb: &str, run_id: &str, within: std::time::Duration) -> Value {
-        let deadline = std::time::Instant::now() + within;
-        loop {
-            let reply = self.get(&format!("{pb}/runs/{run_id}")).await;
-            if reply.status == 200 && reply.body["status"] != "started" {
-                return reply.body;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the run {run_id} did not end: {} {:#}",
-                reply.status,
-                reply.body
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Every event of the playbook, in order.
-    pub async fn all_events(&self, pb: &str) -> Vec<Value> {
-        let reply = self.get(&format!("{pb}/events?limit=1000")).await;
-        assert_eq!(reply.status, 200, "{:?}", reply.body);
-        reply.body["events"].as_array().expect("events").clone()
-    }
-}
-
-impl Reply {
-    /// Asserts a problem document with this status and reason.
-    pub fn assert_problem(&self, status: u16, reason: &str) -> &Value {
-        assert_eq!(self.status.as_u16(), status, "{:#}", self.body);
-        assert_eq!(
-            self.content_type, "application/problem+json",
-            "{:#}",
-            self.body
-        );
-        assert_eq!(self.body["status"], json!(status), "{:#}", self.body);
-        assert_eq!(self.body["reason"], json!(reason), "{:#}", self.body);
-        assert!(self.body["title"].as_str().is_some_and(|t| !t.is_empty()));
-        assert!(
-            self.body["type"]
-                .as_str()
-                .is_some_and(|t| t.starts_with("https://on.auto/problems/"))
-        );
-        &self.body
-    }
-
-    /// The messages of a problem's issues.
-    pub fn issue_messages(&self) -> Vec<String> {
-        self.body["issues"]
-            .as_array()
-            .map(|issues| {
-                issues
-                    .iter()
-                    .map(|i| i["message"].as_str().unwrap_or("").to_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
     }
 }

@@ -1,12 +1,19 @@
 //! A real `auto serve` on a free loopback port and a temporary directory, and the `auto`
 //! binary run against it as a user would, with AUTO_URL, AUTO_ORG=acme and AUTO_PLAYBOOK=main.
+//! A test talks to the server over HTTP through the shared [`auto_testkit::harness`], from
+//! [`Server::client`].
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    unused_imports,
+    reason = "each test file uses a different part of the harness"
+)]
 
 use std::io::Write;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+pub use auto_testkit::harness::{Client, PLAYBOOK_PATH, wait_for, wait_for_blocking};
 use serde_json::Value;
 
 pub const AUTO: &str = env!("CARGO_BIN_EXE_auto");
@@ -16,13 +23,31 @@ pub struct Server {
     pub url: String,
     /// Every line the server has logged so far on stderr.
     pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-    _dir: tempfile::TempDir,
+    /// The thread that reads the log, to its end once the server has stopped.
+    reader: Option<std::thread::JoinHandle<()>>,
+    /// The directory the server runs in, when the harness made it.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Server {
     /// The lines logged so far.
     pub fn log_lines(&self) -> Vec<String> {
         self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A client of the server, with no key.
+    pub fn client(&self) -> Client {
+        Client::new(&self.url)
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and waits until its log is read to the
+    /// end.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("the killed server's status");
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("the log is read");
+        }
     }
 }
 
@@ -46,12 +71,20 @@ pub fn serve_with_config(config: &str) -> Server {
 
 /// [`serve_with_config`] with these variables added to the server's environment.
 pub fn serve_with_env(config: &str, env: &[(&str, &str)]) -> Server {
-    use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().expect("a directory");
     std::fs::write(dir.path().join("auto.toml"), config).expect("the configuration");
+    let mut server = serve_in(dir.path(), env);
+    server._dir = Some(dir);
+    server
+}
+
+/// A server in `dir`, which holds its `auto.toml`, with these variables added to its
+/// environment: a test that restarts the server on the same directory starts it here again.
+pub fn serve_in(dir: &std::path::Path, env: &[(&str, &str)]) -> Server {
+    use std::io::{BufRead, BufReader};
     let mut child = Command::new(AUTO)
         .args(["serve", "--config", "auto.toml", "--listen", "127.0.0.1:0"])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .envs(env.iter().copied())
         .env("NO_COLOR", "1")
         .stdout(Stdio::null())
@@ -63,7 +96,7 @@ pub fn serve_with_env(config: &str, env: &[(&str, &str)]) -> Server {
     let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let lines = log.clone();
     // The server's log is read to its end, so the server never blocks on a full pipe.
-    std::thread::spawn(move || {
+    let reader = std::thread::spawn(move || {
         let mut found = Some(found);
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             lines
@@ -85,7 +118,8 @@ pub fn serve_with_env(config: &str, env: &[(&str, &str)]) -> Server {
         child,
         url,
         log,
-        _dir: dir,
+        reader: Some(reader),
+        _dir: None,
     }
 }
 
