@@ -263,7 +263,7 @@ async fn a_run_id_is_taken_for_another_input_or_definition_of_every_type() {
     let ask = "---\ndescription: Asks for a yes\nto: ana@example.com\nexpires: P1D\ninput:\n  schema:\n    type: object\n    properties:\n      n: { type: integer }\n---\nSay yes.\n";
     let flow = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: flow\n  version: 1.0.0\ndo:\n  - keep:\n      set:\n        n: ${ $data.n }\n";
     for (def_type, name, source) in [("interaction", "ask", ask), ("workflow", "keep", flow)] {
-        server.save_definition(&pb, def_type, name, source).await;
+        server.save_definition(pb, def_type, name, source).await;
     }
     let taken = |run_id: &str, def_type: &str, name: &str| {
         format!(

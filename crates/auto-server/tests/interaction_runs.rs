@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use auto_server::auth::{KeyEntry, Role, new_key};
 use auto_testkit::{ProviderDouble, ProviderKind, Reply};
@@ -147,7 +147,7 @@ async fn the_page_example_approved() {
     let child = server.get(&format!("{pb}/runs/{interaction_run}")).await;
     assert_eq!(child.body["status"], "succeeded");
     assert_eq!(child.body["output"], json!({"verdict": "approve"}));
-    let types = server.event_types(&pb, interaction_run).await;
+    let types = server.event_types(&pb, &interaction_run).await;
     assert_eq!(
         types,
         [

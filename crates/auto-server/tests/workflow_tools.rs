@@ -206,7 +206,7 @@ export default function (input: {}) {
                 detail: '${ $error.detail }'
 "#;
     s.server
-        .save_definition(&s.pb, "workflow", "bounded", &workflow(&body))
+        .save_definition(&s.pb, "workflow", "bounded", &workflow(body))
         .await;
     let started = Instant::now();
     s.start("bounded", "cb-1", json!({})).await;
