@@ -69,7 +69,7 @@ pub struct Scheduler {
 impl Default for Scheduler {
     fn default() -> Self {
         Self {
-            claimer: uuid::Uuid::new_v4().to_string().into(),
+            claimer: uuid::Uuid::now_v7().to_string().into(),
             wake: Arc::default(),
             queues: Arc::default(),
             stopping: Arc::default(),
