@@ -315,7 +315,7 @@ impl Function for Computation {
             .await?;
         let ending = match checked.as_deref().and_then(Checked::computation) {
             Some(document) => computation_ending(run, document.clone()).await,
-            None => rejection(documents::no_longer_parses(&run.key), &run.run_id),
+            None => no_longer_parses(run),
         };
         Ok((ending, run.last_run_seq + 1))
     }
@@ -367,10 +367,7 @@ impl Function for Reasoning {
                 )
                 .await
             }
-            None => Ok((
-                rejection(documents::no_longer_parses(&run.key), &run.run_id),
-                run.last_run_seq + 1,
-            )),
+            None => Ok((no_longer_parses(run), run.last_run_seq + 1)),
         }
     }
 
@@ -425,6 +422,11 @@ impl Function for Reasoning {
         }
         Ok(())
     }
+}
+
+/// The ending of a run whose version no longer passes this runtime's checks.
+fn no_longer_parses(run: &Run) -> RunEnding {
+    rejection(documents::no_longer_parses(&run.key), &run.run_id)
 }
 
 /// A computation's run: its input prepared, the program run on a blocking thread, its output
