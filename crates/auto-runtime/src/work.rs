@@ -91,14 +91,20 @@ impl WorkItem {
             key: key.into(),
             due_at,
             // Invariant: every variant is plain data, which serde_json always serialises.
-            payload: serde_json::to_value(self).unwrap_or(Value::Null),
+            payload: serde_json::to_vec(self).unwrap_or_default(),
             ordered: self.is_input(),
         }
     }
 
-    /// The item a stored payload holds, or why none can be read from it.
-    pub fn read(payload: &Value) -> Result<Self, serde_json::Error> {
-        Self::deserialize(payload)
+    /// The item a stored payload holds, or why none can be read from it. Read without
+    /// serde_json's limit of 128 levels: an input or an event nests up to 512, and was bounded
+    /// before it was written.
+    pub fn read(payload: &[u8]) -> Result<Self, serde_json::Error> {
+        let mut deserializer = serde_json::Deserializer::from_slice(payload);
+        deserializer.disable_recursion_limit();
+        let item = Self::deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        Ok(item)
     }
 }
 
@@ -242,12 +248,13 @@ mod tests {
             ),
         ];
         for (item, payload) in cases {
-            assert_eq!(WorkItem::read(&payload).unwrap(), item, "{payload}");
-            assert_eq!(item.to_work("k", None).payload, payload);
+            assert_eq!(WorkItem::read(&bytes(&payload)).unwrap(), item, "{payload}");
+            let written = item.to_work("k", None).payload;
+            assert_eq!(serde_json::from_slice::<Value>(&written).unwrap(), payload);
         }
         // A cancel of an early version had no kind.
         assert_eq!(
-            WorkItem::read(&json!({"input": "cancel", "detail": "Stop."})).unwrap(),
+            WorkItem::read(&bytes(&json!({"input": "cancel", "detail": "Stop."}))).unwrap(),
             Input::Cancel {
                 detail: "Stop.".into(),
                 kind: None
@@ -283,7 +290,32 @@ mod tests {
             json!({"deliver_request": {"request_id": "q", "webhook": "w", "attempt": -1}}),
             json!([1, 2]),
         ] {
-            assert!(WorkItem::read(&payload).is_err(), "{payload}");
+            assert!(WorkItem::read(&bytes(&payload)).is_err(), "{payload}");
         }
+        // Nor is what is not JSON at all (a damaged row), nor JSON as PostgreSQL's `jsonb`
+        // wrote it when the payload was kept as JSON, which reads as any other.
+        assert!(WorkItem::read(b"\xff\x00").is_err());
+        assert_eq!(
+            WorkItem::read(br#"{"input": "timer", "timer_id": "t"}"#).unwrap(),
+            Input::TimerFired {
+                timer_id: "t".into()
+            }
+            .into()
+        );
+    }
+
+    #[test]
+    fn an_input_nested_deeper_than_serde_json_reads_by_default_is_read() {
+        let mut value = json!(1);
+        for _ in 0..512 {
+            value = json!([value]);
+        }
+        let item = WorkItem::from(Input::Start { input: value });
+        let written = item.to_work("start", None).payload;
+        assert_eq!(WorkItem::read(&written).unwrap(), item);
+    }
+
+    fn bytes(payload: &Value) -> Vec<u8> {
+        serde_json::to_vec(payload).unwrap()
     }
 }

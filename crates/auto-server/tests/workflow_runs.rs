@@ -296,7 +296,7 @@ async fn a_work_item_that_cannot_be_read_is_kept_and_counted() {
             vec![auto_store::NewWork {
                 key: "teleport".into(),
                 due_at: None,
-                payload: json!({"teleport": {"to": "mars"}}),
+                payload: br#"{"teleport": {"to": "mars"}}"#.to_vec(),
                 ordered: false,
             }],
         )
@@ -347,7 +347,9 @@ async fn a_run_recorded_without_its_first_step_is_started_by_the_next_server() {
             vec![auto_store::NewWork {
                 key: "start".into(),
                 due_at: None,
-                payload: json!({"input": "start", "value": input}),
+                payload: json!({"input": "start", "value": input})
+                    .to_string()
+                    .into_bytes(),
                 ordered: true,
             }],
         )

@@ -33,11 +33,14 @@ pub(crate) trait Dialect:
     + for<'q> Bind<'q, Option<&'q str>>
     + for<'q> Bind<'q, Json<&'q Value>>
     + for<'q> Bind<'q, Option<Json<&'q Value>>>
+    + for<'q> Bind<'q, &'q [u8]>
+    + for<'q> Bind<'q, Option<&'q [u8]>>
     + Read<i64>
     + Read<Option<i64>>
     + Read<bool>
     + Read<String>
     + Read<Option<String>>
+    + Read<Vec<u8>>
 {
     /// A time as the database keeps it: text on SQLite, `timestamptz` on PostgreSQL.
     type Time: StoredTime

@@ -439,7 +439,8 @@ pub struct NewWork {
     pub key: String,
     /// When it is due; `None` for at once.
     pub due_at: Option<DateTime<Utc>>,
-    pub payload: Value,
+    /// What the runtime reads to carry it out: opaque to the store, kept as given.
+    pub payload: Vec<u8>,
     /// An input of its run, applied to its snapshot: the run's inputs are applied one at a
     /// time in the order they were received (due time, then id), and no server claims one
     /// while an earlier one is leased to another. A command carried out beside the run (a
@@ -455,7 +456,8 @@ pub struct Work {
     pub run_id: String,
     pub key: String,
     pub due_at: DateTime<Utc>,
-    pub payload: Value,
+    /// As [`NewWork::payload`].
+    pub payload: Vec<u8>,
     /// As [`NewWork::ordered`].
     pub ordered: bool,
 }

@@ -395,7 +395,7 @@ pub(crate) fn check_close_status(close: &crate::RequestClose, request_id: &str) 
 
 /// The names of the store's migrations, in order: the same on both databases, each written in
 /// the database's own SQL in `migrations/<database>/`.
-const MIGRATION_NAMES: [&str; 10] = [
+const MIGRATION_NAMES: [&str; 11] = [
     "the store",
     "runs",
     "workflows",
@@ -406,12 +406,21 @@ const MIGRATION_NAMES: [&str; 10] = [
     "earlier filters",
     "ordered work",
     "ending work",
+    "opaque work",
 ];
 
 /// The store's migrations from one database's folder (`sqlite` or `postgres`), compiled in.
 macro_rules! migrations {
     ($folder:literal) => {
-        $crate::shared::migrator([
+        $crate::shared::migrator(&$crate::shared::migration_sources!($folder))
+    };
+}
+pub(crate) use migrations;
+
+/// The SQL of the store's migrations from one database's folder, in order.
+macro_rules! migration_sources {
+    ($folder:literal) => {
+        [
             include_str!(concat!("../migrations/", $folder, "/0001_store.sql")),
             include_str!(concat!("../migrations/", $folder, "/0002_runs.sql")),
             include_str!(concat!("../migrations/", $folder, "/0003_workflows.sql")),
@@ -426,19 +435,20 @@ macro_rules! migrations {
             )),
             include_str!(concat!("../migrations/", $folder, "/0009_ordered_work.sql")),
             include_str!(concat!("../migrations/", $folder, "/0010_ending_work.sql")),
-        ])
+            include_str!(concat!("../migrations/", $folder, "/0011_opaque_work.sql")),
+        ]
     };
 }
-pub(crate) use migrations;
+pub(crate) use migration_sources;
 
 /// The migrator of the migrations whose SQL is `sources`, numbered from 1 and named
 /// [`MIGRATION_NAMES`].
-pub(crate) fn migrator(sources: [&'static str; 10]) -> sqlx::migrate::Migrator {
+pub(crate) fn migrator(sources: &[&'static str]) -> sqlx::migrate::Migrator {
     use sqlx::SqlSafeStr;
     use sqlx::migrate::{Migration, MigrationType, Migrator};
     let migrations = MIGRATION_NAMES
         .into_iter()
-        .zip(sources)
+        .zip(sources.iter().copied())
         .zip(1..)
         .map(|((name, sql), version)| {
             Migration::new(

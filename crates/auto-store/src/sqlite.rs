@@ -315,3 +315,46 @@ async fn insert_event_batch(
     .await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shared::{migration_sources, migrator};
+
+    /// A work item an earlier version kept as JSON text reads, once the store is opened by this
+    /// version, as the bytes of that text: the payload the runtime wrote.
+    #[tokio::test]
+    async fn work_kept_as_json_before_reads_as_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("auto.db").display());
+        let options = SqliteConnectOptions::from_str(&url)
+            .unwrap()
+            .create_if_missing(true)
+            .foreign_keys(false);
+        let earlier = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        let sources = migration_sources!("sqlite");
+        migrator(&sources[..10]).run(&earlier).await.unwrap();
+        let payload = r#"{"input":"timer","timer_id":"wait:/do/0#1"}"#;
+        sqlx::query(
+            "INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \
+             VALUES (1, 'r', 'timer:wait', '2026-01-01T00:00:00.000000Z', ?, 1)",
+        )
+        .bind(payload)
+        .execute(&earlier)
+        .await
+        .unwrap();
+        earlier.close().await;
+
+        let store = open(&url).await.unwrap();
+        let row = sqlx::query("SELECT typeof(payload) AS kind, payload FROM work")
+            .fetch_one(&store.reader)
+            .await
+            .unwrap();
+        assert_eq!(row.get::<String, _>("kind"), "blob");
+        assert_eq!(row.get::<Vec<u8>, _>("payload"), payload.as_bytes());
+    }
+}

@@ -1756,7 +1756,8 @@ fn work(key: &str, due_in_ms: Option<i64>) -> NewWork {
     NewWork {
         key: key.into(),
         due_at: due_in_ms.map(|ms| Utc::now() + chrono::Duration::milliseconds(ms)),
-        payload: json!({"key": key}),
+        // Opaque to the store: any bytes, JSON or not, come back as given.
+        payload: [b"\x00work ", key.as_bytes()].concat(),
         ordered: false,
     }
 }
@@ -1950,7 +1951,7 @@ async fn workflow_steps_add_and_remove_work(store: Arc<dyn Store>) -> Result<()>
             .all(|w| w.run_id == "w2" && w.playbook == playbook)
     );
     let now_item = claimed.iter().find(|w| w.key == "now").expect("now");
-    assert_eq!(now_item.payload, json!({"key": "now"}));
+    assert_eq!(now_item.payload, b"\x00work now");
     // The step that applies "now" removes it, and cancels "gone" and "later".
     let mut next = step(Some(1), json!({"n": 2}));
     next.done_work = Some(now_item.id);
@@ -2147,7 +2148,7 @@ async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
         ending_work: Some(NewWork {
             key: format!("ended:{call}"),
             due_at: Some(Utc::now() + chrono::Duration::days(1)),
-            payload: json!({"told": id}),
+            payload: format!("told {id}").into_bytes(),
             ordered: true,
         }),
         root_run_id: Some("top".into()),
@@ -2204,16 +2205,16 @@ async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
         .claim_work(CLAIMER, Duration::from_secs(60), 10)
         .await?;
     claimed.sort_by(|a, b| a.key.cmp(&b.key));
-    let seen: Vec<(&str, &str, &serde_json::Value)> = claimed
+    let seen: Vec<(&str, &str, &[u8])> = claimed
         .iter()
-        .map(|w| (w.run_id.as_str(), w.key.as_str(), &w.payload))
+        .map(|w| (w.run_id.as_str(), w.key.as_str(), w.payload.as_slice()))
         .collect();
     assert_eq!(
         seen,
         [
-            ("top.b", "cancel:child", &json!({"key": "cancel:child"})),
-            ("top", "ended:call:/do/0/a#1", &json!({"told": "top.a"})),
-            ("top", "ended:call:/do/1/b#1", &json!({"told": "top.b"})),
+            ("top.b", "cancel:child", b"\x00work cancel:child".as_slice()),
+            ("top", "ended:call:/do/0/a#1", b"told top.a".as_slice()),
+            ("top", "ended:call:/do/1/b#1", b"told top.b".as_slice()),
         ]
     );
     assert!(claimed.iter().all(|w| w.ordered == (w.run_id == "top")));

@@ -163,7 +163,7 @@ pub(crate) fn work_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Work> {
         run_id: row.get("run_id")?,
         key: row.get("key")?,
         due_at: row.time("due_at")?,
-        payload: row.json("payload", "a work item")?,
+        payload: row.get("payload")?,
         playbook: PlaybookRef::new(row.get::<String>("org")?, row.get::<String>("playbook")?),
         ordered: row.get("ordered")?,
     })

@@ -220,7 +220,7 @@ pub(super) async fn insert_run<D: Dialect>(
     .bind(new.parent_call_id.as_deref())
     .bind(new.root_run_id.as_deref())
     .bind(ending_work.map(|work| work.key.as_str()))
-    .bind(ending_work.map(|work| Json(&work.payload)))
+    .bind(ending_work.map(|work| work.payload.as_slice()))
     .bind(ending_work.is_some_and(|work| work.ordered))
     .fetch_optional(&mut *tx)
     .await?;

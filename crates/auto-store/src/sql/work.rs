@@ -187,7 +187,7 @@ pub(super) async fn insert_work<D: Dialect>(
         .bind(run_id)
         .bind(item.key.as_str())
         .bind(due)
-        .bind(Json(&item.payload))
+        .bind(item.payload.as_slice())
         .bind(item.ordered)
         .execute(&mut *tx)
         .await?;
