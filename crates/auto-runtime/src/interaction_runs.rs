@@ -37,6 +37,10 @@ use crate::runs::{
 use crate::service::{Service, store_problem};
 use crate::work::{Expiry, Order, WorkItem};
 
+pub(crate) mod core;
+
+use self::core::{Happening, RequestStep, after_lost_close, close_event, request_step};
+
 /// The key of a request's expiry among its run's work.
 pub const EXPIRE_KEY: &str = "expire";
 /// The requests a listing returns unless `limit` says otherwise.
@@ -140,6 +144,20 @@ fn closed_words(request: &Request) -> String {
 
 fn not_open(request: &Request) -> Problem {
     Problem::conflict("The request is not open", closed_words(request))
+}
+
+/// The refusal of an answer that misses what the request asks for; the request stays open.
+fn answer_refused(request_id: &str, issues: Vec<ProblemIssue>) -> Problem {
+    let detail = issues
+        .iter()
+        .map(|i| i.message.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    Problem::invalid_input(
+        "The answer does not match what the request asks for",
+        format!("The request {request_id} stays open; answer again: {detail}"),
+    )
+    .with_issues(issues)
 }
 
 /// A run's event numbered after the run's last, with data.
@@ -469,19 +487,20 @@ impl Service {
     ) -> Result<RequestOut, Problem> {
         caller.require(&pb.org, Permission::Run)?;
         self.require_playbook(pb).await?;
-        let request = self.open_request(pb, request_id).await?;
+        let request = self.request(pb, request_id).await?;
         let (issues, shape) = self.answer_issues(pb, &request, &body.answer).await?;
-        if !issues.is_empty() {
-            let detail = issues
-                .iter()
-                .map(|i| i.message.as_str())
-                .collect::<Vec<_>>()
-                .join("; ");
-            return Err(Problem::invalid_input(
-                "The answer does not match what the request asks for",
-                format!("The request {request_id} stays open; answer again: {detail}"),
-            )
-            .with_issues(issues));
+        let now = self.store.now().await.map_err(store_problem)?;
+        let happening = Happening::Answer {
+            matches: issues.is_empty(),
+        };
+        match request_step(request.status, request.expires_at, now, happening) {
+            RequestStep::Close(_) => {}
+            RequestStep::ExpireThenRefuse => {
+                let expired = self.expire(pb, &request).await?;
+                return Err(not_open(&expired));
+            }
+            RequestStep::RefuseClosed | RequestStep::Nothing => return Err(not_open(&request)),
+            RequestStep::RefuseAnswer => return Err(answer_refused(request_id, issues)),
         }
         // The request keeps the answer as written; the run's output reads a shape's optional
         // field given as null as absent, as every run's output does.
@@ -506,11 +525,9 @@ impl Service {
         Ok(request_out(&closed))
     }
 
-    /// The request, when it is open and its time has not passed; an open request past its
-    /// time expires now rather than take a late answer.
-    async fn open_request(&self, pb: &PlaybookRef, request_id: &str) -> Result<Request, Problem> {
-        let request = self
-            .store
+    /// The request `request_id` of the playbook, whatever its status.
+    async fn request(&self, pb: &PlaybookRef, request_id: &str) -> Result<Request, Problem> {
+        self.store
             .get_request(pb, request_id)
             .await
             .map_err(store_problem)?
@@ -519,16 +536,7 @@ impl Service {
                     "The playbook {} has no request {request_id}.",
                     pb.playbook
                 ))
-            })?;
-        if request.status != RequestStatus::Open {
-            return Err(not_open(&request));
-        }
-        let now = self.store.now().await.map_err(store_problem)?;
-        if now >= request.expires_at {
-            let expired = self.expire(pb, &request).await?;
-            return Err(not_open(&expired));
-        }
-        Ok(request)
+            })
     }
 
     /// How the answer misses the output contract (its size, its schema, its shape's rules),
@@ -578,12 +586,7 @@ impl Service {
         status: RequestStatus,
         ending_of: impl Fn(&Run) -> Closing,
     ) -> Result<Request, Problem> {
-        let event_type = match status {
-            RequestStatus::Answered => "request_answered",
-            RequestStatus::Expired => "request_expired",
-            RequestStatus::Cancelled => "request_cancelled",
-            RequestStatus::Undelivered | RequestStatus::Open => "request_undelivered",
-        };
+        let event_type = close_event(status);
         // The expiry and every delivery attempt left go with the request.
         let mut done_work = vec![EXPIRE_KEY.to_owned()];
         done_work.extend(crate::interaction_delivery::deliver_keys());
@@ -629,7 +632,7 @@ impl Service {
                         .await
                         .map_err(store_problem)?
                         .ok_or_else(|| Problem::internal(&"a request vanished"))?;
-                    if now.status != RequestStatus::Open {
+                    if after_lost_close(now.status) == RequestStep::RefuseClosed {
                         return Err(not_open(&now));
                     }
                     // Still open: another change of the run took the number; try after it.
@@ -689,7 +692,15 @@ impl Service {
             .get_request(pb, request_id)
             .await
             .map_err(store_problem)?;
-        if let Some(request) = request.filter(|r| r.status == RequestStatus::Open) {
+        // Due by the queue's clock; the request's own time is not read again.
+        if let Some(request) = request
+            && request_step(
+                request.status,
+                request.expires_at,
+                chrono::Utc::now(),
+                Happening::ExpiryDue,
+            ) == RequestStep::Close(RequestStatus::Expired)
+        {
             self.expire(pb, &request).await?;
         }
         self.store.finish_work(item.id).await.map_err(store_problem)
@@ -713,6 +724,15 @@ impl Service {
             .map_err(store_problem)?;
         match request {
             Some(request) => {
+                let step = request_step(
+                    request.status,
+                    request.expires_at,
+                    chrono::Utc::now(),
+                    Happening::Cancel,
+                );
+                if step == RequestStep::RefuseClosed {
+                    return Err(not_open(&request));
+                }
                 self.close(pb, &request, RequestStatus::Cancelled, |run| {
                     let data = json!({ "request_id": request.request_id, "detail": words });
                     Closing::without_answer(cancelled(run, &order), data)

@@ -33,9 +33,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Caller;
 use crate::documents::Checked;
+use crate::interaction_runs::core::{ToolResume, tool_resume};
 use crate::interaction_runs::{cancelled, contract_issues, title};
 use crate::problem::{Problem, ProblemIssue, Reason};
-use crate::reasoning::history::{Fact, ToolCallRecord, ToolEnding};
+use crate::reasoning::history::{Fact, ToolCallRecord, ToolCallStarted, ToolEnding};
 use crate::reasoning::record::interrupted_tool_call;
 use crate::reasoning_runs::{COMMIT_MARGIN_MS, CancelOrder, Recorder, sha256_hex};
 use crate::reasoning_tools::bound_words;
@@ -354,67 +355,69 @@ impl Service {
             + i64::try_from(COMMIT_MARGIN_MS).unwrap_or(i64::MAX);
         let age_ms =
             (self.store.now().await.map_err(store_problem)? - run.last_event_at).num_milliseconds();
-        if age_ms < quiet_ms {
-            return Err(still_running(&run.run_id));
-        }
         let recorded = self.recorded_call(pb, run).await?;
-        let answer = match recorded {
-            None => {
-                let arguments = match prepare_arguments(&run.key, document, &run.input).await {
-                    Ok(arguments) => arguments,
-                    Err(problem) => {
-                        let ended = self
-                            .end(
-                                pb,
-                                run,
-                                run.last_run_seq + 1,
-                                rejection(problem, &run.run_id),
-                            )
-                            .await?;
-                        return Ok(Some(answer_of(&ended)));
-                    }
-                };
-                self.perform_tool_call(pb, run, document, arguments, 1)
+        let answer = match (tool_resume(recorded.as_ref(), age_ms, quiet_ms), &recorded) {
+            (ToolResume::StillRunning, _) => return Err(still_running(&run.run_id)),
+            (ToolResume::Call, _) | (_, None) => self.first_tool_call(pb, run, document).await?,
+            (step, Some(call)) => {
+                self.resume_after_call(pb, run, document, &call.started, step)
                     .await?
             }
-            Some(call) => self.resume_after_call(pb, run, document, call).await?,
         };
         Ok(Some(answer))
     }
 
-    /// Goes on after a call the run recorded: its recorded ending taken again, or, for a call
-    /// without an answer, the call made again when its tool only reads, or the run ended
-    /// `effect_unknown`.
+    /// The run's first call: its arguments rendered, or the run refused.
+    async fn first_tool_call(
+        &self,
+        pb: &PlaybookRef,
+        run: &Run,
+        document: &InteractionDocument,
+    ) -> Result<RunAnswer, Problem> {
+        match prepare_arguments(&run.key, document, &run.input).await {
+            Ok(arguments) => {
+                self.perform_tool_call(pb, run, document, arguments, 1)
+                    .await
+            }
+            Err(problem) => {
+                let ending = rejection(problem, &run.run_id);
+                let ended = self.end(pb, run, run.last_run_seq + 1, ending).await?;
+                Ok(answer_of(&ended))
+            }
+        }
+    }
+
+    /// Goes on after the call the run recorded, `started`, as [`tool_resume`] decided: its
+    /// recorded ending taken again, or, for a call without an answer, the call made again when
+    /// its tool only reads, or the run ended `effect_unknown`.
     async fn resume_after_call(
         &self,
         pb: &PlaybookRef,
         run: &Run,
         document: &InteractionDocument,
-        call: ToolCallRecord,
+        started: &ToolCallStarted,
+        step: ToolResume<'_>,
     ) -> Result<RunAnswer, Problem> {
-        let started = &call.started;
         let words = if started.read_only {
             format!("{}/{} (read-only)", started.server, started.tool)
         } else {
             format!("{}/{}", started.server, started.tool)
         };
-        let ending = match &call.ended {
-            Some(ToolEnding::Answered(data)) => match &data.result {
-                Some(result) => result_ending(run, document, &words, started.read_only, result)?,
-                None => cannot_finish(
-                    run,
-                    &words,
-                    started.read_only,
-                    "restarted_without_content",
-                    "The server restarted before the run finished, and the run kept no content to go on from, since its tool server has record_content: false.",
-                ),
-            },
-            Some(ToolEnding::Failed(data)) => {
-                let because = data.because.as_deref().unwrap_or("server_failure");
-                let message = data.message.as_deref().unwrap_or_default();
+        let ending = match step {
+            ToolResume::TakeResult(result) => {
+                result_ending(run, document, &words, started.read_only, result)?
+            }
+            ToolResume::NoContent => cannot_finish(
+                run,
+                &words,
+                started.read_only,
+                "restarted_without_content",
+                "The server restarted before the run finished, and the run kept no content to go on from, since its tool server has record_content: false.",
+            ),
+            ToolResume::Failed { because, message } => {
                 recorded_failure_ending(run, &words, started.read_only, because, message)
             }
-            None => {
+            ToolResume::CallAgain { .. } | ToolResume::OutcomeUnknown => {
                 Recorder::new(self.store.as_ref(), pb, run)
                     .record_following(
                         "tool_call_failed",
@@ -422,33 +425,30 @@ impl Service {
                         None,
                     )
                     .await?;
-                if started.read_only {
-                    let run = self
-                        .store
-                        .get_run(pb, &run.run_id)
-                        .await
-                        .map_err(store_problem)?
-                        .ok_or_else(|| Problem::internal(&"a run vanished"))?;
-                    let arguments = prepare_arguments(&run.key, document, &run.input).await?;
-                    return self
-                        .perform_tool_call(pb, &run, document, arguments, started.number + 1)
-                        .await;
-                }
-                let ending = cannot_finish(
-                    run,
-                    &words,
-                    false,
-                    "call_outcome_unknown",
-                    "The server restarted while the run called its tool, which its server does not mark read-only, so it was not called again.",
-                );
                 let run = self
                     .store
                     .get_run(pb, &run.run_id)
                     .await
                     .map_err(store_problem)?
                     .ok_or_else(|| Problem::internal(&"a run vanished"))?;
+                if let ToolResume::CallAgain { number } = step {
+                    let arguments = prepare_arguments(&run.key, document, &run.input).await?;
+                    return self
+                        .perform_tool_call(pb, &run, document, arguments, number)
+                        .await;
+                }
+                let ending = cannot_finish(
+                    &run,
+                    &words,
+                    false,
+                    "call_outcome_unknown",
+                    "The server restarted while the run called its tool, which its server does not mark read-only, so it was not called again.",
+                );
                 let ended = self.end(pb, &run, run.last_run_seq + 1, ending).await?;
                 return Ok(answer_of(&ended));
+            }
+            ToolResume::StillRunning | ToolResume::Call => {
+                return Err(Problem::internal(&"a call resumed before it was made"));
             }
         };
         let ended = self.end(pb, run, run.last_run_seq + 1, ending).await?;

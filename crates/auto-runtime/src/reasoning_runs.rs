@@ -19,10 +19,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use auto_engine::input::prepare_input;
 use auto_engine::reasoning::ReasoningDocument;
 use auto_models::{CallOptions, Catalog, ModelRef, Providers, model_call_bound};
-use auto_schema::CompiledSchema;
 use auto_store::{EventFilter, PlaybookRef, Run, RunEnding, RunStatus, Store};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -481,29 +479,12 @@ impl Shell<'_> {
 
 /// Step 1 and 2 of "How a run works": the input and the template.
 async fn prepare_and_render(run: &Run, document: &ReasoningDocument) -> Result<Prompt, Problem> {
-    let schema = document
-        .input_schema
-        .as_ref()
-        .map(CompiledSchema::compile)
-        .transpose()
-        .map_err(|e| Problem::internal(&e))?;
-    let input = prepare_input(
-        Some(&run.input),
+    let input = crate::runs::prepared_input(
+        &run.input,
+        document.input_schema.as_ref(),
         document.input_default.as_ref(),
-        schema.as_ref(),
-    )
-    .map_err(|issues| {
-        let issues: Vec<ProblemIssue> = issues
-            .into_iter()
-            .map(|i| ProblemIssue::field(i.pointer, i.message))
-            .collect();
-        let detail = issues
-            .iter()
-            .map(|i| i.message.as_str())
-            .collect::<Vec<_>>()
-            .join("; ");
-        Problem::invalid_input(title(run, "refused its input"), detail).with_issues(issues)
-    })?;
+        &title(run, "refused its input"),
+    )?;
     let template = auto_template::parse(&document.template)
         .map_err(|_| Problem::internal(&"a saved template no longer parses"))?;
     let today = run.started_at.format("%Y-%m-%d").to_string();

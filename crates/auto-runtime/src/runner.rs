@@ -65,6 +65,32 @@ pub(crate) trait Runner {
     ) -> Result<(), Problem>;
 }
 
+/// Evaluates `$body` with `$runner` bound to the runner of `$runners`: the one place a
+/// [`Runners`] names its runner. (`Runner`'s methods are `async`, so it is not object safe;
+/// each arm is the body for one runner's type.)
+macro_rules! with_runner {
+    ($runners:expr, $runner:ident => $body:expr) => {
+        match $runners {
+            Runners::Computation => {
+                let $runner = Computation;
+                $body
+            }
+            Runners::Reasoning => {
+                let $runner = Reasoning;
+                $body
+            }
+            Runners::Interaction => {
+                let $runner = Interactions;
+                $body
+            }
+            Runners::Workflow => {
+                let $runner = Workflows;
+                $body
+            }
+        }
+    };
+}
+
 /// The runner of each type that runs; a type without one is refused before anything is
 /// recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,12 +138,7 @@ impl Runners {
         key: &DefinitionKey,
         ask: Ask,
     ) -> Outcome {
-        match self {
-            Self::Computation => Computation.begin(service, caller, pb, key, ask).await,
-            Self::Reasoning => Reasoning.begin(service, caller, pb, key, ask).await,
-            Self::Interaction => Interactions.begin(service, caller, pb, key, ask).await,
-            Self::Workflow => Workflows.begin(service, caller, pb, key, ask).await,
-        }
+        with_runner!(self, runner => runner.begin(service, caller, pb, key, ask).await)
     }
 
     pub(crate) async fn again(
@@ -127,12 +148,7 @@ impl Runners {
         key: &DefinitionKey,
         run: Run,
     ) -> Outcome {
-        match self {
-            Self::Computation => Computation.again(service, pb, key, run).await,
-            Self::Reasoning => Reasoning.again(service, pb, key, run).await,
-            Self::Interaction => Interactions.again(service, pb, key, run).await,
-            Self::Workflow => Workflows.again(service, pb, key, run).await,
-        }
+        with_runner!(self, runner => runner.again(service, pb, key, run).await)
     }
 
     pub(crate) async fn cancel(
@@ -143,12 +159,7 @@ impl Runners {
         words: &str,
         kind: Option<&str>,
     ) -> Result<(), Problem> {
-        match self {
-            Self::Computation => Computation.cancel(service, pb, run, words, kind).await,
-            Self::Reasoning => Reasoning.cancel(service, pb, run, words, kind).await,
-            Self::Interaction => Interactions.cancel(service, pb, run, words, kind).await,
-            Self::Workflow => Workflows.cancel(service, pb, run, words, kind).await,
-        }
+        with_runner!(self, runner => runner.cancel(service, pb, run, words, kind).await)
     }
 }
 

@@ -25,16 +25,16 @@ pub const TITLE_CHARS_MAX: usize = 200;
 /// The service: the store, the checkers, and nothing that knows HTTP.
 #[derive(Clone)]
 pub struct Service {
-    pub store: Arc<dyn Store>,
-    pub checkers: Checkers,
-    pub in_flight: crate::runs::InFlight,
-    pub models: Arc<crate::reasoning_runs::Models>,
-    pub cancels: crate::reasoning_runs::Cancels,
-    pub scheduler: crate::workflow_runs::Scheduler,
-    pub triggers: crate::triggers::Triggers,
-    pub limits: crate::limits::RunLimits,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) checkers: Checkers,
+    pub(crate) in_flight: crate::runs::InFlight,
+    pub(crate) models: Arc<crate::reasoning_runs::Models>,
+    pub(crate) cancels: crate::reasoning_runs::Cancels,
+    pub(crate) scheduler: crate::workflow_runs::Scheduler,
+    pub(crate) triggers: crate::triggers::Triggers,
+    pub(crate) limits: crate::limits::RunLimits,
     /// The checked document of each version this server ran.
-    pub documents: crate::documents::Documents,
+    pub(crate) documents: crate::documents::Documents,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -146,6 +146,17 @@ impl Service {
     pub fn with_models(mut self, models: crate::reasoning_runs::Models) -> Self {
         self.models = Arc::new(models);
         self
+    }
+
+    /// The store every run of this service is recorded in, for the face's health checks.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// How many work items this server found it could not read (each counted once), for
+    /// `/metrics`.
+    pub fn unreadable_work(&self) -> prometheus_client::metrics::counter::Counter {
+        self.scheduler.unreadable.clone()
     }
 
     // Orgs and playbooks.

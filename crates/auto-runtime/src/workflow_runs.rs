@@ -478,15 +478,16 @@ impl Service {
         let read = match WorkItem::read(&item.payload) {
             Ok(read) => read,
             Err(error) => {
-                // Kept, to be read by a server that can (a later version), and told: it is
-                // claimed again once its lease ends.
-                self.scheduler.unreadable.inc();
-                tracing::error!(
-                    run_id = %item.run_id,
-                    key = %item.key,
-                    %error,
-                    "a work item this server cannot read is kept for one that can"
-                );
+                // Kept, to be read by a server that can (a later version), and told once: it
+                // is claimed again once its lease ends.
+                if self.scheduler.count_unreadable(item.id) {
+                    tracing::error!(
+                        run_id = %item.run_id,
+                        key = %item.key,
+                        %error,
+                        "a work item this server cannot read is kept for one that can"
+                    );
+                }
                 return;
             }
         };

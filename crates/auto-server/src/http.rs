@@ -400,8 +400,8 @@ pub(crate) fn pb_ref(org: String, pb: String) -> PlaybookRef {
 /// is the store's own (`Store::check_writable`), made on every call: a flag kept from the last
 /// failed write could not tell that the fault cleared while no write was made.
 async fn healthz(State(state): State<AppState>) -> Response {
-    if let Err(e) = state.service.store.check_writable().await
-        && state.service.store.now().await.is_ok()
+    if let Err(e) = state.service.store().check_writable().await
+        && state.service.store().now().await.is_ok()
     {
         let problem = Problem::new(
             crate::problem::Reason::Unavailable,
@@ -412,10 +412,10 @@ async fn healthz(State(state): State<AppState>) -> Response {
         .tap_log(&e);
         return ProblemAnswer(problem).into_response();
     }
-    match state.service.store.now().await {
+    match state.service.store().now().await {
         Ok(_) => Json(Health {
             status: "ok".into(),
-            store: state.service.store.kind().into(),
+            store: state.service.store().kind().into(),
             version: env!("CARGO_PKG_VERSION").into(),
         })
         .into_response(),

@@ -89,7 +89,7 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
     metrics.register_counter(
         "work_unreadable",
         "Claims of a work item this server could not read; each is kept, logged and claimed again when its lease ends",
-        service.scheduler.unreadable.clone(),
+        service.unreadable_work(),
     );
     let state = AppState {
         service,

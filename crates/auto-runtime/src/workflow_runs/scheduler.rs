@@ -61,9 +61,11 @@ pub struct Scheduler {
     wake: Arc<Notify>,
     queues: Arc<Mutex<RunQueues>>,
     stopping: Arc<std::sync::atomic::AtomicBool>,
-    /// How often a claimed work item could not be read (each is kept, told in the log, and
-    /// claimed again once its lease ends).
+    /// How many work items this server could not read: each is kept, told in the log and
+    /// counted the first time, and claimed again once its lease ends.
     pub unreadable: prometheus_client::metrics::counter::Counter,
+    /// The items already counted in `unreadable`.
+    unreadable_seen: Arc<Mutex<std::collections::HashSet<i64>>>,
 }
 
 impl Default for Scheduler {
@@ -74,11 +76,24 @@ impl Default for Scheduler {
             queues: Arc::default(),
             stopping: Arc::default(),
             unreadable: Default::default(),
+            unreadable_seen: Arc::default(),
         }
     }
 }
 
 impl Scheduler {
+    /// Counts the work item `id` as unreadable, if it was not yet: whether it is the first
+    /// time this server found it so.
+    pub fn count_unreadable(&self, id: i64) -> bool {
+        let first = (self.unreadable_seen.lock())
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id);
+        if first {
+            self.unreadable.inc();
+        }
+        first
+    }
+
     /// Tells the scheduler that work was added.
     pub fn wake(&self) {
         self.wake.notify_one();
