@@ -442,7 +442,7 @@ fn no_longer_parses(run: &Run) -> RunEnding {
 
 /// A computation's run: its input prepared, the program run on a blocking thread, its output
 /// kept or refused.
-async fn computation_ending(run: &Run, document: Arc<ComputationDocument>) -> RunEnding {
+pub(crate) async fn computation_ending(run: &Run, document: Arc<ComputationDocument>) -> RunEnding {
     let title = |what: &str| format!("The computation function {} {what}", run.key.name);
     let input = match prepared_input(
         &run.input,

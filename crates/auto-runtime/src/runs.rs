@@ -146,6 +146,7 @@ pub(crate) fn new_run(
         ending_work: None,
         root_run_id: None,
         open_calls_max: None,
+        started_at: None,
     };
     if let Some(lineage) = lineage {
         // Its ending reaches the call that waits for it as an input of the caller.
@@ -168,6 +169,35 @@ pub(crate) fn new_run(
         new.trigger = Some(origin.trigger);
     }
     new
+}
+
+/// The run `new` as the store records it when it starts at `at`: attempt 1, its
+/// `run_started` its only event. What a caller that records the run with more (a workflow's
+/// first step, a call performed within its caller's step) works from before it is recorded.
+pub(crate) fn started_run(new: &NewRun, at: chrono::DateTime<chrono::Utc>) -> Run {
+    Run {
+        run_id: new.run_id.clone(),
+        key: new.key.clone(),
+        definition_version: new.definition_version,
+        status: RunStatus::Started,
+        input: new.input.clone(),
+        output: None,
+        record: None,
+        problem: None,
+        started_by: new.started_by.clone(),
+        parent_run_id: new.parent_run_id.clone(),
+        task_reference: new.task_reference.clone(),
+        depth: new.depth,
+        call_depth: new.call_depth,
+        trigger: new.trigger.clone(),
+        parent_call_id: new.parent_call_id.clone(),
+        root_run_id: new.root_run_id.clone(),
+        attempt: 1,
+        last_run_seq: 1,
+        last_event_at: at,
+        started_at: new.started_at.unwrap_or(at),
+        ended_at: None,
+    }
 }
 
 /// The attributes a fact about a run carries, each where the run has it (workflow page,

@@ -18,8 +18,8 @@ use auto_engine::workflow::engine::{
     self, CallOutcome, Command, Ending, Input, RunInfo, RunState, Step, Workflow,
 };
 use auto_store::{
-    DefinitionKey, DefinitionVersion, NewEvent, NewListener, NewWork, PlaybookRef, Run, RunEnding,
-    RunStatus, StoreError, Work, WorkflowStep,
+    DefinitionKey, DefinitionVersion, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Run,
+    RunEnding, RunStatus, StoreError, Work, WorkflowStep,
 };
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -37,16 +37,19 @@ use crate::work::{CancelCall, ChildEnded, Order, StartCall, WorkItem, ended_key}
 
 mod calls;
 mod scheduler;
+mod stretch;
 
 use scheduler::retrying_faults;
 pub use scheduler::{
     IDLE_POLL, STORE_FAULT_PAUSE, STORE_FAULT_RETRIES, Scheduler, WORK_BATCH, WORK_LEASE,
     spawn_scheduler,
 };
+use stretch::Stretch;
+pub use stretch::{STRETCH_CALLS_MAX, STRETCH_TIME_MS_MAX};
 
-/// The key of a run's start as work, and how long after the request it falls due.
+/// The key of a run's start as work: a run that earlier versions recorded apart from its first
+/// step, which the scheduler takes.
 const START_KEY: &str = "start";
-const START_GRACE: chrono::Duration = chrono::Duration::seconds(10);
 /// "Calls above a run: 8": the deepest a run may sit below the workflow at the top.
 pub const CALL_DEPTH_MAX: i64 = 8;
 /// How many times a step whose snapshot another step changed first (another server's, or a
@@ -118,6 +121,34 @@ fn work_of(commands: &[Command]) -> (Vec<NewWork>, Vec<String>) {
         }
     }
     (add, cancel)
+}
+
+/// Which step of its run a stretch begins with.
+enum At {
+    /// The first step of a run recorded with it.
+    Start(NewRun),
+    /// The first step of a run recorded before it, whose start is the work item `work`.
+    FirstStep { work: i64 },
+    /// A step applying the work item `work` to the snapshot at `version`.
+    Step { version: i64, work: i64 },
+}
+
+impl At {
+    /// The work item the step applies.
+    fn applying(&self) -> Option<i64> {
+        match self {
+            At::Start(_) => None,
+            At::FirstStep { work } | At::Step { work, .. } => Some(*work),
+        }
+    }
+}
+
+/// Where a stretch happens: the run's workflow, what the engine knows of the run, and the
+/// listen tasks under way before it.
+struct Place<'a> {
+    workflow: &'a Workflow,
+    info: &'a RunInfo,
+    listening_before: Vec<(String, Vec<Value>)>,
 }
 
 /// The run's ending as the store keeps it; an output past the 1 MiB a run keeps is
@@ -283,16 +314,22 @@ impl Service {
         bounds
     }
 
-    /// The store's form of one step: its events numbered after `run`'s, its ending fact, the
-    /// work its commands make.
+    /// The store's form of one stretch: its events numbered after `run`'s, with the facts of
+    /// the children it performed where they happened, its ending fact, the work its commands
+    /// make.
     fn commit_of(
         &self,
         run: &Run,
         (workflow, listening_before): (&Workflow, Vec<(String, Vec<Value>)>),
-        step: Step,
+        stretch: Stretch,
         expected_version: Option<i64>,
         done_work: Option<i64>,
     ) -> Result<WorkflowStep, Problem> {
+        let Stretch {
+            step,
+            performed,
+            endings,
+        } = stretch;
         // The listen tasks that began or stopped hearing the playbook's events with the step.
         let listening_after = engine::listening(workflow, &step.state);
         let listen = listening_after
@@ -309,23 +346,30 @@ impl Service {
             .map(|(pointer, _)| pointer.clone())
             .collect();
         let mut seq = run.last_run_seq;
-        let mut events: Vec<NewEvent> = step
-            .events
-            .into_iter()
-            .map(|e| {
-                seq += 1;
-                let mut event = fact(
-                    &run.run_id,
-                    seq,
-                    &e.event_type,
-                    &run.key,
-                    &run.started_by,
-                    run.definition_version,
-                );
-                event.data = Some(e.data);
-                event
-            })
-            .collect();
+        let mut events: Vec<NewEvent> = Vec::new();
+        let mut children = Vec::new();
+        let mut performed = performed.into_iter().peekable();
+        for (at, e) in step.events.into_iter().enumerate() {
+            while let Some(child) = performed.next_if(|child| child.after == at) {
+                events.extend(child.events);
+                children.push(child.child);
+            }
+            seq += 1;
+            let mut event = fact(
+                &run.run_id,
+                seq,
+                &e.event_type,
+                &run.key,
+                &run.started_by,
+                run.definition_version,
+            );
+            event.data = Some(e.data);
+            events.push(event);
+        }
+        for child in performed {
+            events.extend(child.events);
+            children.push(child.child);
+        }
         // "An emit task records an event in the playbook, as publish_event would", in the
         // same transaction as the step that emitted it.
         for command in &step.commands {
@@ -337,7 +381,8 @@ impl Service {
         if let Some(ending) = &ending {
             events.push(ending_fact(run, seq + 1, ending));
         }
-        let (add_work, cancel_work) = work_of(&step.commands);
+        let (mut add_work, cancel_work) = work_of(&step.commands);
+        add_work.extend(endings);
         let state = serde_json::to_value(&step.state).map_err(|e| Problem::internal(&e))?;
         Ok(WorkflowStep {
             expected_version,
@@ -349,7 +394,100 @@ impl Service {
             listen,
             unlisten,
             ending,
+            children,
+            start: None,
         })
+    }
+
+    /// Takes a run's first step with its input, the functions it calls bounded as they stand
+    /// now, and commits the stretch it begins.
+    async fn first_step_of(
+        &self,
+        pb: &PlaybookRef,
+        run: &Run,
+        workflow: &Workflow,
+        input: Value,
+        at: &At,
+    ) -> Result<Result<(), StoreError>, Problem> {
+        let mut info = self.run_info(run);
+        info.functions_ms = self.functions_ms(pb, workflow).await;
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        let step = engine::start(workflow, &info, input, now_ms);
+        let place = Place {
+            workflow,
+            info: &info,
+            listening_before: Vec::new(),
+        };
+        self.commit_stretch(pb, run, place, step, at).await
+    }
+
+    /// Commits the stretch that begins with `step` in one transaction, `at` its place in the
+    /// run. A stretch whose performed children the
+    /// store could not record, past its passing faults, is committed again without them: its
+    /// calls go through the queue, which tells each call what came of its child. The outer
+    /// `Err` is a step that could not be put in the store's form.
+    async fn commit_stretch(
+        &self,
+        pb: &PlaybookRef,
+        run: &Run,
+        place: Place<'_>,
+        step: Step,
+        at: &At,
+    ) -> Result<Result<(), StoreError>, Problem> {
+        let performs = step.commands.iter().any(stretch::may_perform);
+        let unperformed = performs.then(|| step.clone());
+        let stretch = self
+            .stretch(pb, run, (place.workflow, place.info), step, at.applying())
+            .await;
+        let performed = !stretch.performed.is_empty();
+        let mut committed = self.commit_once(pb, run, &place, stretch, at).await?;
+        if let (Err(error), true, Some(step)) = (&committed, performed, unperformed)
+            && !matches!(error, StoreError::Conflict(_))
+        {
+            tracing::warn!(
+                run_id = %run.run_id,
+                %error,
+                "the children a step performed could not be recorded; its calls go through the queue"
+            );
+            let stretch = Stretch::unperformed(step);
+            committed = self.commit_once(pb, run, &place, stretch, at).await?;
+        }
+        Ok(committed)
+    }
+
+    /// Commits a stretch once, past the store's passing faults, and wakes what its commit
+    /// concerns.
+    async fn commit_once(
+        &self,
+        pb: &PlaybookRef,
+        run: &Run,
+        place: &Place<'_>,
+        stretch: Stretch,
+        at: &At,
+    ) -> Result<Result<(), StoreError>, Problem> {
+        let before = (place.workflow, place.listening_before.clone());
+        let expected_version = match at {
+            At::Step { version, .. } => Some(*version),
+            At::Start(_) | At::FirstStep { .. } => None,
+        };
+        let mut commit = self.commit_of(run, before, stretch, expected_version, at.applying())?;
+        if let At::Start(new) = at {
+            commit.events.insert(0, started_fact(new, 1));
+            commit.start = Some(new.clone());
+        }
+        let adds_work = !commit.add_work.is_empty();
+        let committed = retrying_faults(StoreError::is_transient, || {
+            self.store
+                .commit_workflow_step(pb, &run.run_id, commit.clone())
+        })
+        .await;
+        if committed.is_ok() {
+            if adds_work {
+                self.scheduler.wake();
+            }
+            self.triggers.wake_if_active();
+        }
+        Ok(committed.map(|_| ()))
     }
 
     /// Starts a new workflow run and takes its first step: 200 when it ended before its first
@@ -376,52 +514,22 @@ impl Service {
             .and_then(Checked::workflow)
             .cloned()
             .ok_or_else(|| no_longer_parses(key))?;
-        let new = new_run(run_id, key, version, input.clone(), caller, lineage, origin);
-        // The start is also work of the run, due a little later and removed by the first
-        // step: a server that stops between recording the run and committing that step
-        // leaves it for the next server to take.
-        self.store
-            .add_work(
-                pb,
-                run_id,
-                vec![
-                    WorkItem::from(Input::Start {
-                        input: input.clone(),
-                    })
-                    .to_work(START_KEY, Some(chrono::Utc::now() + START_GRACE)),
-                ],
-            )
+        // The run starts at the database's time, which its first step reads as its own.
+        let at = self
+            .store
+            .now()
             .await
             .map_err(|error| cannot_start(&key.name, error))?;
-        let started = started_fact(&new, 1);
-        let (run, _) = self
-            .store
-            .start_run(pb, new, vec![started])
-            .await
+        let mut new = new_run(run_id, key, version, input.clone(), caller, lineage, origin);
+        new.started_at = Some(at);
+        let run = crate::runs::started_run(&new, at);
+        // The run and its first step are one transaction: a run is never recorded without it.
+        self.first_step_of(pb, &run, &workflow, input, &At::Start(new))
+            .await?
             .map_err(|error| match error {
                 StoreError::Conflict(_) => taken(error),
                 other => cannot_start(&key.name, other),
             })?;
-        let now_ms = chrono::Utc::now().timestamp_millis();
-        let mut info = self.run_info(&run);
-        info.functions_ms = self.functions_ms(pb, &workflow).await;
-        let step = engine::start(&workflow, &info, input, now_ms);
-        let mut commit = self.commit_of(&run, (&workflow, Vec::new()), step, None, None)?;
-        commit.cancel_work.push(START_KEY.into());
-        let adds_work = !commit.add_work.is_empty();
-        if let Err(error) = retrying_faults(StoreError::is_transient, || {
-            self.store.commit_workflow_step(pb, run_id, commit.clone())
-        })
-        .await
-        {
-            // The run is recorded, and so is its start as work: the scheduler takes the first
-            // step once the start falls due. The run is answered as it stands.
-            tracing::warn!(%run_id, %error, "a workflow's first step is left to its start");
-        }
-        if adds_work {
-            self.scheduler.wake();
-        }
-        self.triggers.wake_if_active();
         let run = self
             .store
             .get_run(pb, run_id)
@@ -562,34 +670,19 @@ impl Service {
                 serde_json::from_value(state).map_err(|e| Problem::internal(&e))?;
             let now_ms = chrono::Utc::now().timestamp_millis();
             let before = engine::listening(&workflow, &state);
-            let step = engine::apply(
-                &workflow,
-                &self.run_info(&run),
-                state,
-                input.clone(),
-                now_ms,
-            );
-            let commit = self.commit_of(
-                &run,
-                (&workflow, before),
-                step,
-                Some(version),
-                Some(item.id),
-            )?;
-            let adds_work = !commit.add_work.is_empty();
-            match retrying_faults(StoreError::is_transient, || {
-                self.store
-                    .commit_workflow_step(pb, &run.run_id, commit.clone())
-            })
-            .await
-            {
-                Ok(_) => {
-                    if adds_work {
-                        self.scheduler.wake();
-                    }
-                    self.triggers.wake_if_active();
-                    return Ok(());
-                }
+            let info = self.run_info(&run);
+            let step = engine::apply(&workflow, &info, state, input.clone(), now_ms);
+            let place = Place {
+                workflow: &workflow,
+                info: &info,
+                listening_before: before,
+            };
+            let at = At::Step {
+                version,
+                work: item.id,
+            };
+            match self.commit_stretch(pb, &run, place, step, &at).await? {
+                Ok(()) => return Ok(()),
                 // Another step of the run committed first (a timer and a call's ending at
                 // once): read the run again and apply this input after it.
                 Err(StoreError::Conflict(_)) => continue,
@@ -618,16 +711,9 @@ impl Service {
             }
             Err(other) => return Err(other),
         };
-        let mut info = self.run_info(run);
-        info.functions_ms = self.functions_ms(pb, &workflow).await;
-        let now_ms = chrono::Utc::now().timestamp_millis();
-        let step = engine::start(&workflow, &info, input, now_ms);
-        let commit = self.commit_of(run, (&workflow, Vec::new()), step, None, Some(work_id))?;
-        match retrying_faults(StoreError::is_transient, || {
-            self.store
-                .commit_workflow_step(pb, &run.run_id, commit.clone())
-        })
-        .await
+        match self
+            .first_step_of(pb, run, &workflow, input, &At::FirstStep { work: work_id })
+            .await?
         {
             // Another server took the first step: this start is spent.
             Ok(_) | Err(StoreError::Conflict(_)) => {
@@ -672,6 +758,8 @@ impl Service {
             listen: Vec::new(),
             unlisten: Vec::new(),
             ending: Some(ending),
+            children: Vec::new(),
+            start: None,
         };
         match self.store.commit_workflow_step(pb, &run.run_id, step).await {
             Ok(_) => {

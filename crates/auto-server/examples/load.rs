@@ -22,10 +22,13 @@
 //! by its operator, `--model` naming the model); then only the client's figures are printed.
 //!
 //! With `--type workflow` each run is a workflow of ten `set` tasks, which ends within its
-//! request; with `--type waiting` each run waits a day on a timer (its request answers 202),
+//! request; with `--type calls` each run is the durable-step workload of
+//! `docs/performance.md`, a workflow of three sequential calls of a computation function
+//! `{x} -> {x: x + 1}` started with `{x: 0}` (a run answered 202 is followed until it ends, and
+//! every run must end with `{x: 3}`); with `--type waiting` each run waits a day on a timer (its request answers 202),
 //! and the process's resident memory before and after the runs shows what a waiting run holds.
 //!
-//! Options: `--type reasoning|computation|workflow|waiting` (reasoning), `--store sqlite|postgres` (sqlite;
+//! Options: `--type reasoning|computation|workflow|calls|waiting` (reasoning), `--store sqlite|postgres` (sqlite;
 //! postgres from `--database`, else `AUTO_TEST_POSTGRES`, else
 //! `postgres://postgres@127.0.0.1:5432/test`), `--concurrency N` (1), `--runs N` (1000),
 //! `--warmup N` (50), `--playbooks N` (1: every run in one playbook; more spreads the runs over
@@ -104,8 +107,25 @@ enum RunType {
     Computation,
     /// Ten `set` tasks, each with an expression: a run ends within its request.
     Workflow,
+    /// Three sequential calls of a computation function: the durable-step workload.
+    Calls,
     /// A run that waits a day on a timer: its request answers 202 and the run stays.
     Waiting,
+}
+
+/// The computation the `calls` workflow calls three times.
+const ADD_ONE: &str = "---\ndescription: Adds one to x\n---\n```ts\nexport default function (input: { x: number }) {\n  return { x: input.x + 1 };\n}\n```\n";
+
+/// The `calls` workflow.
+fn add_three_times() -> String {
+    let mut text = String::from(WORKFLOW_HEADER);
+    text.push_str("do:\n");
+    for step in ["first", "second", "third"] {
+        text.push_str(&format!(
+            "  - {step}:\n      call: run_definition\n      with: {{ type: computation, name: add-one, input: {{ x: '${{ $data.x }}' }} }}\n"
+        ));
+    }
+    text
 }
 
 #[derive(Debug)]
@@ -123,7 +143,7 @@ struct Args {
 
 fn usage(error: &str) -> ! {
     eprintln!(
-        "load: {error}\nusage: load [--type reasoning|computation|workflow|waiting] [--store sqlite|postgres] [--database URL] [--concurrency N] [--runs N] [--warmup N] [--playbooks N] [--url URL] [--model provider/model]"
+        "load: {error}\nusage: load [--type reasoning|computation|workflow|calls|waiting] [--store sqlite|postgres] [--database URL] [--concurrency N] [--runs N] [--warmup N] [--playbooks N] [--url URL] [--model provider/model]"
     );
     std::process::exit(2)
 }
@@ -159,9 +179,10 @@ fn parse_args() -> Args {
                     "reasoning" => RunType::Reasoning,
                     "computation" => RunType::Computation,
                     "workflow" => RunType::Workflow,
+                    "calls" => RunType::Calls,
                     "waiting" => RunType::Waiting,
                     other => usage(&format!(
-                        "--type {other:?}: reasoning, computation, workflow or waiting"
+                        "--type {other:?}: reasoning, computation, workflow, calls or waiting"
                     )),
                 }
             }
@@ -462,6 +483,18 @@ impl Store for TimedStore {
     async fn next_work_due(&self) -> StoreResult<Option<DateTime<Utc>>> {
         self.time("next_work_due", self.inner.next_work_due()).await
     }
+    async fn next_input_due(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        except: Option<i64>,
+    ) -> StoreResult<Option<DateTime<Utc>>> {
+        self.time(
+            "next_input_due",
+            self.inner.next_input_due(playbook, run_id, except),
+        )
+        .await
+    }
     async fn receive_run_event(
         &self,
         playbook: &PlaybookRef,
@@ -689,17 +722,18 @@ async fn fire(
     input: &Value,
     count: usize,
     concurrency: usize,
-    waits: bool,
+    expect: &Expect,
 ) -> (Vec<Sample>, Duration) {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..concurrency.min(count) {
-        let (http, urls, input, next) = (
+        let (http, urls, input, next, expect) = (
             http.clone(),
             urls.to_vec(),
             input.clone(),
             Arc::clone(&next),
+            expect.clone(),
         );
         workers.push(tokio::spawn(async move {
             let mut samples = Vec::new();
@@ -717,12 +751,19 @@ async fn fire(
                     .await
                     .unwrap_or_else(|error| panic!("the run request failed: {error}"));
                 let status = response.status();
-                let body: Value = response.json().await.unwrap_or(Value::Null);
+                let mut body: Value = response.json().await.unwrap_or(Value::Null);
+                if let Expect::Ends(_) = expect
+                    && status == 202
+                {
+                    body = followed(&http, url, &body).await;
+                }
                 let latency = sent.elapsed();
-                let expected = if waits {
-                    status == 202 && body["status"] == "started"
-                } else {
-                    status == 200 && body["status"] == "succeeded"
+                let expected = match &expect {
+                    Expect::Waits => status == 202 && body["status"] == "started",
+                    Expect::Succeeds => status == 200 && body["status"] == "succeeded",
+                    Expect::Ends(output) => {
+                        body["status"] == "succeeded" && &body["output"] == output
+                    }
                 };
                 assert!(
                     expected,
@@ -743,6 +784,40 @@ async fn fire(
         samples.extend(worker.await.expect("a worker"));
     }
     (samples, started.elapsed())
+}
+
+/// What every run of a load must come to.
+#[derive(Clone, Debug)]
+enum Expect {
+    /// Answered 202, started.
+    Waits,
+    /// Answered 200, succeeded.
+    Succeeds,
+    /// Succeeded with this output, within its request or followed after a 202.
+    Ends(Value),
+}
+
+/// The run a 202 answered, followed until it ends.
+async fn followed(http: &reqwest::Client, runs_url: &str, started: &Value) -> Value {
+    let run_id = started["run_id"].as_str().expect("a run id");
+    let (playbook, _) = runs_url
+        .split_once("/definitions/")
+        .expect("a definition's runs URL");
+    let url = format!("{playbook}/runs/{run_id}");
+    loop {
+        let body: Value = http
+            .get(&url)
+            .send()
+            .await
+            .unwrap_or_else(|error| panic!("the run's request failed: {error}"))
+            .json()
+            .await
+            .unwrap_or(Value::Null);
+        if body["status"] != "started" {
+            return body;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -833,7 +908,13 @@ async fn prepare(http: &reqwest::Client, base: &str, args: &Args) -> Vec<String>
         RunType::Reasoning => ("reasoning", "review-brief", brief_review(&args.model)),
         RunType::Computation => ("computation", "month-window", MONTH_WINDOW.to_owned()),
         RunType::Workflow => ("workflow", "ten-sets", ten_sets()),
+        RunType::Calls => ("workflow", "add-three-times", add_three_times()),
         RunType::Waiting => ("workflow", "waits", WAITS.to_owned()),
+    };
+    // What the run's definition calls, saved before it.
+    let called: &[(&str, &str, &str)] = match args.run_type {
+        RunType::Calls => &[("computation", "add-one", ADD_ONE)],
+        _ => &[],
     };
     let mut urls = Vec::new();
     for index in 0..args.playbooks {
@@ -844,6 +925,13 @@ async fn prepare(http: &reqwest::Client, base: &str, args: &Args) -> Vec<String>
         )
         .await;
         let pb = format!("/v1/orgs/load/playbooks/{playbook}");
+        for (called_type, called_name, called_source) in called {
+            post(
+                format!("{pb}/definitions"),
+                json!({"type": called_type, "name": called_name, "source": called_source, "diagram": "none"}),
+            )
+            .await;
+        }
         post(
             format!("{pb}/definitions"),
             json!({"type": type_text, "name": name, "source": source, "diagram": "none"}),
@@ -861,6 +949,7 @@ fn recheck_cost(run_type: RunType, model: &str) -> Duration {
         RunType::Reasoning => brief_review(model),
         RunType::Computation => MONTH_WINDOW.to_owned(),
         RunType::Workflow => ten_sets(),
+        RunType::Calls => add_three_times(),
         RunType::Waiting => WAITS.to_owned(),
     };
     let started = Instant::now();
@@ -868,7 +957,7 @@ fn recheck_cost(run_type: RunType, model: &str) -> Duration {
         let ok = match run_type {
             RunType::Reasoning => auto_engine::reasoning::check_reasoning(&source).is_ok(),
             RunType::Computation => auto_engine::computation::check_computation(&source).is_ok(),
-            RunType::Workflow | RunType::Waiting => {
+            RunType::Workflow | RunType::Calls | RunType::Waiting => {
                 auto_engine::workflow::engine::Workflow::from_source(&source).is_ok()
             }
         };
@@ -907,14 +996,20 @@ async fn load(args: Args) {
         }
         RunType::Computation => json!({"month": "2026-02"}),
         RunType::Workflow | RunType::Waiting => json!({"n": 0, "note": "load"}),
+        RunType::Calls => json!({"x": 0}),
     };
     let type_text = match args.run_type {
         RunType::Reasoning => "reasoning",
         RunType::Computation => "computation",
         RunType::Workflow => "workflow (10 set tasks)",
+        RunType::Calls => "workflow (3 sequential computation calls)",
         RunType::Waiting => "workflow (waiting a day on a timer)",
     };
-    let waits = args.run_type == RunType::Waiting;
+    let waits = match args.run_type {
+        RunType::Waiting => Expect::Waits,
+        RunType::Calls => Expect::Ends(json!({"x": 3})),
+        _ => Expect::Succeeds,
+    };
     let rss_before = resident_kib();
     let store_text = if args.url.is_some() {
         "the server at --url"
@@ -926,12 +1021,12 @@ async fn load(args: Args) {
         args.runs, args.concurrency, args.playbooks, args.warmup
     );
     if args.warmup > 0 {
-        fire(&http, &urls, &input, args.warmup, args.concurrency, waits).await;
+        fire(&http, &urls, &input, args.warmup, args.concurrency, &waits).await;
     }
     if let Some(local) = &local {
         local.store.take();
     }
-    let (samples, elapsed) = fire(&http, &urls, &input, args.runs, args.concurrency, waits).await;
+    let (samples, elapsed) = fire(&http, &urls, &input, args.runs, args.concurrency, &waits).await;
     let mut latencies: Vec<Duration> = samples.iter().map(|s| s.latency).collect();
     latencies.sort();
     println!(

@@ -89,6 +89,81 @@ async fn a_wait_is_a_timer_and_the_run_goes_on_after_it() {
     assert_eq!(run["output"], json!({"waited": true, "seen": "hi"}));
 }
 
+const ADD_ONE: &str = include_str!("data/add-one.md");
+
+const ADD_THREE_TIMES: &str = include_str!("data/add-three-times.yaml");
+
+/// Calls of computation functions are performed in the step that makes them: a workflow of
+/// three calls ends within its start request, answered 200, and each child run is recorded as
+/// a call's child is, begun and ended, its facts between the call's.
+#[tokio::test]
+async fn computation_calls_are_performed_within_the_step_that_makes_them() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "computation", "add-one", ADD_ONE)
+        .await;
+    server
+        .save_definition(&pb, "workflow", "add-three-times", ADD_THREE_TIMES)
+        .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "workflow",
+            "add-three-times",
+            json!({"input": {"x": 0}, "run_id": "a-1"}),
+        )
+        .await;
+    assert_eq!(
+        reply.status, 200,
+        "ended within its start: {:#}",
+        reply.body
+    );
+    assert_eq!(reply.body["status"], "succeeded");
+    assert_eq!(reply.body["output"], json!({"x": 3}));
+    let runs = server.get(&format!("{pb}/runs?type=computation")).await;
+    let children = runs.body["runs"].as_array().unwrap();
+    assert_eq!(children.len(), 3, "{:#}", runs.body);
+    for child in children {
+        assert_eq!(child["status"], "succeeded", "{child:#}");
+        assert!(
+            child["run_id"].as_str().unwrap().starts_with("a-1."),
+            "{child:#}"
+        );
+    }
+    // Each child's facts sit between its call's start and the step's end, in order.
+    let events = server.all_events(&pb).await;
+    let story: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| {
+            let run = e["source"].as_str()?.strip_prefix("/runs/")?;
+            let run = if run == "a-1" { "parent" } else { "child" };
+            Some((run.to_owned(), e["type"].as_str()?.to_owned()))
+        })
+        .filter(|(_, t)| t.starts_with("run_") || t == "call_started" || t == "call_ended")
+        .collect();
+    let mut expected = vec![("parent", "run_started")];
+    for _ in 0..3 {
+        expected.extend([
+            ("parent", "call_started"),
+            ("child", "run_started"),
+            ("child", "run_succeeded"),
+            ("parent", "call_ended"),
+        ]);
+    }
+    expected.push(("parent", "run_succeeded"));
+    let expected: Vec<(String, String)> = expected
+        .into_iter()
+        .map(|(r, t)| (r.to_owned(), t.to_owned()))
+        .collect();
+    assert_eq!(story, expected);
+    // A child's id is the call's, and asking for it again gives it as it ended.
+    let child_id = children[0]["run_id"].as_str().unwrap();
+    let again = server.get(&format!("{pb}/runs/{child_id}")).await;
+    assert_eq!(again.status, 200);
+    assert_eq!(again.body["status"], "succeeded");
+}
+
 #[tokio::test]
 async fn a_call_runs_the_function_and_hands_on_its_output() {
     let server = TestServer::start().await;

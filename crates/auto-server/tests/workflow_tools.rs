@@ -74,7 +74,13 @@ impl Setup {
                 json!({"input": input, "run_id": run_id}),
             )
             .await;
-        assert_eq!(reply.status, 202, "{:#}", reply.body);
+        // 202 while it waits for a call; 200 when its calls were computations, performed
+        // within the request.
+        assert!(
+            reply.status == 202 || reply.status == 200,
+            "{:#}",
+            reply.body
+        );
     }
 
     /// Reads the run until it has ended.

@@ -305,6 +305,15 @@ pub trait Store: Send + Sync + 'static {
     /// When the next item falls due, held or not; `None` when there is no work.
     async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>>;
 
+    /// When the run's next input (an ordered item: a timer, an event, a child's ending, a
+    /// cancel) falls due, held or not, leaving out the item `except`; `None` when it has none.
+    async fn next_input_due(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        except: Option<i64>,
+    ) -> Result<Option<DateTime<Utc>>>;
+
     // The events sent to workflow runs.
 
     /// Keeps an event sent to a run in the run's inbox under `event_id`, numbered after the

@@ -355,6 +355,9 @@ pub struct NewRun {
     /// With `root_run_id`: the run is refused with [`crate::StoreError::LimitReached`] when
     /// this many runs under that root are started already, counted and inserted atomically.
     pub open_calls_max: Option<i64>,
+    /// When it started, where its starter settled it before recording it (a workflow's first
+    /// step reads it); the database's time of the recording otherwise.
+    pub started_at: Option<DateTime<Utc>>,
 }
 
 /// How a run ended.
@@ -431,6 +434,22 @@ pub struct WorkflowStep {
     /// References of the run's listen tasks that stop with this step.
     pub unlisten: Vec<String>,
     pub ending: Option<RunEnding>,
+    /// Runs the step began and ended within it (calls it performed at once), recorded with
+    /// it; their events are among `events`, each under its own run id.
+    pub children: Vec<EndedChild>,
+    /// The run this step is the first step of, recorded `started` with it in one transaction
+    /// (its `run_started` among `events`), so a run is never recorded without its first step.
+    /// `Conflict` when the playbook has a run of its id.
+    pub start: Option<NewRun>,
+}
+
+/// A run that began and ended within its caller's step: recorded `started` and ended in the
+/// step's transaction, so nobody sees it started. `Conflict` when the playbook has a run of
+/// its id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EndedChild {
+    pub run: NewRun,
+    pub ending: RunEnding,
 }
 
 /// Work due to a run: an input to apply or a command to carry out, once per key and run.

@@ -263,6 +263,16 @@ fn page_size(limit: u32, max: u32) -> i64 {
 /// A run's events, each given the run's id when it has none, and the highest `run_seq` among
 /// them (0 when none has one). `Conflict` when an event names another run.
 pub(crate) fn run_events(run_id: &str, events: Vec<NewEvent>) -> Result<(Vec<NewEvent>, i64)> {
+    step_events(run_id, &[], events)
+}
+
+/// As [`run_events`], where events of the runs `children` are also the change's: each keeps
+/// its own run id. The last `run_seq` is `run_id`'s.
+pub(crate) fn step_events(
+    run_id: &str,
+    children: &[&str],
+    events: Vec<NewEvent>,
+) -> Result<(Vec<NewEvent>, i64)> {
     let mut last_run_seq = 0;
     let events = events
         .into_iter()
@@ -270,6 +280,7 @@ pub(crate) fn run_events(run_id: &str, events: Vec<NewEvent>) -> Result<(Vec<New
             match event.run_id.as_deref() {
                 None => event.run_id = Some(run_id.to_owned()),
                 Some(own) if own == run_id => {}
+                Some(child) if children.contains(&child) => return Ok(event),
                 Some(other) => {
                     return Err(StoreError::Conflict(format!(
                         "the event {} of run {other} cannot be recorded as run {run_id}'s",

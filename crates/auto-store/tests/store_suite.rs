@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use auto_store::{
-    DefinitionKey, DefinitionStatus, EventFilter, LISTENERS_MAX, NewDefinitionVersion, NewEvent,
-    NewRequest, NewRun, NewWork, PlaybookRef, RequestClose, RequestFilter, RequestStatus, Result,
-    Run, RunEnding, RunFilter, RunStatus, Store, StoreError, WorkflowStep,
+    DefinitionKey, DefinitionStatus, EndedChild, EventFilter, LISTENERS_MAX, NewDefinitionVersion,
+    NewEvent, NewRequest, NewRun, NewWork, PlaybookRef, RequestClose, RequestFilter, RequestStatus,
+    Result, Run, RunEnding, RunFilter, RunStatus, Store, StoreError, WorkflowStep,
 };
 use chrono::{TimeZone, Utc};
 use serde_json::{Map, json};
@@ -62,11 +62,13 @@ store_suite!(
     runs_list_newest_first,
     concurrent_run_events_one_wins,
     workflow_steps_are_compare_and_set,
+    a_step_records_the_children_it_began_and_ended,
     workflow_steps_add_and_remove_work,
     listening_tasks_stop_at_4096_a_playbook,
     child_endings_reach_their_parent,
     work_is_claimed_once_until_its_lease_ends,
     a_runs_inputs_go_to_one_claimer_at_a_time_in_order,
+    a_runs_next_input_is_told_but_the_one_applied,
     claimers_at_once_apply_a_runs_inputs_in_order,
     run_events_are_kept_once_in_the_order_received,
     run_events_go_only_to_started_runs,
@@ -1004,6 +1006,7 @@ fn new_run(run_id: &str, def_type: &str, name: &str) -> NewRun {
         ending_work: None,
         root_run_id: None,
         open_calls_max: None,
+        started_at: None,
     }
 }
 
@@ -1056,6 +1059,7 @@ async fn run_start_and_get_round_trip(store: Arc<dyn Store>) -> Result<()> {
         ending_work: None,
         root_run_id: Some("parent-7".into()),
         open_calls_max: None,
+        started_at: None,
     };
     let (run, events) = store
         .start_run(&playbook, new.clone(), vec![numbered("started", 1)])
@@ -1734,6 +1738,8 @@ fn step(expected_version: Option<i64>, state: serde_json::Value) -> WorkflowStep
         listen: Vec::new(),
         unlisten: Vec::new(),
         ending: None,
+        children: Vec::new(),
+        start: None,
     }
 }
 
@@ -1760,6 +1766,80 @@ fn work(key: &str, due_in_ms: Option<i64>) -> NewWork {
         payload: [b"\x00work ", key.as_bytes()].concat(),
         ordered: false,
     }
+}
+
+/// A call performed within its step: the child run is recorded and ended with the step, its
+/// events among the step's in the order given; a child whose id is taken refuses the whole
+/// step, which changes nothing.
+async fn a_step_records_the_children_it_began_and_ended(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(
+            &playbook,
+            new_run("top", "workflow", "flow"),
+            vec![numbered("top-1", 1)],
+        )
+        .await?;
+    let child = |run_id: &str| {
+        let mut run = new_run(run_id, "computation", "add");
+        run.parent_run_id = Some("top".into());
+        run.parent_call_id = Some(format!("call:/do/0/{run_id}#1"));
+        run.root_run_id = Some("top".into());
+        run.call_depth = Some(1);
+        EndedChild {
+            run,
+            ending: succeeded(json!({"x": 1})),
+        }
+    };
+    let of = |run_id: &str, id: &str, run_seq: i64| NewEvent {
+        run_id: Some(run_id.into()),
+        ..numbered(id, run_seq)
+    };
+    let mut first = step(None, json!({"at": 1}));
+    first.children = vec![child("a")];
+    first.events = vec![
+        numbered("top-2", 2),
+        of("a", "a-1", 1),
+        of("a", "a-2", 2),
+        numbered("top-3", 3),
+    ];
+    store.commit_workflow_step(&playbook, "top", first).await?;
+    let a = store.get_run(&playbook, "a").await?.expect("the child");
+    assert_eq!(a.status, RunStatus::Succeeded);
+    assert_eq!(a.output, Some(json!({"x": 1})));
+    assert_eq!(a.parent_run_id.as_deref(), Some("top"));
+    assert_eq!(a.last_run_seq, 2);
+    assert_eq!(
+        store.get_run(&playbook, "top").await?.unwrap().last_run_seq,
+        3
+    );
+    let ids: Vec<String> = store
+        .list_events(&playbook, &EventFilter::default())
+        .await?
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(ids, ["top-1", "top-2", "a-1", "a-2", "top-3"]);
+    // The child's id is taken: the step is refused whole.
+    let mut again = step(Some(1), json!({"at": 2}));
+    again.children = vec![child("a")];
+    again.events = vec![numbered("top-4", 4), of("a", "a-3", 1)];
+    assert!(matches!(
+        store.commit_workflow_step(&playbook, "top", again).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        store.get_workflow_state(&playbook, "top").await?,
+        Some((1, json!({"at": 1})))
+    );
+    // An event of a run that is neither the step's nor one of its children is refused.
+    let mut stray = step(Some(1), json!({"at": 2}));
+    stray.events = vec![of("elsewhere", "x-1", 1)];
+    assert!(matches!(
+        store.commit_workflow_step(&playbook, "top", stray).await,
+        Err(StoreError::Conflict(_))
+    ));
+    Ok(())
 }
 
 async fn workflow_steps_are_compare_and_set(store: Arc<dyn Store>) -> Result<()> {
@@ -2012,6 +2092,45 @@ async fn work_is_claimed_once_until_its_lease_ends(store: Arc<dyn Store>) -> Res
             .await?
             .len(),
         40
+    );
+    Ok(())
+}
+
+/// When a run's next input falls due, whoever holds it: commands beside the run, other runs'
+/// inputs and the item being applied do not count.
+async fn a_runs_next_input_is_told_but_the_one_applied(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    assert_eq!(store.next_input_due(&playbook, "w6", None).await?, None);
+    let timer = NewWork {
+        ordered: true,
+        ..work("timer", Some(3_600_000))
+    };
+    store
+        .add_work(&playbook, "w6", vec![timer, work("call", None)])
+        .await?;
+    store.add_work(&playbook, "w7", vec![input("x1")]).await?;
+    let in_an_hour = store.next_input_due(&playbook, "w6", None).await?.unwrap();
+    let ahead = in_an_hour - Utc::now();
+    assert!(ahead > chrono::Duration::minutes(59), "{ahead}");
+    store.add_work(&playbook, "w6", vec![input("e1")]).await?;
+    let claimed = store
+        .claim_work(CLAIMER, Duration::from_secs(60), 10)
+        .await?;
+    let e1 = claimed.iter().find(|w| w.key == "e1").expect("e1");
+    assert_eq!(
+        store.next_input_due(&playbook, "w6", None).await?,
+        Some(e1.due_at)
+    );
+    assert_eq!(
+        store.next_input_due(&playbook, "w6", Some(e1.id)).await?,
+        Some(in_an_hour)
+    );
+    // Another playbook's run of that id is another run.
+    assert!(
+        store
+            .next_input_due(&PlaybookRef::new("acme", "elsewhere"), "w6", None)
+            .await?
+            .is_none()
     );
     Ok(())
 }

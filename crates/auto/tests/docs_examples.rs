@@ -115,7 +115,8 @@ fn the_computation_workflow_and_interaction_guides_run_as_written() {
             &summary,
         ],
     );
-    // A call is work the scheduler takes up: the run answers `started`, then ends.
+    // A call of a computation is performed in the step that makes it: the run ends within
+    // its request.
     for (month, run_id, output) in [
         (
             "2026-02",
@@ -140,7 +141,8 @@ fn the_computation_workflow_and_interaction_guides_run_as_written() {
                 run_id,
             ],
         );
-        assert_eq!(started["status"], json!("started"), "{started:#}");
+        assert_eq!(started["status"], json!("succeeded"), "{started:#}");
+        assert_eq!(started["output"], output, "{started:#}");
         let run = ended(&server, run_id);
         assert_eq!(run["output"], output, "{run:#}");
     }

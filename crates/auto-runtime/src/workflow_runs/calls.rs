@@ -60,18 +60,7 @@ impl Service {
         let Some(parent) = parent.filter(|r| r.status == RunStatus::Started) else {
             return self.store.finish_work(item.id).await.map_err(store_problem);
         };
-        let lineage = Lineage {
-            parent_run_id: parent.run_id.clone(),
-            parent_call_id: call_id.clone(),
-            task_reference: call_reference(&call_id).to_owned(),
-            call_depth: parent.call_depth.unwrap_or(0) + 1,
-            root_run_id: parent
-                .root_run_id
-                .clone()
-                .unwrap_or_else(|| parent.run_id.clone()),
-            open_calls_max: i64::from(self.limits.workflow_max_open_calls),
-            depth: parent.depth,
-        };
+        let lineage = self.lineage(&parent, &call_id);
         let known = self
             .store
             .get_run(pb, &child_run_id)
@@ -122,6 +111,22 @@ impl Service {
             .map_err(store_problem)?;
         self.scheduler.wake();
         Ok(())
+    }
+
+    /// Where the child of `parent`'s call `call_id` sits among the runs.
+    pub(crate) fn lineage(&self, parent: &Run, call_id: &str) -> Lineage {
+        Lineage {
+            parent_run_id: parent.run_id.clone(),
+            parent_call_id: call_id.to_owned(),
+            task_reference: call_reference(call_id).to_owned(),
+            call_depth: parent.call_depth.unwrap_or(0) + 1,
+            root_run_id: parent
+                .root_run_id
+                .clone()
+                .unwrap_or_else(|| parent.run_id.clone()),
+            open_calls_max: i64::from(self.limits.workflow_max_open_calls),
+            depth: parent.depth,
+        }
     }
 
     /// Runs a call's child as its parent's caller, under the run-id rules.

@@ -204,6 +204,15 @@ impl Store for FailingStore {
         run_id: &str,
         step: auto_store::WorkflowStep,
     ) -> Result<i64> {
+        // The run a first step starts, and a child performed in a step, are recorded with it:
+        // refused as their starts would be.
+        let starts = step
+            .start
+            .iter()
+            .chain(step.children.iter().map(|c| &c.run));
+        if starts.into_iter().any(|new| self.refuses(&new.key.name)) {
+            return Err(StoreError::Database(sqlx_unavailable()));
+        }
         self.inner
             .commit_workflow_step(playbook, run_id, step)
             .await
@@ -236,6 +245,14 @@ impl Store for FailingStore {
     }
     async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>> {
         self.inner.next_work_due().await
+    }
+    async fn next_input_due(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        except: Option<i64>,
+    ) -> Result<Option<DateTime<Utc>>> {
+        self.inner.next_input_due(playbook, run_id, except).await
     }
     async fn receive_run_event(
         &self,

@@ -101,6 +101,7 @@ pub fn recorded_run(run_id: &str, def_type: &str, name: &str, input: Value) -> a
         ending_work: None,
         root_run_id: None,
         open_calls_max: None,
+        started_at: None,
     }
 }
 

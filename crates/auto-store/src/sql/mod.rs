@@ -571,6 +571,25 @@ impl<D: Dialect> Store for SqlStore<D> {
             .optional_time("due_at")
     }
 
+    async fn next_input_due(
+        &self,
+        playbook: &PlaybookRef,
+        run_id: &str,
+        except: Option<i64>,
+    ) -> Result<Option<DateTime<Utc>>> {
+        sql::<D>(
+            "SELECT min(w.due_at) AS due_at FROM work w JOIN playbooks p \
+             ON p.pk = w.playbook_pk WHERE p.org = $1 AND p.id = $2 AND w.run_id = $3 \
+             AND w.ordered AND w.id <> $4",
+        )
+        .bind_playbook(playbook)
+        .bind(run_id)
+        .bind(except.unwrap_or(0))
+        .fetch_one(&self.reader)
+        .await?
+        .optional_time("due_at")
+    }
+
     async fn receive_run_event(
         &self,
         playbook: &PlaybookRef,

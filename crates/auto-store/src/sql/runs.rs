@@ -6,7 +6,7 @@ use sqlx::types::Json;
 
 use super::rows::run_from_row;
 use super::{Reserved, SqlStore, insert_events, reserve_seqs};
-use crate::dialect::{Dialect, built_sql, sql};
+use crate::dialect::{Dialect, StoredTime, built_sql, sql};
 use crate::shared::{
     check_ending_status, open_calls_reached, run_change_refused, run_columns, run_events,
 };
@@ -200,7 +200,7 @@ pub(super) async fn insert_run<D: Dialect>(
          attempt, last_run_seq, last_event_at, started_at, parent_call_id, root_run_id, \
          ending_work_key, ending_work_payload, ending_work_ordered) \
          VALUES ($1, $2, $3, $4, $5, 'started', $6, $7, $8, $9, $10, $11, $12, 1, $13, $14, \
-         $14, $15, $16, $17, $18, $19) ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
+         $20, $15, $16, $17, $18, $19) ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
         run_columns!()
     ))
     .bind(reserved.playbook_pk)
@@ -222,6 +222,10 @@ pub(super) async fn insert_run<D: Dialect>(
     .bind(ending_work.map(|work| work.key.as_str()))
     .bind(ending_work.map(|work| work.payload.as_slice()))
     .bind(ending_work.is_some_and(|work| work.ordered))
+    .bind(
+        new.started_at
+            .map_or_else(|| reserved.now.stored.clone(), D::Time::from_time),
+    )
     .fetch_optional(&mut *tx)
     .await?;
     let Some(row) = row else {

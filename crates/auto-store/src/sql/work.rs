@@ -8,10 +8,10 @@ use sqlx::Transaction;
 use sqlx::types::Json;
 
 use super::rows::work_from_row;
-use super::runs::{end_run_in, touch_run};
+use super::runs::{end_run_in, insert_run, touch_run};
 use super::{SqlStore, insert_events, now_in, playbook_pk_in, reserve_seqs};
 use crate::dialect::{Dialect, Stamp, StoredTime, built_sql, sql};
-use crate::shared::{check_ending_status, run_events, run_not_found};
+use crate::shared::{check_ending_status, run_not_found, step_events};
 use crate::{
     LISTENERS_MAX, NewListener, NewWork, PlaybookRef, Result, RunInboxEvent, StoreError, Work,
     WorkflowStep,
@@ -26,10 +26,18 @@ pub(super) async fn commit_step<D: Dialect>(
     if let Some(ending) = &step.ending {
         check_ending_status(ending.status, run_id)?;
     }
-    let (events, last_run_seq) = run_events(run_id, std::mem::take(&mut step.events))?;
+    let children: Vec<&str> = step
+        .children
+        .iter()
+        .map(|child| child.run.run_id.as_str())
+        .collect();
+    let (events, last_run_seq) = step_events(run_id, &children, std::mem::take(&mut step.events))?;
     let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
     let mut tx = store.begin().await?;
     let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+    if let Some(new) = &step.start {
+        insert_run(&mut tx, playbook, &reserved, new, last_run_seq).await?;
+    }
     let state = Json(&step.state);
     let version: Option<i64> = match step.expected_version {
         None => {
@@ -66,6 +74,17 @@ pub(super) async fn commit_step<D: Dialect>(
         )));
     };
     let pk = reserved.playbook_pk;
+    for child in &step.children {
+        let child_id = child.run.run_id.as_str();
+        let last = events
+            .iter()
+            .filter(|event| event.run_id.as_deref() == Some(child_id))
+            .filter_map(|event| event.run_seq)
+            .max()
+            .unwrap_or(0);
+        insert_run(&mut tx, playbook, &reserved, &child.run, last).await?;
+        end_run_in(&mut tx, playbook, &reserved, child_id, &child.ending, last).await?;
+    }
     match &step.ending {
         // An ended run waits for nothing: its timers and pending inputs go, and its parent
         // hears of the ending. The step's own work (cancelling its children) stays.
