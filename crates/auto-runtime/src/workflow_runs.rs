@@ -381,7 +381,13 @@ impl Service {
         if let Some(ending) = &ending {
             events.push(ending_fact(run, seq + 1, ending));
         }
-        let (mut add_work, cancel_work) = work_of(&step.commands);
+        let mut commands = step.commands;
+        if ending.is_some() {
+            // "An ended run waits for nothing": the timers the stretch set (the run's overrun
+            // among them) would only wait to be dropped.
+            commands.retain(|command| !matches!(command, Command::SetTimer { .. }));
+        }
+        let (mut add_work, cancel_work) = work_of(&commands);
         add_work.extend(endings);
         let state = serde_json::to_value(&step.state).map_err(|e| Problem::internal(&e))?;
         Ok(WorkflowStep {

@@ -98,8 +98,7 @@ const ADD_THREE_TIMES: &str = include_str!("data/add-three-times.yaml");
 /// a call's child is, begun and ended, its facts between the call's.
 #[tokio::test]
 async fn computation_calls_are_performed_within_the_step_that_makes_them() {
-    let server = TestServer::start().await;
-    let pb = server.playbook().await;
+    let (server, store, pb) = server_and_store().await;
     server
         .save_definition(&pb, "computation", "add-one", ADD_ONE)
         .await;
@@ -162,6 +161,8 @@ async fn computation_calls_are_performed_within_the_step_that_makes_them() {
     let again = server.get(&format!("{pb}/runs/{child_id}")).await;
     assert_eq!(again.status, 200);
     assert_eq!(again.body["status"], "succeeded");
+    // An ended run waits for nothing: it left no timer behind, nor any other work.
+    assert_eq!(store.next_work_due().await.unwrap(), None);
 }
 
 #[tokio::test]

@@ -302,7 +302,8 @@ pub trait Store: Send + Sync + 'static {
     /// waits for.
     async fn count_open_calls(&self, playbook: &PlaybookRef, root_run_id: &str) -> Result<i64>;
 
-    /// When the next item falls due, held or not; `None` when there is no work.
+    /// When the next item may be claimed: when it falls due, or, while a server holds it, when
+    /// its lease ends; `None` when there is no work.
     async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>>;
 
     /// When the run's next input (an ordered item: a timer, an event, a child's ending, a

@@ -565,10 +565,13 @@ impl<D: Dialect> Store for SqlStore<D> {
     }
 
     async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>> {
-        sql::<D>("SELECT min(due_at) AS due_at FROM work")
-            .fetch_one(&self.reader)
-            .await?
-            .optional_time("due_at")
+        sql::<D>(
+            "SELECT min(CASE WHEN claimed_until > due_at THEN claimed_until ELSE due_at END) \
+             AS due_at FROM work",
+        )
+        .fetch_one(&self.reader)
+        .await?
+        .optional_time("due_at")
     }
 
     async fn next_input_due(
