@@ -1809,6 +1809,8 @@ async fn a_step_records_the_children_it_began_and_ended(store: Arc<dyn Store>) -
     assert_eq!(a.output, Some(json!({"x": 1})));
     assert_eq!(a.parent_run_id.as_deref(), Some("top"));
     assert_eq!(a.last_run_seq, 2);
+    assert_eq!(a.record, Some(json!({"calls": 1})));
+    assert_eq!(a.ended_at, Some(a.started_at));
     assert_eq!(
         store.get_run(&playbook, "top").await?.unwrap().last_run_seq,
         3

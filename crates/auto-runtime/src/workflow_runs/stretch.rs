@@ -76,7 +76,8 @@ impl Service {
     /// Goes on from `step` (the run's first, or an input's): each call of a computation
     /// function it makes is performed and its ending applied, until the run waits for
     /// something else, ends, or the stretch is long enough. `applying` is the work item the
-    /// step applies, which is not an input that falls due after it.
+    /// step applies, which is not an input that falls due after it; `None` for a run recorded
+    /// with this stretch, which has no inputs yet.
     pub(crate) async fn stretch(
         &self,
         pb: &PlaybookRef,
@@ -101,7 +102,9 @@ impl Service {
         let mut set_here = HashSet::new();
         let mut cancelled_here = HashSet::new();
         // When the run's next input in the store falls due, read once, when first needed.
-        let mut next_input: Option<Option<i64>> = None;
+        let mut next_input: Option<Option<i64>> = applying.is_none().then_some(None);
+        // The definitions the stretch's calls name, read once each.
+        let mut definitions = HashMap::new();
         // Once an ending goes through the queue, so do the calls after it.
         let mut queued = false;
         while let Some(command) = queue.pop_front() {
@@ -125,7 +128,7 @@ impl Service {
                         && performed.len() < STRETCH_CALLS_MAX
                         && started.elapsed().as_millis() < STRETCH_TIME_MS_MAX =>
                 {
-                    self.performable(pb, run, &command).await
+                    self.performable(pb, run, &command, &mut definitions).await
                 }
                 _ => None,
             };
@@ -195,6 +198,7 @@ impl Service {
         pb: &PlaybookRef,
         parent: &Run,
         command: &Command,
+        definitions: &mut HashMap<String, Option<DefinitionVersion>>,
     ) -> Option<Performable> {
         let Command::StartCall {
             call_id,
@@ -215,7 +219,14 @@ impl Service {
             return None;
         }
         let key = DefinitionKey::new(def_type, name);
-        let definition = self.store.get_definition(pb, &key).await.ok()??;
+        let definition = match definitions.get(name) {
+            Some(known) => known.clone()?,
+            None => {
+                let read = self.store.get_definition(pb, &key).await.ok()?;
+                definitions.insert(name.clone(), read.clone());
+                read?
+            }
+        };
         if definition.status == auto_store::DefinitionStatus::Retired {
             return None;
         }

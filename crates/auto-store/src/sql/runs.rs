@@ -168,6 +168,19 @@ pub(super) async fn insert_run<D: Dialect>(
     new: &NewRun,
     last_run_seq: i64,
 ) -> Result<Run> {
+    insert_run_as(tx, playbook, reserved, new, last_run_seq, None).await
+}
+
+/// As [`insert_run`], the run recorded as it ended with `ending` when one is given: a run
+/// that began and ended within its caller's step, in one statement. Its ending adds no work.
+pub(super) async fn insert_run_as<D: Dialect>(
+    tx: &mut Transaction<'static, D>,
+    playbook: &PlaybookRef,
+    reserved: &Reserved<D>,
+    new: &NewRun,
+    last_run_seq: i64,
+    ending: Option<&RunEnding>,
+) -> Result<Run> {
     if let (Some(root), Some(max)) = (&new.root_run_id, new.open_calls_max) {
         // The count holds until the commit: on PostgreSQL the top run's row is the lock of its
         // tree's count; SQLite has one writer.
@@ -198,9 +211,12 @@ pub(super) async fn insert_run<D: Dialect>(
         "INSERT INTO runs (playbook_pk, run_id, def_type, name, definition_version, status, \
          input, started_by, parent_run_id, task_reference, depth, call_depth, trigger_info, \
          attempt, last_run_seq, last_event_at, started_at, parent_call_id, root_run_id, \
-         ending_work_key, ending_work_payload, ending_work_ordered) \
-         VALUES ($1, $2, $3, $4, $5, 'started', $6, $7, $8, $9, $10, $11, $12, 1, $13, $14, \
-         $20, $15, $16, $17, $18, $19) ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
+         ending_work_key, ending_work_payload, ending_work_ordered, output, record, problem, \
+         ended_at) \
+         VALUES ($1, $2, $3, $4, $5, $21, $6, $7, $8, $9, $10, $11, $12, 1, $13, $14, \
+         $20, $15, $16, $17, $18, $19, $22, $23, $24, \
+         CASE WHEN $21 = 'started' THEN NULL ELSE $14 END) \
+         ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING ",
         run_columns!()
     ))
     .bind(reserved.playbook_pk)
@@ -226,6 +242,10 @@ pub(super) async fn insert_run<D: Dialect>(
         new.started_at
             .map_or_else(|| reserved.now.stored.clone(), D::Time::from_time),
     )
+    .bind(ending.map_or("started", |ending| ending.status.as_str()))
+    .bind(ending.and_then(|ending| ending.output.as_ref()).map(Json))
+    .bind(ending.and_then(|ending| ending.record.as_ref()).map(Json))
+    .bind(ending.and_then(|ending| ending.problem.as_ref()).map(Json))
     .fetch_optional(&mut *tx)
     .await?;
     let Some(row) = row else {

@@ -8,7 +8,7 @@ use sqlx::Transaction;
 use sqlx::types::Json;
 
 use super::rows::work_from_row;
-use super::runs::{end_run_in, insert_run, touch_run};
+use super::runs::{end_run_in, insert_run, insert_run_as, touch_run};
 use super::{SqlStore, insert_events, now_in, playbook_pk_in, reserve_seqs};
 use crate::dialect::{Dialect, Stamp, StoredTime, built_sql, sql};
 use crate::shared::{check_ending_status, run_not_found, step_events};
@@ -82,8 +82,16 @@ pub(super) async fn commit_step<D: Dialect>(
             .filter_map(|event| event.run_seq)
             .max()
             .unwrap_or(0);
-        insert_run(&mut tx, playbook, &reserved, &child.run, last).await?;
-        end_run_in(&mut tx, playbook, &reserved, child_id, &child.ending, last).await?;
+        check_ending_status(child.ending.status, child_id)?;
+        insert_run_as(
+            &mut tx,
+            playbook,
+            &reserved,
+            &child.run,
+            last,
+            Some(&child.ending),
+        )
+        .await?;
     }
     match &step.ending {
         // An ended run waits for nothing: its timers and pending inputs go, and its parent
