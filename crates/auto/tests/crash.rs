@@ -263,6 +263,79 @@ async fn waiting_workflows_outlast_a_sigkill() {
     second.kill();
 }
 
+const ADD_ONE: &str = include_str!("data/add-one.md");
+
+const ADD_THREE_TIMES: &str = include_str!("data/add-three-times.yaml");
+
+/// Two hundred workflows of three computation calls started at once, and the server killed
+/// with SIGKILL while their stretches commit: a run, its three children and its ending are one
+/// transaction, so after the restart each run is there ended, with its three children once, or
+/// not there at all, and starting it again under its id runs it once.
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_committed_together_end_once_across_a_sigkill() {
+    const RUNS: usize = 200;
+    let dir = tempfile::tempdir().expect("a directory");
+    std::fs::write(
+        dir.path().join("auto.toml"),
+        "database = \"sqlite://auto.db\"\n",
+    )
+    .expect("the configuration");
+    let mut first = serve_in(dir.path(), &[]);
+    let api = first.client();
+    let pb = api.playbook().await;
+    api.save_definition(&pb, "computation", "add-one", ADD_ONE)
+        .await;
+    api.save_definition(&pb, "workflow", "add-three-times", ADD_THREE_TIMES)
+        .await;
+    let body = |i: usize| json!({"input": {"x": 0}, "run_id": format!("three-{i}")});
+    let mut starts = Vec::new();
+    for i in 0..RUNS {
+        let (api, pb) = (api.clone(), pb.clone());
+        let url = format!("{}{pb}/definitions/workflow/add-three-times/runs", api.url);
+        starts.push(tokio::spawn(async move {
+            let sent = api.http.post(url).json(&body(i)).send().await;
+            sent.is_ok_and(|response| response.status() == 200)
+        }));
+    }
+    // Killed once some have committed and while others are still on their way.
+    wait_for(Duration::from_secs(30), "some runs committed", || async {
+        (runs_of(&api, "type=workflow").await.len() >= 10).then_some(())
+    })
+    .await;
+    first.kill();
+    let mut answered = Vec::new();
+    for start in starts {
+        answered.push(start.await.unwrap_or(false));
+    }
+
+    let mut second = serve_in(dir.path(), &[]);
+    let api = second.client();
+    let recorded = runs_of(&api, "type=workflow").await;
+    for run in &recorded {
+        assert_eq!(run["status"], "succeeded", "{run:#}");
+    }
+    let children = runs_of(&api, "type=computation").await;
+    assert_eq!(children.len(), 3 * recorded.len(), "{children:#?}");
+    for (i, answered) in answered.iter().enumerate() {
+        let run_id = format!("three-{i}");
+        let known = recorded.iter().any(|run| run["run_id"] == run_id.as_str());
+        // A run answered 200 was on disk before its answer.
+        assert!(
+            known || !answered,
+            "{run_id} was answered but is not recorded"
+        );
+        let reply = api
+            .start_run(&pb, "workflow", "add-three-times", body(i))
+            .await;
+        assert_eq!(reply.status, 200, "{:#}", reply.body);
+        assert_eq!(reply.body["output"], json!({"x": 3}), "{:#}", reply.body);
+    }
+    // Every run once, every child once.
+    assert_eq!(runs_of(&api, "type=workflow").await.len(), RUNS);
+    assert_eq!(runs_of(&api, "type=computation").await.len(), 3 * RUNS);
+    second.kill();
+}
+
 /// A server killed with SIGKILL while a schedule waits, and due times passing while no server
 /// runs (the next server reads a clock five and a half minutes on): only the latest missed
 /// time runs, once.
