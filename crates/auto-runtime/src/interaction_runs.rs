@@ -19,8 +19,8 @@ use auto_engine::interaction::{
 use auto_engine::workflow::RUN_DURATION_MS_MAX;
 use auto_schema::{CompiledSchema, check_shape};
 use auto_store::{
-    DefinitionKey, NewEvent, NewRequest, PlaybookRef, Request, RequestClose, RequestFilter,
-    RequestStatus, Run, RunEnding, RunStatus, StoreError, Work,
+    DefinitionKey, DefinitionVersion, NewEvent, NewRequest, PlaybookRef, Request, RequestClose,
+    RequestFilter, RequestStatus, Run, RunEnding, RunStatus, StoreError, Work,
 };
 use serde_json::{Value, json};
 
@@ -237,8 +237,11 @@ impl Runner for Interactions {
         pb: &PlaybookRef,
         key: &DefinitionKey,
         ask: Ask,
+        definition: &DefinitionVersion,
     ) -> Result<RunAnswer, Problem> {
-        service.begin_interaction(caller, pb, key, ask).await
+        service
+            .begin_interaction(caller, pb, key, ask, definition)
+            .await
     }
 
     async fn again(
@@ -285,30 +288,32 @@ impl Service {
         pb: &PlaybookRef,
         key: &DefinitionKey,
         ask: Ask,
+        definition: &DefinitionVersion,
     ) -> Result<RunAnswer, Problem> {
-        let definition = self
-            .store
-            .get_definition(pb, key)
-            .await
-            .map_err(store_problem)?
-            .ok_or_else(|| Problem::not_found("The definition is gone."))?;
         let checked = self.checked(pb, key, definition.version, &definition.source);
         let Some(document) = checked.as_deref().and_then(Checked::interaction) else {
             let ending = Problem::conflict(
                 title(&key.name, "no longer parses"),
                 "Its document no longer passes the checks of this runtime; save a new version.",
             );
-            return self.start_and_end(caller, pb, key, ask, ending).await;
+            return self
+                .start_and_end(caller, pb, key, definition.version, ask, ending)
+                .await;
         };
         if let Asks::Tool { .. } = &document.asks {
-            return self.tool_interaction(caller, pb, key, ask, document).await;
+            return self
+                .tool_interaction(caller, pb, key, definition.version, ask, document)
+                .await;
         }
         match self.prepare_request(key, document, &ask.input).await {
             Ok(prepared) => {
                 self.ask_person(caller, pb, key, ask, definition.version, document, prepared)
                     .await
             }
-            Err(problem) => self.start_and_end(caller, pb, key, ask, problem).await,
+            Err(problem) => {
+                self.start_and_end(caller, pb, key, definition.version, ask, problem)
+                    .await
+            }
         }
     }
 
@@ -441,14 +446,12 @@ impl Service {
         caller: &Caller,
         pb: &PlaybookRef,
         key: &DefinitionKey,
+        version: i64,
         ask: Ask,
         problem: Problem,
     ) -> Result<RunAnswer, Problem> {
-        let run_id = ask.run_id.as_str();
-        let run = self
-            .start(caller, pb, key, run_id, ask.input, ask.lineage)
-            .await?;
-        let ending = rejection(problem, run_id);
+        let run = self.start(caller, pb, key, version, ask).await?;
+        let ending = rejection(problem, &run.run_id);
         let ended = self.end(pb, &run, run.last_run_seq + 1, ending).await?;
         Ok(answer_of(&ended))
     }

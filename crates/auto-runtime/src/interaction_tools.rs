@@ -68,16 +68,19 @@ impl Service {
         caller: &Caller,
         pb: &PlaybookRef,
         key: &DefinitionKey,
+        version: i64,
         ask: Ask,
         document: &InteractionDocument,
     ) -> Result<RunAnswer, Problem> {
         let arguments = match prepare_arguments(key, document, &ask.input).await {
             Ok(arguments) => arguments,
-            Err(problem) => return self.start_and_end(caller, pb, key, ask, problem).await,
+            Err(problem) => {
+                return self
+                    .start_and_end(caller, pb, key, version, ask, problem)
+                    .await;
+            }
         };
-        let run = self
-            .start(caller, pb, key, &ask.run_id, ask.input, ask.lineage)
-            .await?;
+        let run = self.start(caller, pb, key, version, ask).await?;
         self.perform_tool_call(pb, &run, document, arguments, 1)
             .await
     }

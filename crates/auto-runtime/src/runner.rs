@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use auto_engine::computation::{ComputationDocument, run_computation};
 use auto_engine::definitions::DefinitionType;
-use auto_store::{DefinitionKey, PlaybookRef, Run, RunEnding, RunStatus};
+use auto_store::{DefinitionKey, DefinitionVersion, PlaybookRef, Run, RunEnding, RunStatus};
 use serde_json::json;
 
 use crate::auth::Caller;
@@ -33,8 +33,8 @@ pub const COMPUTATION_RUN_BOUND_MS: i64 = 10_000 + 5_000;
 
 /// What differs between the types that run.
 pub(crate) trait Runner {
-    /// A request under a run id nothing recorded: the run starts, and is performed or set
-    /// going.
+    /// A request under a run id nothing recorded: the run of `definition` (the latest version
+    /// of `key`, as the request read it) starts, and is performed or set going.
     async fn begin(
         &self,
         service: &Service,
@@ -42,6 +42,7 @@ pub(crate) trait Runner {
         pb: &PlaybookRef,
         key: &DefinitionKey,
         ask: Ask,
+        definition: &DefinitionVersion,
     ) -> Outcome;
 
     /// A request for the same definition and input under the id of the recorded `run`.
@@ -137,8 +138,9 @@ impl Runners {
         pb: &PlaybookRef,
         key: &DefinitionKey,
         ask: Ask,
+        definition: &DefinitionVersion,
     ) -> Outcome {
-        with_runner!(self, runner => runner.begin(service, caller, pb, key, ask).await)
+        with_runner!(self, runner => runner.begin(service, caller, pb, key, ask, definition).await)
     }
 
     pub(crate) async fn again(
@@ -232,9 +234,10 @@ impl<F: Function> Runner for F {
         pb: &PlaybookRef,
         key: &DefinitionKey,
         ask: Ask,
+        definition: &DefinitionVersion,
     ) -> Outcome {
         let run = service
-            .start(caller, pb, key, &ask.run_id, ask.input, ask.lineage)
+            .start(caller, pb, key, definition.version, ask)
             .await?;
         self.go_on(service, pb, run).await
     }

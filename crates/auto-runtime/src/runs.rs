@@ -13,8 +13,8 @@ use auto_engine::definitions::DefinitionType;
 use auto_engine::input::{INPUT_BYTES_MAX, prepare_input};
 use auto_schema::CompiledSchema;
 use auto_store::{
-    DefinitionKey, DefinitionStatus, NewEvent, NewRun, PlaybookRef, Run, RunEnding, RunFilter,
-    RunStatus, StoreError,
+    DefinitionKey, DefinitionStatus, DefinitionVersion, NewEvent, NewRun, PlaybookRef, Run,
+    RunEnding, RunFilter, RunStatus, StoreError,
 };
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -476,7 +476,9 @@ impl Service {
                     let service = self.clone();
                     let (caller, pb) = (caller.clone(), pb.clone());
                     tokio::spawn(async move {
-                        let outcome = service.attempt(&caller, &pb, runner, &key, ask).await;
+                        let outcome = service
+                            .attempt(&caller, &pb, runner, &key, ask, &definition)
+                            .await;
                         service
                             .in_flight
                             .runs
@@ -500,6 +502,7 @@ impl Service {
         runner: Runners,
         key: &DefinitionKey,
         ask: Ask,
+        definition: &DefinitionVersion,
     ) -> Outcome {
         let existing = self
             .store
@@ -507,7 +510,7 @@ impl Service {
             .await
             .map_err(store_problem)?;
         match existing {
-            None => runner.begin(self, caller, pb, key, ask).await,
+            None => runner.begin(self, caller, pb, key, ask, definition).await,
             Some(run) => {
                 same_request(&run, key, &ask.input)?;
                 runner.again(self, pb, key, run).await
@@ -520,23 +523,16 @@ impl Service {
         caller: &Caller,
         pb: &PlaybookRef,
         key: &DefinitionKey,
-        run_id: &str,
-        input: Value,
-        lineage: Option<Lineage>,
+        version: i64,
+        ask: Ask,
     ) -> Result<Run, Problem> {
-        let definition = self
-            .store
-            .get_definition(pb, key)
-            .await
-            .map_err(store_problem)?
-            .ok_or_else(|| Problem::not_found("The definition is gone."))?;
         let new = new_run(
-            run_id,
+            &ask.run_id,
             key,
-            definition.version,
-            input,
+            version,
+            ask.input,
             caller,
-            lineage,
+            ask.lineage,
             None,
         );
         let event = started_fact(&new, 1);

@@ -189,16 +189,11 @@ impl Runner for Workflows {
         pb: &PlaybookRef,
         key: &DefinitionKey,
         ask: Ask,
+        definition: &DefinitionVersion,
     ) -> Result<RunAnswer, Problem> {
         check_workflow_input(&key.name, &ask.input)?;
-        let definition = service
-            .store
-            .get_definition(pb, key)
-            .await
-            .map_err(store_problem)?
-            .ok_or_else(|| Problem::not_found("The definition is gone."))?;
         service
-            .start_workflow(caller, pb, key, ask, &definition)
+            .start_workflow(caller, pb, key, ask, definition)
             .await
     }
 
@@ -447,8 +442,13 @@ impl Service {
             .await;
         let performed = !stretch.performed.is_empty();
         let mut committed = self.commit_once(pb, run, &place, stretch, at).await?;
+        // A conflict is another step's, which the caller applies this input after; but a
+        // run recorded with this stretch has no other step: the conflict is a child's id.
+        let retry = |error: &StoreError| {
+            !matches!(error, StoreError::Conflict(_)) || matches!(at, At::Start(_))
+        };
         if let (Err(error), true, Some(step)) = (&committed, performed, unperformed)
-            && !matches!(error, StoreError::Conflict(_))
+            && retry(error)
         {
             tracing::warn!(
                 run_id = %run.run_id,

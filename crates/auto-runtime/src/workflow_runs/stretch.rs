@@ -66,6 +66,49 @@ pub(crate) fn may_perform(command: &Command) -> bool {
     )
 }
 
+/// The timers a stretch sets: those still set, with when they fall due, and those it set and
+/// cancelled, which were never wanted as work.
+#[derive(Default)]
+struct Timers {
+    due: HashMap<String, i64>,
+    set: HashSet<String>,
+    cancelled: HashSet<String>,
+}
+
+impl Timers {
+    /// Takes note of a command that sets or cancels a timer.
+    fn note(&mut self, command: &Command) {
+        match command {
+            Command::SetTimer { timer_id, due_ms } => {
+                self.due.insert(timer_id.clone(), *due_ms);
+                self.set.insert(timer_id.clone());
+            }
+            Command::CancelTimer { timer_id } => {
+                self.due.remove(timer_id);
+                if self.set.contains(timer_id) {
+                    self.cancelled.insert(timer_id.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether a timer still set falls due by `ms`.
+    fn any_due_by(&self, ms: i64) -> bool {
+        self.due.values().any(|due| *due <= ms)
+    }
+
+    /// Whether `command` goes to the store: not a timer the stretch set and cancelled.
+    fn keeps(&self, command: &Command) -> bool {
+        match command {
+            Command::SetTimer { timer_id, .. } | Command::CancelTimer { timer_id } => {
+                !self.cancelled.contains(timer_id)
+            }
+            _ => true,
+        }
+    }
+}
+
 /// A call the stretch may perform: its child's run and the checked program.
 struct Performable {
     new: NewRun,
@@ -97,10 +140,7 @@ impl Service {
         let mut kept = Vec::new();
         let mut performed = Vec::new();
         let mut endings = Vec::new();
-        // The timers set in the stretch and not cancelled, with when they fall due.
-        let mut timers: HashMap<String, i64> = HashMap::new();
-        let mut set_here = HashSet::new();
-        let mut cancelled_here = HashSet::new();
+        let mut timers = Timers::default();
         // When the run's next input in the store falls due, read once, when first needed.
         let mut next_input: Option<Option<i64>> = applying.is_none().then_some(None);
         // The definitions the stretch's calls name, read once each.
@@ -108,19 +148,7 @@ impl Service {
         // Once an ending goes through the queue, so do the calls after it.
         let mut queued = false;
         while let Some(command) = queue.pop_front() {
-            match &command {
-                Command::SetTimer { timer_id, due_ms } => {
-                    timers.insert(timer_id.clone(), *due_ms);
-                    set_here.insert(timer_id.clone());
-                }
-                Command::CancelTimer { timer_id } => {
-                    timers.remove(timer_id);
-                    if set_here.contains(timer_id) {
-                        cancelled_here.insert(timer_id.clone());
-                    }
-                }
-                _ => {}
-            }
+            timers.note(&command);
             let performable = match &command {
                 Command::StartCall { .. }
                     if !queued
@@ -128,7 +156,9 @@ impl Service {
                         && performed.len() < STRETCH_CALLS_MAX
                         && started.elapsed().as_millis() < STRETCH_TIME_MS_MAX =>
                 {
-                    self.performable(pb, run, &command, &mut definitions).await
+                    let fresh = applying.is_none();
+                    self.performable(pb, run, &command, fresh, &mut definitions)
+                        .await
                 }
                 _ => None,
             };
@@ -152,11 +182,8 @@ impl Service {
                 next_input =
                     Some(due.map_or(Some(i64::MIN), |due| due.map(|due| due.timestamp_millis())));
             }
-            let due_first = timers
-                .values()
-                .copied()
-                .chain(next_input.flatten())
-                .any(|due| due <= ended_ms);
+            let due_first =
+                timers.any_due_by(ended_ms) || next_input.flatten().is_some_and(|d| d <= ended_ms);
             let input = Input::CallEnded {
                 call_id: call_id.clone(),
                 outcome,
@@ -172,13 +199,7 @@ impl Service {
             ending = next.ending.or(ending);
             queue.extend(next.commands);
         }
-        // A timer set and cancelled within the stretch was never wanted as work.
-        kept.retain(|command| match command {
-            Command::SetTimer { timer_id, .. } | Command::CancelTimer { timer_id } => {
-                !cancelled_here.contains(timer_id)
-            }
-            _ => true,
-        });
+        kept.retain(|command| timers.keeps(command));
         Stretch {
             step: Step {
                 state,
@@ -198,6 +219,7 @@ impl Service {
         pb: &PlaybookRef,
         parent: &Run,
         command: &Command,
+        fresh: bool,
         definitions: &mut HashMap<String, Option<DefinitionVersion>>,
     ) -> Option<Performable> {
         let Command::StartCall {
@@ -232,7 +254,10 @@ impl Service {
         }
         let checked = self.checked(pb, &key, definition.version, &definition.source)?;
         let document = checked.computation()?.clone();
-        if self.store.get_run(pb, child_run_id).await.ok()?.is_some() {
+        // A run recorded with this stretch has no children yet: its calls' ids are derived
+        // from its own. (Should one be taken all the same, the store refuses the stretch and
+        // it is committed again without performing its calls.)
+        if !fresh && self.store.get_run(pb, child_run_id).await.ok()?.is_some() {
             return None;
         }
         let caller = caller_of(parent, pb);

@@ -9,7 +9,7 @@ use sqlx::types::Json;
 
 use super::rows::work_from_row;
 use super::runs::{end_run_in, insert_run, insert_run_as, touch_run};
-use super::{SqlStore, insert_events, now_in, playbook_pk_in, reserve_seqs};
+use super::{Reserved, SqlStore, insert_events, now_in, playbook_pk_in, reserve_seqs};
 use crate::dialect::{Dialect, Stamp, StoredTime, built_sql, sql};
 use crate::shared::{check_ending_status, run_not_found, step_events};
 use crate::{
@@ -38,41 +38,7 @@ pub(super) async fn commit_step<D: Dialect>(
     if let Some(new) = &step.start {
         insert_run(&mut tx, playbook, &reserved, new, last_run_seq).await?;
     }
-    let state = Json(&step.state);
-    let version: Option<i64> = match step.expected_version {
-        None => {
-            sql::<D>(
-                "INSERT INTO workflow_states (playbook_pk, run_id, version, state, updated_at) \
-                 VALUES ($1, $2, 1, $3, $4) ON CONFLICT (playbook_pk, run_id) DO NOTHING \
-                 RETURNING version",
-            )
-            .bind(reserved.playbook_pk)
-            .bind(run_id)
-            .bind(state)
-            .bind(&reserved.now.stored)
-            .scalar_optional(&mut tx)
-            .await?
-        }
-        Some(expected) => {
-            sql::<D>(
-                "UPDATE workflow_states SET version = version + 1, state = $4, updated_at = $5 \
-                 WHERE playbook_pk = $1 AND run_id = $2 AND version = $3 RETURNING version",
-            )
-            .bind(reserved.playbook_pk)
-            .bind(run_id)
-            .bind(expected)
-            .bind(state)
-            .bind(&reserved.now.stored)
-            .scalar_optional(&mut tx)
-            .await?
-        }
-    };
-    let Some(version) = version else {
-        return Err(StoreError::Conflict(format!(
-            "the snapshot of run {run_id} is not at version {:?}: another server took the run over",
-            step.expected_version
-        )));
-    };
+    let version = write_snapshot(&mut tx, &reserved, run_id, &step).await?;
     let pk = reserved.playbook_pk;
     for child in &step.children {
         let child_id = child.run.run_id.as_str();
@@ -121,6 +87,52 @@ pub(super) async fn commit_step<D: Dialect>(
     let last_seq = reserved.first_seq - 1 + event_count;
     listen_in(&mut tx, pk, run_id, &step, last_seq).await?;
     tx.commit().await?;
+    Ok(version)
+}
+
+/// Writes a step's snapshot: the first, or the next after `expected_version`
+/// (compare-and-set); `Conflict` when another step wrote it first. The snapshot's new version.
+async fn write_snapshot<D: Dialect>(
+    tx: &mut Transaction<'static, D>,
+    reserved: &Reserved<D>,
+    run_id: &str,
+    step: &WorkflowStep,
+) -> Result<i64> {
+    let state = Json(&step.state);
+    let version: Option<i64> = match step.expected_version {
+        None => {
+            sql::<D>(
+                "INSERT INTO workflow_states (playbook_pk, run_id, version, state, updated_at) \
+                 VALUES ($1, $2, 1, $3, $4) ON CONFLICT (playbook_pk, run_id) DO NOTHING \
+                 RETURNING version",
+            )
+            .bind(reserved.playbook_pk)
+            .bind(run_id)
+            .bind(state)
+            .bind(&reserved.now.stored)
+            .scalar_optional(&mut *tx)
+            .await?
+        }
+        Some(expected) => {
+            sql::<D>(
+                "UPDATE workflow_states SET version = version + 1, state = $4, updated_at = $5 \
+                 WHERE playbook_pk = $1 AND run_id = $2 AND version = $3 RETURNING version",
+            )
+            .bind(reserved.playbook_pk)
+            .bind(run_id)
+            .bind(expected)
+            .bind(state)
+            .bind(&reserved.now.stored)
+            .scalar_optional(&mut *tx)
+            .await?
+        }
+    };
+    let Some(version) = version else {
+        return Err(StoreError::Conflict(format!(
+            "the snapshot of run {run_id} is not at version {:?}: another server took the run over",
+            step.expected_version
+        )));
+    };
     Ok(version)
 }
 
