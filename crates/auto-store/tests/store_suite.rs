@@ -63,6 +63,7 @@ store_suite!(
     concurrent_run_events_one_wins,
     workflow_steps_are_compare_and_set,
     a_step_records_the_children_it_began_and_ended,
+    a_first_step_records_its_run_with_it,
     workflow_steps_add_and_remove_work,
     listening_tasks_stop_at_4096_a_playbook,
     child_endings_reach_their_parent,
@@ -1841,6 +1842,63 @@ async fn a_step_records_the_children_it_began_and_ended(store: Arc<dyn Store>) -
         store.commit_workflow_step(&playbook, "top", stray).await,
         Err(StoreError::Conflict(_))
     ));
+    Ok(())
+}
+
+/// A run's first step taken with its start: the run is recorded with the step, at the time its
+/// starter settled; a run id taken refuses the whole step; a run that ends in its first step
+/// is recorded ended.
+async fn a_first_step_records_its_run_with_it(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let at = Utc.with_ymd_and_hms(2026, 3, 1, 9, 30, 0).unwrap();
+    let first = |run_id: &str| {
+        let mut step = step(None, json!({"at": 1}));
+        step.start = Some(NewRun {
+            started_at: Some(at),
+            ..new_run(run_id, "workflow", "flow")
+        });
+        step.events = vec![
+            numbered(&format!("{run_id}-1"), 1),
+            numbered(&format!("{run_id}-2"), 2),
+        ];
+        step
+    };
+    assert_eq!(
+        store
+            .commit_workflow_step(&playbook, "s1", first("s1"))
+            .await?,
+        1
+    );
+    let run = store.get_run(&playbook, "s1").await?.expect("the run");
+    assert_eq!(run.status, RunStatus::Started);
+    assert_eq!(run.started_at, at);
+    assert_eq!(run.last_run_seq, 2);
+    assert_eq!(
+        store.get_workflow_state(&playbook, "s1").await?,
+        Some((1, json!({"at": 1})))
+    );
+    // The id is taken: nothing of the second step is recorded.
+    let mut again = first("s1");
+    again.events = vec![numbered("again-1", 1)];
+    assert!(matches!(
+        store.commit_workflow_step(&playbook, "s1", again).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let ids: Vec<String> = store
+        .list_events(&playbook, &EventFilter::default())
+        .await?
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(ids, ["s1-1", "s1-2"]);
+    // Ended in its first step: recorded ended, with nothing left to wait for.
+    let mut ends = first("s2");
+    ends.ending = Some(succeeded(json!({"done": true})));
+    store.commit_workflow_step(&playbook, "s2", ends).await?;
+    let run = store.get_run(&playbook, "s2").await?.expect("the run");
+    assert_eq!(run.status, RunStatus::Succeeded);
+    assert_eq!(run.output, Some(json!({"done": true})));
+    assert!(run.ended_at.is_some());
     Ok(())
 }
 

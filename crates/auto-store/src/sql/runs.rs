@@ -291,9 +291,12 @@ pub(super) async fn end_run_in<D: Dialect>(
         let stored = stored_run_state(tx, reserved.playbook_pk, run_id).await?;
         return Err(run_change_refused(playbook, run_id, stored, None)?);
     };
+    let ended = run_from_row(&row)?;
     // A child's ending reaches its parent in the same transaction.
-    notify_parent(tx, reserved.playbook_pk, run_id, &reserved.now.stored).await?;
-    run_from_row(&row)
+    if ended.parent_run_id.is_some() {
+        notify_parent(tx, reserved.playbook_pk, run_id, &reserved.now.stored).await?;
+    }
+    Ok(ended)
 }
 
 /// A child's ending reaches its parent: the work it was started with, added to the parent

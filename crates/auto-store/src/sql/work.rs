@@ -59,20 +59,27 @@ pub(super) async fn commit_step<D: Dialect>(
         )
         .await?;
     }
+    // A run recorded with this step has no work and no listeners yet, and its row is as the
+    // step leaves it unless it ends.
+    let fresh = step.start.is_some();
     match &step.ending {
         // An ended run waits for nothing: its timers and pending inputs go, and its parent
         // hears of the ending. The step's own work (cancelling its children) stays.
         Some(ending) => {
             end_run_in(&mut tx, playbook, &reserved, run_id, ending, last_run_seq).await?;
             insert_events(&mut tx, playbook, &reserved, events).await?;
-            sql::<D>("DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2")
-                .bind(pk)
-                .bind(run_id)
-                .execute(&mut tx)
-                .await?;
+            if !fresh {
+                sql::<D>("DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2")
+                    .bind(pk)
+                    .bind(run_id)
+                    .execute(&mut tx)
+                    .await?;
+            }
         }
         None => {
-            touch_run(&mut tx, playbook, &reserved, run_id, last_run_seq).await?;
+            if !fresh {
+                touch_run(&mut tx, playbook, &reserved, run_id, last_run_seq).await?;
+            }
             insert_events(&mut tx, playbook, &reserved, events).await?;
         }
     }
@@ -165,11 +172,13 @@ async fn listen_in<D: Dialect>(
     last_seq: i64,
 ) -> Result<()> {
     if step.ending.is_some() {
-        sql::<D>("DELETE FROM listeners WHERE playbook_pk = $1 AND run_id = $2")
-            .bind(playbook_pk)
-            .bind(run_id)
-            .execute(&mut *tx)
-            .await?;
+        if step.start.is_none() {
+            sql::<D>("DELETE FROM listeners WHERE playbook_pk = $1 AND run_id = $2")
+                .bind(playbook_pk)
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await?;
+        }
         return Ok(());
     }
     for reference in &step.unlisten {
