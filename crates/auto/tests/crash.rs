@@ -139,6 +139,17 @@ const APPROVE: &str = include_str!("data/approve-the-plan.md");
 
 const ASK: &str = include_str!("data/ask-for-approval.yaml");
 
+/// A folder whose `auto.toml` keeps the store in the SQLite file `auto.db` beside it.
+fn sqlite_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a directory");
+    std::fs::write(
+        dir.path().join("auto.toml"),
+        "database = \"sqlite://auto.db\"\n",
+    )
+    .expect("the configuration");
+    dir
+}
+
 /// The runs of a type, up to 1,000.
 async fn runs_of(api: &Client, query: &str) -> Vec<Value> {
     let reply = api
@@ -167,12 +178,7 @@ async fn waiting_workflows_outlast_a_sigkill() {
     const TIMERS: usize = 100;
     const CALLS: usize = 50;
     const ASKS: usize = 50;
-    let dir = tempfile::tempdir().expect("a directory");
-    std::fs::write(
-        dir.path().join("auto.toml"),
-        "database = \"sqlite://auto.db\"\n",
-    )
-    .expect("the configuration");
+    let dir = sqlite_folder();
     let mut first = serve_in(dir.path(), &[]);
     let api = first.client();
     let pb = api.playbook().await;
@@ -274,12 +280,7 @@ const ADD_THREE_TIMES: &str = include_str!("data/add-three-times.yaml");
 #[tokio::test(flavor = "multi_thread")]
 async fn runs_committed_together_end_once_across_a_sigkill() {
     const RUNS: usize = 200;
-    let dir = tempfile::tempdir().expect("a directory");
-    std::fs::write(
-        dir.path().join("auto.toml"),
-        "database = \"sqlite://auto.db\"\n",
-    )
-    .expect("the configuration");
+    let dir = sqlite_folder();
     let mut first = serve_in(dir.path(), &[]);
     let api = first.client();
     let pb = api.playbook().await;
