@@ -30,6 +30,7 @@ use crate::reasoning::core::{Command, Core, Input, Moment, Setup};
 use crate::reasoning::endings::title;
 use crate::reasoning::history::{Fact, History};
 use crate::reasoning::record::Prompt;
+use crate::runner::Finish;
 use crate::runs::{fact, taken};
 use crate::service::store_problem;
 
@@ -329,16 +330,17 @@ pub(crate) async fn read_history(
     Ok(History::of(facts))
 }
 
-/// Performs a started reasoning run from what it recorded. `Ok` is the run's ending with the
-/// `run_seq` its ending fact takes; `Err` means the run was not ended by this attempt.
-pub async fn perform(
+/// Performs a started reasoning run from what it recorded. `Ok` is how the run finishes: its
+/// ending, the `run_seq` its next fact takes, and the end of its last call, recorded with the
+/// ending; `Err` means the run was not ended by this attempt.
+pub(crate) async fn perform(
     store: &dyn Store,
     models: &Models,
     cancels: &Cancels,
     pb: &PlaybookRef,
     run: &Run,
     document: &ReasoningDocument,
-) -> Result<(RunEnding, i64), Stopped> {
+) -> Result<Finish, Stopped> {
     let history = read_history(store, pb, run).await?;
     let (token, slot) = cancels.register(pb, &run.run_id);
     let mut shell = Shell {
@@ -356,7 +358,12 @@ pub async fn perform(
         toolbox.close().await;
     }
     cancels.forget(pb, &run.run_id);
-    Ok((ending?, shell.recorder.next_seq))
+    let (ending, facts) = ending?;
+    Ok(Finish {
+        ending,
+        run_seq: shell.recorder.next_seq,
+        facts,
+    })
 }
 
 /// What the run's core knows of the deployment: its bounds, whether the model is offered.
@@ -396,20 +403,37 @@ pub(crate) struct Shell<'a> {
 }
 
 impl Shell<'_> {
-    /// Performs the core's commands until it ends the run.
-    async fn drive(&mut self, mut core: Core<'_>) -> Result<RunEnding, Stopped> {
+    /// Performs the core's commands until it ends the run: its ending, and the records that
+    /// came just before it, which go into the ending's commit rather than one each.
+    async fn drive(
+        &mut self,
+        mut core: Core<'_>,
+    ) -> Result<(RunEnding, Vec<(&'static str, Value)>), Stopped> {
         let mut commands = core.start();
         loop {
             // Records come first; the last command is the one that waits, or the ending.
             let mut input = None;
+            let mut records = Vec::new();
             for command in commands {
-                if let Command::End(ending) = command {
-                    return Ok(ending);
-                }
-                if let Some(came) = self.perform(command).await? {
-                    input = Some(came);
+                match command {
+                    Command::End(ending) => {
+                        let facts = records.into_iter().map(|(t, d, _)| (t, d)).collect();
+                        return Ok((ending, facts));
+                    }
+                    Command::Record {
+                        event_type,
+                        data,
+                        ends_call,
+                    } => records.push((event_type, data, ends_call)),
+                    other => {
+                        self.record_all(std::mem::take(&mut records)).await?;
+                        if let Some(came) = self.perform(other).await? {
+                            input = Some(came);
+                        }
+                    }
                 }
             }
+            self.record_all(records).await?;
             let Some(input) = input else {
                 return Err(Problem::internal(
                     &"a reasoning run's core waits for nothing",
@@ -417,6 +441,19 @@ impl Shell<'_> {
             };
             commands = core.apply(input, &self.moment());
         }
+    }
+
+    /// Records what the core asked to record, in order, each after the run's last event.
+    async fn record_all(
+        &mut self,
+        records: Vec<(&'static str, Value, Option<u64>)>,
+    ) -> Result<(), Stopped> {
+        for (event_type, data, ends_call) in records {
+            self.recorder
+                .record_following(event_type, data, ends_call)
+                .await?;
+        }
+        Ok(())
     }
 
     /// What the shell sees now: the time, and the order of a cancel of the run in this server.

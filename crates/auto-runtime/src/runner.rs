@@ -13,7 +13,7 @@ use std::sync::Arc;
 use auto_engine::computation::{ComputationDocument, run_computation};
 use auto_engine::definitions::DefinitionType;
 use auto_store::{DefinitionKey, DefinitionVersion, PlaybookRef, Run, RunEnding, RunStatus};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::auth::Caller;
 use crate::documents::{self, Checked};
@@ -165,17 +165,35 @@ impl Runners {
     }
 }
 
+/// How a performed run finishes: its ending, the `run_seq` its first fact from here takes, and
+/// the facts recorded with the ending in one commit, ahead of it (the end of its last call).
+pub(crate) struct Finish {
+    pub(crate) ending: RunEnding,
+    pub(crate) run_seq: i64,
+    pub(crate) facts: Vec<(&'static str, Value)>,
+}
+
+impl Finish {
+    /// An ending with no fact before it, its fact numbered `run_seq`.
+    pub(crate) fn at(ending: RunEnding, run_seq: i64) -> Self {
+        Self {
+            ending,
+            run_seq,
+            facts: Vec::new(),
+        }
+    }
+}
+
 /// A function that finishes within its call: performed from what its run recorded, and run
 /// again under its id after a rejection that was not its input's.
 pub(crate) trait Function {
-    /// Performs a started run from what it recorded: its ending and the `run_seq` of its
-    /// ending fact.
+    /// Performs a started run from what it recorded, to how it finishes.
     async fn perform(
         &self,
         service: &Service,
         pb: &PlaybookRef,
         run: &Run,
-    ) -> Result<(RunEnding, i64), Problem>;
+    ) -> Result<Finish, Problem>;
 
     /// The longest gap an attempt of `run` leaves between two events.
     async fn quiet_after_ms(
@@ -220,8 +238,12 @@ pub(crate) trait Function {
 
     /// Performs the run and records its ending.
     async fn go_on(&self, service: &Service, pb: &PlaybookRef, run: Run) -> Outcome {
-        let (ending, run_seq) = self.perform(service, pb, &run).await?;
-        let ended = service.end(pb, &run, run_seq, ending).await?;
+        let Finish {
+            ending,
+            run_seq,
+            facts,
+        } = self.perform(service, pb, &run).await?;
+        let ended = service.end_after(pb, &run, run_seq, &facts, ending).await?;
         Ok(answer_of(&ended))
     }
 }
@@ -323,7 +345,7 @@ impl Function for Computation {
         service: &Service,
         pb: &PlaybookRef,
         run: &Run,
-    ) -> Result<(RunEnding, i64), Problem> {
+    ) -> Result<Finish, Problem> {
         let checked = service
             .checked_version(pb, &run.key, run.definition_version)
             .await?;
@@ -331,7 +353,7 @@ impl Function for Computation {
             Some(document) => computation_ending(run, document.clone()).await,
             None => no_longer_parses(run),
         };
-        Ok((ending, run.last_run_seq + 1))
+        Ok(Finish::at(ending, run.last_run_seq + 1))
     }
 
     async fn quiet_after_ms(&self, _: &Service, _: &PlaybookRef, _: &Run) -> Result<i64, Problem> {
@@ -365,7 +387,7 @@ impl Function for Reasoning {
         service: &Service,
         pb: &PlaybookRef,
         run: &Run,
-    ) -> Result<(RunEnding, i64), Problem> {
+    ) -> Result<Finish, Problem> {
         let checked = service
             .checked_version(pb, &run.key, run.definition_version)
             .await?;
@@ -381,7 +403,7 @@ impl Function for Reasoning {
                 )
                 .await
             }
-            None => Ok((no_longer_parses(run), run.last_run_seq + 1)),
+            None => Ok(Finish::at(no_longer_parses(run), run.last_run_seq + 1)),
         }
     }
 

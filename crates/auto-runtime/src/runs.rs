@@ -554,12 +554,43 @@ impl Service {
         run_seq: i64,
         ending: RunEnding,
     ) -> Result<Run, Problem> {
+        self.end_after(pb, run, run_seq, &[], ending).await
+    }
+
+    /// As [`Service::end`], with the facts `before` (a type and its data each) recorded in the
+    /// same commit ahead of the ending's, numbered from `run_seq`: the end of the run's last
+    /// call, which costs no commit of its own.
+    pub(crate) async fn end_after(
+        &self,
+        pb: &PlaybookRef,
+        run: &Run,
+        run_seq: i64,
+        before: &[(&str, Value)],
+        ending: RunEnding,
+    ) -> Result<Run, Problem> {
         let mut run_seq = run_seq;
         for _ in 0..8 {
-            let event = ending_fact(run, run_seq, &ending);
+            let mut events: Vec<NewEvent> = before
+                .iter()
+                .zip(run_seq..)
+                .map(|((event_type, data), seq)| {
+                    let mut event = fact(
+                        &run.run_id,
+                        seq,
+                        event_type,
+                        &run.key,
+                        &run.started_by,
+                        run.definition_version,
+                    );
+                    event.data = Some(data.clone());
+                    event
+                })
+                .collect();
+            let ending_seq = run_seq + i64::try_from(before.len()).unwrap_or(0);
+            events.push(ending_fact(run, ending_seq, &ending));
             match self
                 .store
-                .end_run(pb, &run.run_id, ending.clone(), vec![event])
+                .end_run(pb, &run.run_id, ending.clone(), events)
                 .await
             {
                 Ok((ended, _)) => {
