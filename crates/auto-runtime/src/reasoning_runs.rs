@@ -314,6 +314,12 @@ pub(crate) async fn read_history(
     pb: &PlaybookRef,
     run: &Run,
 ) -> Result<History, Stopped> {
+    // Only its `run_started` (run_seq 1): nothing to read. A fact another server records
+    // meanwhile (a cancel) takes the number this attempt's first record expects, which then
+    // reads the history again.
+    if run.last_run_seq <= 1 {
+        return Ok(History::default());
+    }
     let filter = EventFilter {
         run_id: Some(run.run_id.clone()),
         ..EventFilter::default()
