@@ -305,21 +305,11 @@ impl EventQuery {
                 }
             },
         };
-        let limit = match self.limit.as_deref() {
-            None | Some("") => EVENTS_PAGE_DEFAULT,
-            Some(text) => match text.parse::<u32>() {
-                Ok(n) if (1..=EVENTS_PAGE_MAX).contains(&n) => n,
-                _ => {
-                    issues.push(ProblemIssue::field(
-                        "/query/limit",
-                        format!(
-                            "limit {text:?} is not a whole number from 1 to {EVENTS_PAGE_MAX}."
-                        ),
-                    ));
-                    EVENTS_PAGE_DEFAULT
-                }
-            },
-        };
+        let limit = crate::runs::page_limit(
+            self.limit.as_deref(),
+            (EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX),
+            &mut issues,
+        );
         if !issues.is_empty() {
             return Err(Problem::invalid_request(issues));
         }

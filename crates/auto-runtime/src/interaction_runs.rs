@@ -831,20 +831,11 @@ impl RequestQuery {
                 }
                 parsed
             });
-        let max = auto_store::REQUESTS_PAGE_MAX;
-        let limit = match self.limit.as_deref() {
-            None | Some("") => REQUESTS_PAGE_DEFAULT,
-            Some(text) => match text.parse::<u32>() {
-                Ok(n) if (1..=max).contains(&n) => n,
-                _ => {
-                    issues.push(ProblemIssue::field(
-                        "/query/limit",
-                        format!("limit {text:?} is not a whole number from 1 to {max}."),
-                    ));
-                    REQUESTS_PAGE_DEFAULT
-                }
-            },
-        };
+        let limit = crate::runs::page_limit(
+            self.limit.as_deref(),
+            (REQUESTS_PAGE_DEFAULT, auto_store::REQUESTS_PAGE_MAX),
+            &mut issues,
+        );
         if !issues.is_empty() {
             return Err(Problem::invalid_request(issues));
         }

@@ -814,6 +814,28 @@ pub(crate) fn prepared_input(
     })
 }
 
+/// A list's `limit` query: `default` when it is absent or empty; a whole number from 1 to
+/// `max`, or an issue at `/query/limit` (and `default`, so the other fields are still read).
+pub(crate) fn page_limit(
+    text: Option<&str>,
+    (default, max): (u32, u32),
+    issues: &mut Vec<ProblemIssue>,
+) -> u32 {
+    match text {
+        None | Some("") => default,
+        Some(text) => match text.parse::<u32>() {
+            Ok(n) if (1..=max).contains(&n) => n,
+            _ => {
+                issues.push(ProblemIssue::field(
+                    "/query/limit",
+                    format!("limit {text:?} is not a whole number from 1 to {max}."),
+                ));
+                default
+            }
+        },
+    }
+}
+
 /// The query of `list_runs`.
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 pub struct RunQuery {
@@ -854,19 +876,11 @@ impl RunQuery {
                 }
                 parsed
             });
-        let limit = match self.limit.as_deref() {
-            None | Some("") => RUNS_PAGE_DEFAULT,
-            Some(text) => match text.parse::<u32>() {
-                Ok(n) if (1..=RUNS_PAGE_MAX).contains(&n) => n,
-                _ => {
-                    issues.push(ProblemIssue::field(
-                        "/query/limit",
-                        format!("limit {text:?} is not a whole number from 1 to {RUNS_PAGE_MAX}."),
-                    ));
-                    RUNS_PAGE_DEFAULT
-                }
-            },
-        };
+        let limit = page_limit(
+            self.limit.as_deref(),
+            (RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX),
+            &mut issues,
+        );
         if !issues.is_empty() {
             return Err(Problem::invalid_request(issues));
         }
@@ -877,5 +891,40 @@ impl RunQuery {
             after_run_id: self.after.filter(|a| !a.is_empty()),
             limit,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A list's limit at its edges: absent or empty takes the default; 1 and the most are
+    /// taken; 0, one past the most and what is not a number are refused at `/query/limit`.
+    #[test]
+    fn a_page_limit_is_a_whole_number_from_one_to_the_most() {
+        let read = |text: Option<&str>| {
+            let mut issues = Vec::new();
+            let limit = page_limit(text, (50, 1000), &mut issues);
+            (limit, issues)
+        };
+        for (text, limit) in [
+            (None, 50),
+            (Some(""), 50),
+            (Some("1"), 1),
+            (Some("1000"), 1000),
+        ] {
+            assert_eq!(read(text), (limit, Vec::new()), "{text:?}");
+        }
+        for text in ["0", "1001", "x", "-1", "2.5"] {
+            let (limit, issues) = read(Some(text));
+            assert_eq!(limit, 50);
+            assert_eq!(
+                issues,
+                vec![ProblemIssue::field(
+                    "/query/limit",
+                    format!("limit {text:?} is not a whole number from 1 to 1000.")
+                )]
+            );
+        }
     }
 }
