@@ -213,13 +213,7 @@ impl Service {
                 "request_delivery_failed"
             }
         };
-        let mut recorder = Recorder {
-            store: self.store.as_ref(),
-            pb,
-            run,
-            next_seq: run.last_run_seq + 1,
-            cancel_seen: None,
-        };
+        let mut recorder = Recorder::new(self.store.as_ref(), pb, run);
         recorder.record_following(event_type, data, None).await
     }
 

@@ -126,13 +126,7 @@ impl Service {
         };
         let bound = self.models.interaction_tool_bound();
         let deadline = tokio::time::Instant::now() + bound;
-        let mut recorder = Recorder {
-            store: self.store.as_ref(),
-            pb,
-            run,
-            next_seq: run.last_run_seq + 1,
-            cancel_seen: None,
-        };
+        let mut recorder = Recorder::new(self.store.as_ref(), pb, run);
         let opened = tokio::time::timeout_at(deadline, self.open_target(pb, run, server, tool));
         let (connection, target) = match opened.await {
             Ok(Ok(found)) => found,

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use auto_engine::reasoning::ReasoningDocument;
 use auto_models::{CallOptions, Catalog, ModelRef, Providers, model_call_bound};
-use auto_store::{EventFilter, PlaybookRef, Run, RunEnding, RunStatus, Store};
+use auto_store::{EventFilter, NewRun, PlaybookRef, Run, RunEnding, RunStatus, Store};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -31,7 +31,7 @@ use crate::reasoning::endings::title;
 use crate::reasoning::history::{Fact, History};
 use crate::reasoning::record::Prompt;
 use crate::runner::Finish;
-use crate::runs::{fact, taken};
+use crate::runs::{fact, started_fact, taken};
 use crate::service::store_problem;
 
 pub use crate::reasoning::endings::{
@@ -190,6 +190,10 @@ pub(crate) struct Recorder<'a> {
     /// A cancel asked of the run through another server, once this attempt has seen it among
     /// the events it went past: the run stops before its next call.
     pub(crate) cancel_seen: Option<CancelOrder>,
+    /// A new run not recorded yet: recorded with the first event, in one commit.
+    pub(crate) unrecorded: Option<NewRun>,
+    /// Whether recording the new run found its id taken: nothing of this attempt is the run's.
+    lost_start: bool,
 }
 
 impl<'a> Recorder<'a> {
@@ -201,6 +205,8 @@ impl<'a> Recorder<'a> {
             run,
             next_seq: run.last_run_seq + 1,
             cancel_seen: None,
+            unrecorded: None,
+            lost_start: false,
         }
     }
 
@@ -214,10 +220,25 @@ impl<'a> Recorder<'a> {
             self.run.definition_version,
         );
         event.data = Some(data);
-        self.store
-            .record_run_events(self.pb, &self.run.run_id, vec![event])
-            .await
-            .map_err(taken)?;
+        match self.unrecorded.take() {
+            Some(new) => {
+                let started = started_fact(&new, 1);
+                if let Err(error) = self
+                    .store
+                    .start_run(self.pb, new, vec![started, event])
+                    .await
+                {
+                    self.lost_start = matches!(error, auto_store::StoreError::Conflict(_));
+                    return Err(taken(error));
+                }
+            }
+            None => {
+                self.store
+                    .record_run_events(self.pb, &self.run.run_id, vec![event])
+                    .await
+                    .map_err(taken)?;
+            }
+        }
         self.next_seq += 1;
         Ok(())
     }
@@ -225,6 +246,10 @@ impl<'a> Recorder<'a> {
     /// The run as it is now and its history, when it is still this attempt's and started:
     /// another writer took the number this attempt expected.
     async fn now_taken(&self) -> Result<Option<(Run, History)>, Stopped> {
+        // The run id was another's when this attempt came to record its run.
+        if self.lost_start {
+            return Ok(None);
+        }
         let now = self
             .store
             .get_run(self.pb, &self.run.run_id)
@@ -343,14 +368,15 @@ pub(crate) async fn perform(
     store: &dyn Store,
     models: &Models,
     cancels: &Cancels,
-    pb: &PlaybookRef,
-    run: &Run,
+    (pb, run, unrecorded): (&PlaybookRef, &Run, Option<NewRun>),
     document: &ReasoningDocument,
 ) -> Result<Finish, Stopped> {
     let history = read_history(store, pb, run).await?;
     let (token, slot) = cancels.register(pb, &run.run_id);
+    let mut recorder = Recorder::new(store, pb, run);
+    recorder.unrecorded = unrecorded;
     let mut shell = Shell {
-        recorder: Recorder::new(store, pb, run),
+        recorder,
         models,
         document,
         token,
@@ -369,6 +395,7 @@ pub(crate) async fn perform(
         ending,
         run_seq: shell.recorder.next_seq,
         facts,
+        unrecorded: shell.recorder.unrecorded.take(),
     })
 }
 

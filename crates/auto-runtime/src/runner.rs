@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use auto_engine::computation::{ComputationDocument, run_computation};
 use auto_engine::definitions::DefinitionType;
-use auto_store::{DefinitionKey, DefinitionVersion, PlaybookRef, Run, RunEnding, RunStatus};
+use auto_store::{
+    DefinitionKey, DefinitionVersion, NewRun, PlaybookRef, Run, RunEnding, RunStatus,
+};
 use serde_json::{Value, json};
 
 use crate::auth::Caller;
@@ -171,6 +173,8 @@ pub(crate) struct Finish {
     pub(crate) ending: RunEnding,
     pub(crate) run_seq: i64,
     pub(crate) facts: Vec<(&'static str, Value)>,
+    /// The run, when it ends before it recorded anything and so was never recorded itself.
+    pub(crate) unrecorded: Option<NewRun>,
 }
 
 impl Finish {
@@ -180,6 +184,7 @@ impl Finish {
             ending,
             run_seq,
             facts: Vec::new(),
+            unrecorded: None,
         }
     }
 }
@@ -187,12 +192,19 @@ impl Finish {
 /// A function that finishes within its call: performed from what its run recorded, and run
 /// again under its id after a rejection that was not its input's.
 pub(crate) trait Function {
-    /// Performs a started run from what it recorded, to how it finishes.
+    /// Whether a new run is recorded with its first fact after `run_started` (one commit)
+    /// rather than on its own before it is performed: `perform` is then handed the run to
+    /// record.
+    const RECORDS_WITH_FIRST_FACT: bool = false;
+
+    /// Performs a started run from what it recorded, to how it finishes; `unrecorded` is the
+    /// new run not recorded yet, for a function that records it with its first fact.
     async fn perform(
         &self,
         service: &Service,
         pb: &PlaybookRef,
         run: &Run,
+        unrecorded: Option<NewRun>,
     ) -> Result<Finish, Problem>;
 
     /// The longest gap an attempt of `run` leaves between two events.
@@ -236,13 +248,25 @@ pub(crate) trait Function {
         Ok((now - run.last_event_at).num_milliseconds() >= bound_ms)
     }
 
-    /// Performs the run and records its ending.
-    async fn go_on(&self, service: &Service, pb: &PlaybookRef, run: Run) -> Outcome {
+    /// Performs the run and records its ending; `unrecorded` is a new run not recorded yet.
+    async fn go_on(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: Run,
+        unrecorded: Option<NewRun>,
+    ) -> Outcome {
         let Finish {
             ending,
             run_seq,
             facts,
-        } = self.perform(service, pb, &run).await?;
+            unrecorded,
+        } = self.perform(service, pb, &run, unrecorded).await?;
+        // A run that ended before it recorded anything is recorded now, then ended.
+        let run = match unrecorded {
+            Some(new) => service.record_start(pb, new).await?,
+            None => run,
+        };
         let ended = service.end_after(pb, &run, run_seq, &facts, ending).await?;
         Ok(answer_of(&ended))
     }
@@ -258,10 +282,25 @@ impl<F: Function> Runner for F {
         ask: Ask,
         definition: &DefinitionVersion,
     ) -> Outcome {
+        if Self::RECORDS_WITH_FIRST_FACT {
+            let at = service.store.now().await.map_err(store_problem)?;
+            let mut new = crate::runs::new_run(
+                &ask.run_id,
+                key,
+                definition.version,
+                ask.input,
+                caller,
+                ask.lineage,
+                None,
+            );
+            new.started_at = Some(at);
+            let run = crate::runs::started_run(&new, at);
+            return self.go_on(service, pb, run, Some(new)).await;
+        }
         let run = service
             .start(caller, pb, key, definition.version, ask)
             .await?;
-        self.go_on(service, pb, run).await
+        self.go_on(service, pb, run, None).await
     }
 
     /// "Retrying under a run id" (reasoning page): a run that succeeded, or refused its input,
@@ -321,7 +360,7 @@ impl<F: Function> Runner for F {
                 run
             }
         };
-        self.go_on(service, pb, run).await
+        self.go_on(service, pb, run, None).await
     }
 
     async fn cancel(
@@ -345,6 +384,7 @@ impl Function for Computation {
         service: &Service,
         pb: &PlaybookRef,
         run: &Run,
+        _: Option<NewRun>,
     ) -> Result<Finish, Problem> {
         let checked = service
             .checked_version(pb, &run.key, run.definition_version)
@@ -382,11 +422,16 @@ impl Function for Computation {
 pub(crate) struct Reasoning;
 
 impl Function for Reasoning {
+    /// "The run is recorded ... before the model is called": its `run_started` goes with its
+    /// first model call's start, one commit.
+    const RECORDS_WITH_FIRST_FACT: bool = true;
+
     async fn perform(
         &self,
         service: &Service,
         pb: &PlaybookRef,
         run: &Run,
+        unrecorded: Option<NewRun>,
     ) -> Result<Finish, Problem> {
         let checked = service
             .checked_version(pb, &run.key, run.definition_version)
@@ -397,13 +442,15 @@ impl Function for Reasoning {
                     service.store.as_ref(),
                     &service.models,
                     &service.cancels,
-                    pb,
-                    run,
+                    (pb, run, unrecorded),
                     document,
                 )
                 .await
             }
-            None => Ok(Finish::at(no_longer_parses(run), run.last_run_seq + 1)),
+            None => Ok(Finish {
+                unrecorded,
+                ..Finish::at(no_longer_parses(run), run.last_run_seq + 1)
+            }),
         }
     }
 

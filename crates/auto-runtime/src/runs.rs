@@ -535,6 +535,11 @@ impl Service {
             ask.lineage,
             None,
         );
+        self.record_start(pb, new).await
+    }
+
+    /// Records the new run `new` started, with its `run_started`.
+    pub(crate) async fn record_start(&self, pb: &PlaybookRef, new: NewRun) -> Result<Run, Problem> {
         let event = started_fact(&new, 1);
         let (run, _) = self
             .store
