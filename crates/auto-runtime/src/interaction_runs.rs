@@ -19,7 +19,7 @@ use auto_engine::interaction::{
 use auto_engine::workflow::RUN_DURATION_MS_MAX;
 use auto_schema::{CompiledSchema, check_shape};
 use auto_store::{
-    DefinitionKey, DefinitionVersion, NewEvent, NewRequest, PlaybookRef, Request, RequestClose,
+    DefinitionKey, DefinitionVersion, NewRequest, PlaybookRef, Request, RequestClose,
     RequestFilter, RequestStatus, Run, RunEnding, RunStatus, StoreError, Work,
 };
 use serde_json::{Value, json};
@@ -31,7 +31,7 @@ use crate::problem::{Problem, ProblemIssue, Reason};
 use crate::reasoning_runs::CancelOrder;
 use crate::runner::Runner;
 use crate::runs::{
-    Ask, OUTPUT_BYTES_MAX, RunAnswer, answer_of, ending_fact, fact, new_run, rejection,
+    Ask, OUTPUT_BYTES_MAX, RunAnswer, answer_of, ending_fact, fact, new_run, rejection, run_fact,
     started_fact, taken,
 };
 use crate::service::{Service, store_problem};
@@ -158,20 +158,6 @@ fn answer_refused(request_id: &str, issues: Vec<ProblemIssue>) -> Problem {
         format!("The request {request_id} stays open; answer again: {detail}"),
     )
     .with_issues(issues)
-}
-
-/// A run's event numbered after the run's last, with data.
-fn run_event(run: &Run, run_seq: i64, event_type: &str, data: Value) -> NewEvent {
-    let mut event = fact(
-        &run.run_id,
-        run_seq,
-        event_type,
-        &run.key,
-        &run.started_by,
-        run.definition_version,
-    );
-    event.data = Some(data);
-    event
 }
 
 /// How a request closes: its run's ending, the data of the request's event, and the answer
@@ -612,7 +598,7 @@ impl Service {
                 answer,
             };
             let events = vec![
-                run_event(&run, run.last_run_seq + 1, event_type, data),
+                run_fact(&run, run.last_run_seq + 1, event_type, data),
                 ending_fact(&run, run.last_run_seq + 2, &ending),
             ];
             match self

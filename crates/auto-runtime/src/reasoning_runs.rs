@@ -31,7 +31,7 @@ use crate::reasoning::endings::title;
 use crate::reasoning::history::{Fact, History};
 use crate::reasoning::record::Prompt;
 use crate::runner::Finish;
-use crate::runs::{fact, started_fact, taken};
+use crate::runs::{run_fact, started_fact, taken};
 use crate::service::store_problem;
 
 pub use crate::reasoning::endings::{
@@ -211,15 +211,7 @@ impl<'a> Recorder<'a> {
     }
 
     pub(crate) async fn record(&mut self, event_type: &str, data: Value) -> Result<(), Stopped> {
-        let mut event = fact(
-            &self.run.run_id,
-            self.next_seq,
-            event_type,
-            &self.run.key,
-            &self.run.started_by,
-            self.run.definition_version,
-        );
-        event.data = Some(data);
+        let event = run_fact(self.run, self.next_seq, event_type, data);
         match self.unrecorded.take() {
             Some(new) => {
                 let started = started_fact(&new, 1);

@@ -283,18 +283,10 @@ impl<F: Function> Runner for F {
         definition: &DefinitionVersion,
     ) -> Outcome {
         if Self::RECORDS_WITH_FIRST_FACT {
-            let at = service.store.now().await.map_err(store_problem)?;
-            let mut new = crate::runs::new_run(
-                &ask.run_id,
-                key,
-                definition.version,
-                ask.input,
-                caller,
-                ask.lineage,
-                None,
-            );
-            new.started_at = Some(at);
-            let run = crate::runs::started_run(&new, at);
+            let (new, run) = service
+                .run_to_record(caller, key, definition.version, ask)
+                .await
+                .map_err(store_problem)?;
             return self.go_on(service, pb, run, Some(new)).await;
         }
         let run = service

@@ -292,6 +292,20 @@ pub(crate) fn fact(
     event
 }
 
+/// A fact of `run` numbered `run_seq`, with its data.
+pub(crate) fn run_fact(run: &Run, run_seq: i64, event_type: &str, data: Value) -> NewEvent {
+    let mut event = fact(
+        &run.run_id,
+        run_seq,
+        event_type,
+        &run.key,
+        &run.started_by,
+        run.definition_version,
+    );
+    event.data = Some(data);
+    event
+}
+
 /// The fact that ends a run, with the data the workflow page gives it.
 pub(crate) fn ending_fact(run: &Run, run_seq: i64, ending: &RunEnding) -> NewEvent {
     let event_type = match ending.status {
@@ -538,6 +552,31 @@ impl Service {
         self.record_start(pb, new).await
     }
 
+    /// The new run `ask` asks for, not recorded yet, starting at the database's time now (which
+    /// the runner reads as the run's own), and the run it is once recorded: for a runner that
+    /// records it with its first step or fact rather than on its own.
+    pub(crate) async fn run_to_record(
+        &self,
+        caller: &Caller,
+        key: &DefinitionKey,
+        version: i64,
+        ask: Ask,
+    ) -> Result<(NewRun, Run), StoreError> {
+        let at = self.store.now().await?;
+        let mut new = new_run(
+            &ask.run_id,
+            key,
+            version,
+            ask.input,
+            caller,
+            ask.lineage,
+            ask.origin,
+        );
+        new.started_at = Some(at);
+        let run = started_run(&new, at);
+        Ok((new, run))
+    }
+
     /// Records the new run `new` started, with its `run_started`.
     pub(crate) async fn record_start(&self, pb: &PlaybookRef, new: NewRun) -> Result<Run, Problem> {
         let event = started_fact(&new, 1);
@@ -578,18 +617,7 @@ impl Service {
             let mut events: Vec<NewEvent> = before
                 .iter()
                 .zip(run_seq..)
-                .map(|((event_type, data), seq)| {
-                    let mut event = fact(
-                        &run.run_id,
-                        seq,
-                        event_type,
-                        &run.key,
-                        &run.started_by,
-                        run.definition_version,
-                    );
-                    event.data = Some(data.clone());
-                    event
-                })
+                .map(|((event_type, data), seq)| run_fact(run, seq, event_type, data.clone()))
                 .collect();
             let ending_seq = run_seq + i64::try_from(before.len()).unwrap_or(0);
             events.push(ending_fact(run, ending_seq, &ending));

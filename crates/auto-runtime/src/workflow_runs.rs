@@ -30,7 +30,7 @@ use crate::problem::{Problem, Reason};
 use crate::runner::Runner;
 use crate::runs::{
     Ask, Lineage, RunAnswer, check_workflow_input, definition_not_found, ending_fact, fact,
-    new_run, rejection, started_fact, succeeded, taken,
+    new_run, rejection, run_fact, started_fact, succeeded, taken,
 };
 use crate::service::{Service, store_problem};
 use crate::work::{CancelCall, ChildEnded, Order, StartCall, WorkItem, ended_key};
@@ -309,17 +309,21 @@ impl Service {
         bounds
     }
 
-    /// The store's form of one stretch: its events numbered after `run`'s, with the facts of
-    /// the children it performed where they happened, its ending fact, the work its commands
-    /// make.
+    /// The store's form of one stretch `at` its place in the run: its events numbered after
+    /// `run`'s, with the facts of the children it performed where they happened, its ending
+    /// fact, the work its commands make, and the run itself when it is recorded with it.
     fn commit_of(
         &self,
         run: &Run,
-        (workflow, listening_before): (&Workflow, Vec<(String, Vec<Value>)>),
+        place: &Place<'_>,
         stretch: Stretch,
-        expected_version: Option<i64>,
-        done_work: Option<i64>,
+        at: &At,
     ) -> Result<WorkflowStep, Problem> {
+        let Place {
+            workflow,
+            listening_before,
+            ..
+        } = place;
         let Stretch {
             step,
             performed,
@@ -350,16 +354,7 @@ impl Service {
                 children.push(child.child);
             }
             seq += 1;
-            let mut event = fact(
-                &run.run_id,
-                seq,
-                &e.event_type,
-                &run.key,
-                &run.started_by,
-                run.definition_version,
-            );
-            event.data = Some(e.data);
-            events.push(event);
+            events.push(run_fact(run, seq, &e.event_type, e.data));
         }
         for child in performed {
             events.extend(child.events);
@@ -385,18 +380,26 @@ impl Service {
         let (mut add_work, cancel_work) = work_of(&commands);
         add_work.extend(endings);
         let state = serde_json::to_value(&step.state).map_err(|e| Problem::internal(&e))?;
+        let (expected_version, start) = match at {
+            At::Start(new) => {
+                events.insert(0, started_fact(new, 1));
+                (None, Some(new.clone()))
+            }
+            At::FirstStep { .. } => (None, None),
+            At::Step { version, .. } => (Some(*version), None),
+        };
         Ok(WorkflowStep {
             expected_version,
             state,
             events,
             add_work,
-            done_work,
+            done_work: at.applying(),
             cancel_work,
             listen,
             unlisten,
             ending,
             children,
-            start: None,
+            start,
         })
     }
 
@@ -437,9 +440,7 @@ impl Service {
     ) -> Result<Result<(), StoreError>, Problem> {
         let performs = step.commands.iter().any(stretch::may_perform);
         let unperformed = performs.then(|| step.clone());
-        let stretch = self
-            .stretch(pb, run, (place.workflow, place.info), step, at.applying())
-            .await;
+        let stretch = self.stretch(pb, run, &place, step, at.applying()).await;
         let performed = !stretch.performed.is_empty();
         let mut committed = self.commit_once(pb, run, &place, stretch, at).await?;
         // A conflict is another step's, which the caller applies this input after; but a
@@ -471,16 +472,7 @@ impl Service {
         stretch: Stretch,
         at: &At,
     ) -> Result<Result<(), StoreError>, Problem> {
-        let before = (place.workflow, place.listening_before.clone());
-        let expected_version = match at {
-            At::Step { version, .. } => Some(*version),
-            At::Start(_) | At::FirstStep { .. } => None,
-        };
-        let mut commit = self.commit_of(run, before, stretch, expected_version, at.applying())?;
-        if let At::Start(new) = at {
-            commit.events.insert(0, started_fact(new, 1));
-            commit.start = Some(new.clone());
-        }
+        let commit = self.commit_of(run, place, stretch, at)?;
         let adds_work = !commit.add_work.is_empty();
         let committed = retrying_faults(StoreError::is_transient, || {
             self.store
@@ -506,13 +498,6 @@ impl Service {
         ask: Ask,
         definition: &DefinitionVersion,
     ) -> Result<RunAnswer, Problem> {
-        let Ask {
-            run_id,
-            input,
-            lineage,
-            origin,
-        } = ask;
-        let run_id = run_id.as_str();
         let version = definition.version;
         let workflow = self
             .checked(pb, key, version, &definition.source)
@@ -520,17 +505,12 @@ impl Service {
             .and_then(Checked::workflow)
             .cloned()
             .ok_or_else(|| no_longer_parses(key))?;
-        // The run starts at the database's time, which its first step reads as its own.
-        let at = self
-            .store
-            .now()
+        let (new, run) = self
+            .run_to_record(caller, key, version, ask)
             .await
             .map_err(|error| cannot_start(&key.name, error))?;
-        let mut new = new_run(run_id, key, version, input.clone(), caller, lineage, origin);
-        new.started_at = Some(at);
-        let run = crate::runs::started_run(&new, at);
         // The run and its first step are one transaction: a run is never recorded without it.
-        self.first_step_of(pb, &run, &workflow, input, &At::Start(new))
+        self.first_step_of(pb, &run, &workflow, run.input.clone(), &At::Start(new))
             .await?
             .map_err(|error| match error {
                 StoreError::Conflict(_) => taken(error),
@@ -538,7 +518,7 @@ impl Service {
             })?;
         let run = self
             .store
-            .get_run(pb, run_id)
+            .get_run(pb, &run.run_id)
             .await
             .map_err(store_problem)?
             .ok_or_else(|| Problem::internal(&"a workflow run vanished"))?;

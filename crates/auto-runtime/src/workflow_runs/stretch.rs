@@ -109,8 +109,9 @@ impl Timers {
     }
 }
 
-/// A call the stretch may perform: its child's run and the checked program.
+/// A call the stretch may perform: its id, its child's run and the checked program.
 struct Performable {
+    call_id: String,
     new: NewRun,
     document: Arc<ComputationDocument>,
 }
@@ -121,11 +122,11 @@ impl Service {
     /// something else, ends, or the stretch is long enough. `applying` is the work item the
     /// step applies, which is not an input that falls due after it; `None` for a run recorded
     /// with this stretch, which has no inputs yet.
-    pub(crate) async fn stretch(
+    pub(super) async fn stretch(
         &self,
         pb: &PlaybookRef,
         run: &Run,
-        (workflow, info): (&Workflow, &RunInfo),
+        place: &Place<'_>,
         step: Step,
         applying: Option<i64>,
     ) -> Stretch {
@@ -141,8 +142,10 @@ impl Service {
         let mut performed = Vec::new();
         let mut endings = Vec::new();
         let mut timers = Timers::default();
+        // A run recorded with this stretch has no inputs and no children yet.
+        let fresh = applying.is_none();
         // When the run's next input in the store falls due, read once, when first needed.
-        let mut next_input: Option<Option<i64>> = applying.is_none().then_some(None);
+        let mut next_input: Option<Option<i64>> = fresh.then_some(None);
         // The definitions the stretch's calls name, read once each.
         let mut definitions = HashMap::new();
         // Once an ending goes through the queue, so do the calls after it.
@@ -156,17 +159,18 @@ impl Service {
                         && performed.len() < STRETCH_CALLS_MAX
                         && started.elapsed().as_millis() < STRETCH_TIME_MS_MAX =>
                 {
-                    let fresh = applying.is_none();
                     self.performable(pb, run, &command, fresh, &mut definitions)
                         .await
                 }
                 _ => None,
             };
-            let Some(Performable { new, document }) = performable else {
+            let Some(Performable {
+                call_id,
+                new,
+                document,
+            }) = performable
+            else {
                 kept.push(command);
-                continue;
-            };
-            let Command::StartCall { call_id, .. } = command else {
                 continue;
             };
             let (child, child_events, outcome) = perform(new, document).await;
@@ -193,7 +197,7 @@ impl Service {
                 endings.push(WorkItem::from(input).to_work(ended_key(&call_id), None));
                 continue;
             }
-            let next = engine::apply(workflow, info, state, input, ended_ms);
+            let next = engine::apply(place.workflow, place.info, state, input, ended_ms);
             state = next.state;
             events.extend(next.events);
             ending = next.ending.or(ending);
@@ -273,7 +277,11 @@ impl Service {
         // Its ending reaches the call here, and it is never open: it ends as it is recorded.
         new.ending_work = None;
         new.open_calls_max = None;
-        Some(Performable { new, document })
+        Some(Performable {
+            call_id: call_id.clone(),
+            new,
+            document,
+        })
     }
 }
 

@@ -26,6 +26,9 @@ pub(super) async fn commit_step<D: Dialect>(
     if let Some(ending) = &step.ending {
         check_ending_status(ending.status, run_id)?;
     }
+    for child in &step.children {
+        check_ending_status(child.ending.status, &child.run.run_id)?;
+    }
     let children: Vec<&str> = step
         .children
         .iter()
@@ -48,7 +51,6 @@ pub(super) async fn commit_step<D: Dialect>(
             .filter_map(|event| event.run_seq)
             .max()
             .unwrap_or(0);
-        check_ending_status(child.ending.status, child_id)?;
         insert_run_as(
             &mut tx,
             playbook,
