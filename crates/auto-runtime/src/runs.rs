@@ -313,14 +313,7 @@ pub(crate) fn ending_fact(run: &Run, run_seq: i64, ending: &RunEnding) -> NewEve
         RunStatus::Failed => "run_failed",
         _ => "run_rejected",
     };
-    let mut event = fact(
-        &run.run_id,
-        run_seq,
-        event_type,
-        &run.key,
-        &run.started_by,
-        run.definition_version,
-    );
+    let mut event = run_fact(run, run_seq, event_type, Value::Null);
     run_attributes(&mut event, run.depth, run.call_depth, run.trigger.as_ref());
     event.data = match (ending.status, &ending.output, &ending.problem) {
         (RunStatus::Succeeded, Some(output), _) => {
