@@ -165,6 +165,58 @@ async fn computation_calls_are_performed_within_the_step_that_makes_them() {
     assert_eq!(store.next_work_due().await.unwrap(), None);
 }
 
+const ADD_ONE_FOR_EACH: &str = include_str!("data/add-one-for-each.yaml");
+
+/// A stretch performs at most `STRETCH_CALLS_MAX` calls before it commits: a run of that many
+/// computation calls ends within its request; one more, and the last goes through the queue,
+/// so the run answers 202 and ends after it, with every child run once.
+#[tokio::test]
+async fn a_stretch_performs_at_most_its_calls_and_the_queue_takes_the_next() {
+    use auto_server::workflow_runs::STRETCH_CALLS_MAX;
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "computation", "add-one", ADD_ONE)
+        .await;
+    server
+        .save_definition(&pb, "workflow", "add-one-for-each", ADD_ONE_FOR_EACH)
+        .await;
+    let start = |count: usize, run_id: &str| {
+        let items: Vec<usize> = (0..count).collect();
+        json!({"input": {"items": items, "x": 0}, "run_id": run_id})
+    };
+    let at = server
+        .start_run(
+            &pb,
+            "workflow",
+            "add-one-for-each",
+            start(STRETCH_CALLS_MAX, "at"),
+        )
+        .await;
+    assert_eq!(at.status, 200, "{:#}", at.body);
+    assert_eq!(at.body["output"]["x"], STRETCH_CALLS_MAX, "{:#}", at.body);
+    let past = server
+        .start_run(
+            &pb,
+            "workflow",
+            "add-one-for-each",
+            start(STRETCH_CALLS_MAX + 1, "past"),
+        )
+        .await;
+    assert_eq!(past.status, 202, "{:#}", past.body);
+    let run = server.ended(&pb, "past", Duration::from_secs(10)).await;
+    assert_eq!(run["output"]["x"], STRETCH_CALLS_MAX + 1, "{run:#}");
+    let runs = server
+        .get(&format!("{pb}/runs?type=computation&limit=1000"))
+        .await;
+    assert_eq!(
+        runs.body["runs"].as_array().unwrap().len(),
+        2 * STRETCH_CALLS_MAX + 1,
+        "{:#}",
+        runs.body
+    );
+}
+
 #[tokio::test]
 async fn a_call_runs_the_function_and_hands_on_its_output() {
     let server = TestServer::start().await;
