@@ -5,14 +5,18 @@
 //!
 //! Without the variable the tests that need it skip with a note; under CI (`CI` set) they fail.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Once;
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 /// The environment variable that names the server's executable.
 pub const EVERYTHING_VARIABLE: &str = "AUTO_MCP_EVERYTHING";
+
+/// How many free ports `start_http` tries before it gives up.
+const HTTP_START_TRIES: usize = 5;
 
 /// server-everything serving Streamable HTTP; dropping it stops the process.
 #[derive(Debug)]
@@ -53,34 +57,56 @@ impl Everything {
         }
     }
 
-    /// Starts it over Streamable HTTP on a free loopback port and waits until it listens.
+    /// Starts it over Streamable HTTP on a free loopback port and waits until it says it
+    /// listens. A port found free may be taken before the server binds it (by a double a test
+    /// beside this one starts): the server says so and exits, and another port is tried, so a
+    /// test never talks to someone else's listener.
     ///
     /// # Panics
-    /// When it cannot start or does not listen within 20 seconds.
+    /// When it cannot start, or does not listen within 20 seconds, or loses every port it tries.
     pub fn start_http() -> Option<Everything> {
         let executable = Self::executable()?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let child = Command::new(&executable)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{} cannot start: {e}", executable.display()));
-        let everything = Everything { child, port };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "server-everything did not listen on port {port} within 20 seconds"
-            );
-            std::thread::sleep(Duration::from_millis(50));
+        for _ in 0..HTTP_START_TRIES {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            let mut child = Command::new(&executable)
+                .arg("streamableHttp")
+                .env("PORT", port.to_string())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| panic!("{} cannot start: {e}", executable.display()));
+            // Its log, read to the end on a thread of its own, so that it never blocks writing.
+            let stderr = child.stderr.take().expect("a piped stderr");
+            let (lines, log) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    let _ = lines.send(line);
+                }
+            });
+            let listening = format!("listening on port {port}");
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                match log.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                    Ok(line) if line.contains(&listening) => {
+                        return Some(Everything { child, port });
+                    }
+                    Ok(_) => continue,
+                    // It exited (the port was taken meanwhile): another port.
+                    Err(RecvTimeoutError::Disconnected) => break,
+                    Err(RecvTimeoutError::Timeout) => {
+                        let _ = child.kill();
+                        panic!("server-everything did not listen on port {port} within 20 seconds");
+                    }
+                }
+            }
+            let _ = child.kill();
+            let _ = child.wait();
         }
-        Some(everything)
+        panic!("server-everything lost each of the {HTTP_START_TRIES} free ports it was given")
     }
 
     /// Its Streamable HTTP endpoint.
