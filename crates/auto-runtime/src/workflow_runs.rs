@@ -164,7 +164,7 @@ fn run_ending(run: &Run, ending: Ending) -> RunEnding {
 /// start now; try again shortly'": the store could not record it, and nothing was recorded.
 fn cannot_start(name: &str, error: StoreError) -> Problem {
     match error {
-        StoreError::Database(_) | StoreError::Locked(_) => {
+        StoreError::Database(_) | StoreError::Commit(_) | StoreError::Locked(_) => {
             tracing::warn!(%error, workflow = %name, "a workflow's start could not be recorded");
             Problem::new(
                 Reason::Unavailable,

@@ -53,6 +53,10 @@ pub enum StoreError {
     BadUrl(String),
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
+    /// The commit a change was grouped into failed (or the group could not go on): the change
+    /// is not stored. Every change of the group is answered with the same fault.
+    #[error("database: {0}")]
+    Commit(std::sync::Arc<sqlx::Error>),
     #[error("migration: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("stored data is not valid: {0}")]
@@ -66,28 +70,34 @@ impl StoreError {
     /// failure or deadlock (`40001`, `40P01`), a server short of resources (`53xxx`), or a
     /// SQLite database that is busy, locked, full, read-only or failed at its disk.
     pub fn is_transient(&self) -> bool {
-        let StoreError::Database(error) = self else {
-            return false;
-        };
-        match error {
-            sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::WorkerCrashed => true,
-            sqlx::Error::Database(database) => {
-                let code = database.code().unwrap_or_default();
-                match database.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
-                    // SQLite's extended code; the primary is its low byte: BUSY 5, LOCKED 6,
-                    // READONLY 8, IOERR 10, FULL 13.
-                    Some(_) => code
-                        .parse::<i32>()
-                        .is_ok_and(|code| matches!(code & 0xff, 5 | 6 | 8 | 10 | 13)),
-                    None => {
-                        code.starts_with("08")
-                            || code.starts_with("53")
-                            || matches!(&*code, "40001" | "40P01" | "57P01" | "57P02" | "57P03")
-                    }
-                }
-            }
+        match self {
+            StoreError::Database(error) => transient(error),
+            StoreError::Commit(error) => transient(error),
             _ => false,
         }
+    }
+}
+
+/// Whether a database's fault may clear by itself (see [`StoreError::is_transient`]).
+fn transient(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(database) => {
+            let code = database.code().unwrap_or_default();
+            match database.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
+                // SQLite's extended code; the primary is its low byte: BUSY 5, LOCKED 6,
+                // READONLY 8, IOERR 10, FULL 13.
+                Some(_) => code
+                    .parse::<i32>()
+                    .is_ok_and(|code| matches!(code & 0xff, 5 | 6 | 8 | 10 | 13)),
+                None => {
+                    code.starts_with("08")
+                        || code.starts_with("53")
+                        || matches!(&*code, "40001" | "40P01" | "57P01" | "57P02" | "57P03")
+                }
+            }
+        }
+        _ => false,
     }
 }
 

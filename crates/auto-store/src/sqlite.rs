@@ -21,7 +21,7 @@ use sqlx::{Row, Sqlite, Transaction};
 
 use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, migrations};
-use crate::sql::{Reserved, SqlStore};
+use crate::sql::{Group, Reserved, SqlStore};
 use crate::{NewEvent, Result, StoreError};
 
 /// How many connections read beside the one that writes.
@@ -200,6 +200,7 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
         .await?;
     tracing::info!(path = %path.display(), "the SQLite store is open");
     Ok(SqlStore {
+        group: Some(Group::start(writer.clone())),
         writer,
         reader,
         _file_lock: Some(file_lock),
@@ -220,6 +221,7 @@ async fn open_in_memory(options: SqliteConnectOptions) -> Result<SqlStore<Sqlite
         writer: pool.clone(),
         reader: pool,
         _file_lock: None,
+        group: None,
     })
 }
 

@@ -74,6 +74,7 @@ store_suite!(
     run_events_are_kept_once_in_the_order_received,
     run_events_go_only_to_started_runs,
     concurrent_run_events_are_numbered_without_a_gap,
+    concurrent_changes_stand_or_fall_each_alone,
     requests_open_with_their_run_and_close_with_its_ending,
     a_request_closes_once,
     requests_list_newest_first_by_status,
@@ -2719,6 +2720,53 @@ async fn concurrent_run_events_are_numbered_without_a_gap(store: Arc<dyn Store>)
         .map(|e| e.seq)
         .collect();
     assert_eq!(seqs, (1..=8).collect::<Vec<i64>>());
+    Ok(())
+}
+
+/// Changes made at once (which SQLite commits together) are each kept or refused alone: a start
+/// refused for its taken run id leaves nothing, not even the seqs it took, and the others are
+/// all kept, numbered without a gap.
+async fn concurrent_changes_stand_or_fall_each_alone(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    let mut starts = Vec::new();
+    for i in 0..48 {
+        let store = store.clone();
+        let playbook = playbook.clone();
+        starts.push(tokio::spawn(async move {
+            // Every third start asks again for a run another start asks for.
+            let run_id = format!("r{}", if i % 3 == 2 { i - 2 } else { i });
+            let events = vec![
+                numbered(&format!("start-{i}"), 1),
+                numbered(&format!("step-{i}"), 2),
+            ];
+            store
+                .start_run(&playbook, new_run(&run_id, "workflow", "flow"), events)
+                .await
+        }));
+    }
+    let (mut kept, mut refused) = (0, 0);
+    for start in starts {
+        match start.await.expect("a start") {
+            Ok(_) => kept += 1,
+            Err(StoreError::Conflict(_)) => refused += 1,
+            Err(other) => return Err(other),
+        }
+    }
+    assert_eq!((kept, refused), (32, 16));
+    let events = store
+        .list_events(&playbook, &EventFilter::default())
+        .await?;
+    let seqs: Vec<i64> = events.iter().map(|event| event.seq).collect();
+    assert_eq!(seqs, (1..=64).collect::<Vec<i64>>());
+    let runs: HashSet<String> = events
+        .iter()
+        .filter_map(|event| event.run_id.clone())
+        .collect();
+    assert_eq!(runs.len(), 32);
+    for run_id in &runs {
+        let run = store.get_run(&playbook, run_id).await?.expect("a kept run");
+        assert_eq!(run.last_run_seq, 2, "{run_id}");
+    }
     Ok(())
 }
 

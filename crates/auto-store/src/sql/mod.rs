@@ -8,6 +8,7 @@
 //! `BEGIN IMMEDIATE` serializes every change.
 
 mod definitions;
+mod group;
 mod requests;
 mod rows;
 mod runs;
@@ -34,6 +35,8 @@ use crate::{
     StoreError, Trigger, TriggerStart, Work, WorkflowStep,
 };
 
+use group::ChangeFuture;
+pub(crate) use group::Group;
 use rows::event_columns;
 use rows::{definition_columns, definition_from_row, event_from_row, org_from_row};
 use rows::{playbook_from_row, run_from_row};
@@ -49,6 +52,9 @@ pub(crate) struct SqlStore<D: Dialect> {
     /// SQLite's lock on `<file>.lock`, held for the life of the store: while it is, no other
     /// server opens the file.
     pub(crate) _file_lock: Option<File>,
+    /// The group writer, where changes of concurrent runs share a commit: on SQLite's file,
+    /// whose one writer would otherwise commit them one by one.
+    pub(crate) group: Option<Group<D>>,
 }
 
 /// The seqs a change takes, and the database's time of the change.
@@ -138,6 +144,22 @@ impl<D: Dialect> SqlStore<D> {
     /// Begins a change.
     pub(crate) async fn begin(&self) -> Result<Transaction<'static, D>> {
         D::begin(&self.writer).await
+    }
+
+    /// Makes `change` in a transaction and commits it: in the group writer's next commit where
+    /// the store has one, else in a transaction of its own. `Ok` only once it is durable.
+    pub(crate) async fn change<T, F>(&self, change: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'t> FnOnce(&'t mut Transaction<'static, D>) -> ChangeFuture<'t, T> + Send + 'static,
+    {
+        if let Some(group) = &self.group {
+            return group.change(change).await;
+        }
+        let mut tx = self.begin().await?;
+        let value = change(&mut tx).await?;
+        tx.commit().await?;
+        Ok(value)
     }
 
     /// Fails with `NotFound` unless the playbook exists.

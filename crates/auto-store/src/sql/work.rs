@@ -8,13 +8,13 @@ use sqlx::Transaction;
 use sqlx::types::Json;
 
 use super::rows::work_from_row;
-use super::runs::{end_run_in, insert_run, insert_run_as, touch_run};
+use super::runs::{end_run_in, insert_ended_runs, insert_run, touch_run};
 use super::{Reserved, SqlStore, insert_events, now_in, playbook_pk_in, reserve_seqs};
 use crate::dialect::{Dialect, Stamp, StoredTime, built_sql, sql};
 use crate::shared::{check_ending_status, run_not_found, step_events};
 use crate::{
-    LISTENERS_MAX, NewListener, NewWork, PlaybookRef, Result, RunInboxEvent, StoreError, Work,
-    WorkflowStep,
+    LISTENERS_MAX, NewListener, NewRun, NewWork, PlaybookRef, Result, RunEnding, RunInboxEvent,
+    StoreError, Work, WorkflowStep,
 };
 
 pub(super) async fn commit_step<D: Dialect>(
@@ -36,67 +36,72 @@ pub(super) async fn commit_step<D: Dialect>(
         .collect();
     let (events, last_run_seq) = step_events(run_id, &children, std::mem::take(&mut step.events))?;
     let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
-    let mut tx = store.begin().await?;
-    let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
-    if let Some(new) = &step.start {
-        insert_run(&mut tx, playbook, &reserved, new, last_run_seq).await?;
-    }
-    let version = write_snapshot(&mut tx, &reserved, run_id, &step).await?;
-    let pk = reserved.playbook_pk;
-    for child in &step.children {
-        let child_id = child.run.run_id.as_str();
-        let last = events
-            .iter()
-            .filter(|event| event.run_id.as_deref() == Some(child_id))
-            .filter_map(|event| event.run_seq)
-            .max()
-            .unwrap_or(0);
-        insert_run_as(
-            &mut tx,
-            playbook,
-            &reserved,
-            &child.run,
-            last,
-            Some(&child.ending),
-        )
-        .await?;
-    }
-    // A run recorded with this step has no work and no listeners yet, and its row is as the
-    // step leaves it unless it ends.
-    let fresh = step.start.is_some();
-    match &step.ending {
-        // An ended run waits for nothing: its timers and pending inputs go, and its parent
-        // hears of the ending. The step's own work (cancelling its children) stays.
-        Some(ending) => {
-            end_run_in(&mut tx, playbook, &reserved, run_id, ending, last_run_seq).await?;
-            insert_events(&mut tx, playbook, &reserved, events).await?;
-            if !fresh {
-                sql::<D>("DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2")
-                    .bind(pk)
-                    .bind(run_id)
-                    .execute(&mut tx)
-                    .await?;
-            }
-        }
-        None => {
-            if !fresh {
-                touch_run(&mut tx, playbook, &reserved, run_id, last_run_seq).await?;
-            }
-            insert_events(&mut tx, playbook, &reserved, events).await?;
-        }
-    }
-    insert_work(&mut tx, pk, run_id, &reserved.now, &step.add_work).await?;
-    if let Some(id) = step.done_work {
-        sql::<D>("DELETE FROM work WHERE id = $1")
-            .bind(id)
-            .execute(&mut tx)
-            .await?;
-    }
-    delete_work_keys(&mut tx, pk, run_id, &step.cancel_work).await?;
-    let last_seq = reserved.first_seq - 1 + event_count;
-    listen_in(&mut tx, pk, run_id, &step, last_seq).await?;
-    tx.commit().await?;
-    Ok(version)
+    let playbook = playbook.clone();
+    let run_id = run_id.to_owned();
+    store
+        .change(move |tx| {
+            Box::pin(async move {
+                let (playbook, run_id) = (&playbook, run_id.as_str());
+                let reserved = reserve_seqs(&mut *tx, playbook, events.len()).await?;
+                if let Some(new) = &step.start {
+                    insert_run(&mut *tx, playbook, &reserved, new, last_run_seq).await?;
+                }
+                let version = write_snapshot(&mut *tx, &reserved, run_id, &step).await?;
+                let pk = reserved.playbook_pk;
+                let children: Vec<(&NewRun, i64, &RunEnding)> = step
+                    .children
+                    .iter()
+                    .map(|child| {
+                        let child_id = child.run.run_id.as_str();
+                        let last = events
+                            .iter()
+                            .filter(|event| event.run_id.as_deref() == Some(child_id))
+                            .filter_map(|event| event.run_seq)
+                            .max()
+                            .unwrap_or(0);
+                        (&child.run, last, &child.ending)
+                    })
+                    .collect();
+                insert_ended_runs(&mut *tx, playbook, &reserved, &children).await?;
+                // A run recorded with this step has no work and no listeners yet, and its row is as the
+                // step leaves it unless it ends.
+                let fresh = step.start.is_some();
+                match &step.ending {
+                    // An ended run waits for nothing: its timers and pending inputs go, and its parent
+                    // hears of the ending. The step's own work (cancelling its children) stays.
+                    Some(ending) => {
+                        end_run_in(&mut *tx, playbook, &reserved, run_id, ending, last_run_seq)
+                            .await?;
+                        insert_events(&mut *tx, playbook, &reserved, events).await?;
+                        if !fresh {
+                            sql::<D>("DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2")
+                                .bind(pk)
+                                .bind(run_id)
+                                .execute(&mut *tx)
+                                .await?;
+                        }
+                    }
+                    None => {
+                        if !fresh {
+                            touch_run(&mut *tx, playbook, &reserved, run_id, last_run_seq).await?;
+                        }
+                        insert_events(&mut *tx, playbook, &reserved, events).await?;
+                    }
+                }
+                insert_work(&mut *tx, pk, run_id, &reserved.now, &step.add_work).await?;
+                if let Some(id) = step.done_work {
+                    sql::<D>("DELETE FROM work WHERE id = $1")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                delete_work_keys(&mut *tx, pk, run_id, &step.cancel_work).await?;
+                let last_seq = reserved.first_seq - 1 + event_count;
+                listen_in(&mut *tx, pk, run_id, &step, last_seq).await?;
+                Ok(version)
+            })
+        })
+        .await
 }
 
 /// Writes a step's snapshot: the first, or the next after `expected_version`

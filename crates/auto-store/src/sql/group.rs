@@ -1,0 +1,204 @@
+//! Group commit: one writer per database that gathers the changes of concurrent runs into one
+//! transaction, so that they share one commit and one fsync, and answers each caller once the
+//! commit that holds its change is durable.
+//!
+//! A change is a function of the writer's transaction. The writer takes every change waiting
+//! when it is free (up to [`GROUP_CHANGES_MAX`]), runs each inside a savepoint of its own, and
+//! commits once: a change that fails is rolled back to its savepoint and answered with its own
+//! error, and the others go on; a commit that fails answers every change in the group with it.
+//! Nothing waits on purpose for a group to fill: changes gather while the commit before them
+//! is being written, so one at a time costs what it did before, and many at once share.
+//!
+//! The writer is a task of its own, so a caller that stops waiting (its request dropped) cuts
+//! nothing short for the others. Written here rather than taken from a crate: what it groups
+//! are our own transactions, with our own savepoint and error rules.
+
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use sqlx::{Pool, Transaction};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::dialect::{Dialect, sql};
+use crate::{Result, StoreError};
+
+/// How many changes one commit holds at most: enough that a burst of concurrent runs shares a
+/// commit, few enough that the first of them is not kept long for the last.
+pub(crate) const GROUP_CHANGES_MAX: usize = 64;
+
+/// A change's future, borrowing the group's transaction.
+pub(crate) type ChangeFuture<'t, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 't>>;
+
+/// What a change made: its value, of the type its caller asked for, or its error.
+type Made = Result<Box<dyn Any + Send>>;
+
+/// A change as the writer holds it: the change, and where its answer goes.
+struct Change<D: Dialect> {
+    make: Make<D>,
+    answer: oneshot::Sender<Made>,
+}
+
+/// A change, its type erased.
+type Make<D> = Box<
+    dyn for<'t> FnOnce(&'t mut Transaction<'static, D>) -> ChangeFuture<'t, Box<dyn Any + Send>>
+        + Send,
+>;
+
+/// Boxes a change: a function, so that the closure's signature is the higher-ranked one.
+fn boxed<D: Dialect, F>(make: F) -> Make<D>
+where
+    F: for<'t> FnOnce(&'t mut Transaction<'static, D>) -> ChangeFuture<'t, Box<dyn Any + Send>>
+        + Send
+        + 'static,
+{
+    Box::new(make)
+}
+
+/// The handle to a database's group writer.
+pub(crate) struct Group<D: Dialect> {
+    changes: mpsc::UnboundedSender<Change<D>>,
+}
+
+impl<D: Dialect> Group<D> {
+    /// Starts the writer of the changes made on `pool` (which must be the pool of the one
+    /// connection that writes).
+    pub(crate) fn start(pool: Pool<D>) -> Self {
+        let (changes, waiting) = mpsc::unbounded_channel();
+        tokio::spawn(write(pool, waiting));
+        Group { changes }
+    }
+
+    /// Makes `change` in the next group and answers once the group is committed.
+    pub(crate) async fn change<T, F>(&self, change: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'t> FnOnce(&'t mut Transaction<'static, D>) -> ChangeFuture<'t, T> + Send + 'static,
+    {
+        let (answer, answered) = oneshot::channel();
+        let make = boxed::<D, _>(move |tx| {
+            Box::pin(async move {
+                change(tx)
+                    .await
+                    .map(|value| Box::new(value) as Box<dyn Any + Send>)
+            })
+        });
+        self.changes
+            .send(Change { make, answer })
+            .map_err(|_| writer_gone())?;
+        let made = answered.await.map_err(|_| writer_gone())??;
+        Ok(*made
+            .downcast::<T>()
+            .expect("a change's answer is of the type its caller made"))
+    }
+}
+
+fn writer_gone() -> StoreError {
+    StoreError::Database(sqlx::Error::PoolClosed)
+}
+
+/// The writer: waits for a change, takes every other one waiting, and commits them together.
+async fn write<D: Dialect>(pool: Pool<D>, mut waiting: mpsc::UnboundedReceiver<Change<D>>) {
+    let mut group = Vec::with_capacity(GROUP_CHANGES_MAX);
+    while let Some(first) = waiting.recv().await {
+        group.push(first);
+        while group.len() < GROUP_CHANGES_MAX {
+            match waiting.try_recv() {
+                Ok(change) => group.push(change),
+                Err(_) => break,
+            }
+        }
+        commit_group(&pool, group.drain(..)).await;
+    }
+}
+
+/// Makes the changes in one transaction, each in a savepoint of its own when there are
+/// several, commits, and answers each.
+async fn commit_group<D: Dialect>(pool: &Pool<D>, group: impl ExactSizeIterator<Item = Change<D>>) {
+    let alone = group.len() == 1;
+    let mut tx = match D::begin(pool).await {
+        Ok(tx) => tx,
+        Err(error) => {
+            let error = Arc::new(into_sqlx(error));
+            for change in group {
+                refuse(change, &error);
+            }
+            return;
+        }
+    };
+    let mut made = Vec::with_capacity(group.len());
+    let mut broken: Option<Arc<sqlx::Error>> = None;
+    for change in group {
+        if let Some(error) = &broken {
+            refuse(change, error);
+            continue;
+        }
+        if !alone && let Err(error) = savepoint(&mut tx, "SAVEPOINT grouped").await {
+            let error = Arc::new(error);
+            refuse(change, &error);
+            broken = Some(error);
+            continue;
+        }
+        let result = (change.make)(&mut tx).await;
+        if !alone {
+            let end = if result.is_err() {
+                match savepoint(&mut tx, "ROLLBACK TO grouped").await {
+                    Ok(()) => savepoint(&mut tx, "RELEASE grouped").await,
+                    Err(error) => Err(error),
+                }
+            } else {
+                savepoint(&mut tx, "RELEASE grouped").await
+            };
+            if let Err(error) = end {
+                // The transaction cannot go on: the changes before this one are lost with it,
+                // and the rest are answered with the fault without being made.
+                broken = Some(Arc::new(error));
+            }
+        }
+        made.push((result, change.answer));
+    }
+    let all_failed = made.iter().all(|(result, _)| result.is_err());
+    let commit = match broken {
+        Some(error) => {
+            drop(tx);
+            Some(error)
+        }
+        // Nothing to keep (and a change alone that failed may have left a part of itself).
+        None if all_failed => {
+            drop(tx);
+            None
+        }
+        None => tx.commit().await.err().map(Arc::new),
+    };
+    for (result, answer) in made {
+        let result = match (result, &commit) {
+            (Ok(_), Some(error)) => Err(StoreError::Commit(error.clone())),
+            (result, _) => result,
+        };
+        // The caller may have stopped waiting: its change stands all the same.
+        let _ = answer.send(result);
+    }
+}
+
+async fn savepoint<D: Dialect>(
+    tx: &mut Transaction<'static, D>,
+    statement: &'static str,
+) -> Result<(), sqlx::Error> {
+    sql::<D>(statement)
+        .execute(&mut *tx)
+        .await
+        .map_err(into_sqlx)
+}
+
+/// A change the group could not make: answered with the group's fault, not made.
+fn refuse<D: Dialect>(change: Change<D>, error: &Arc<sqlx::Error>) {
+    let _ = change.answer.send(Err(StoreError::Commit(error.clone())));
+}
+
+fn into_sqlx(error: StoreError) -> sqlx::Error {
+    match error {
+        StoreError::Database(error) => error,
+        other => sqlx::Error::Protocol(other.to_string()),
+    }
+}
