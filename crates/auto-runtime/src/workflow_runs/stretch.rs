@@ -28,6 +28,11 @@ pub const STRETCH_CALLS_MAX: usize = 64;
 /// How long a stretch performs calls before it commits; the calls after go through the queue.
 pub const STRETCH_TIME_MS_MAX: u128 = 1_000;
 
+/// Whether a stretch that has performed `performed` calls in `elapsed_ms` may perform one more.
+fn may_go_on(performed: usize, elapsed_ms: u128) -> bool {
+    performed < STRETCH_CALLS_MAX && elapsed_ms < STRETCH_TIME_MS_MAX
+}
+
 /// A call performed in a stretch: its child run, begun and ended, and the child's facts.
 pub(crate) struct Performed {
     pub child: EndedChild,
@@ -156,8 +161,7 @@ impl Service {
                 Command::StartCall { .. }
                     if !queued
                         && ending.is_none()
-                        && performed.len() < STRETCH_CALLS_MAX
-                        && started.elapsed().as_millis() < STRETCH_TIME_MS_MAX =>
+                        && may_go_on(performed.len(), started.elapsed().as_millis()) =>
                 {
                     self.performable(pb, run, &command, fresh, &mut definitions)
                         .await
@@ -299,4 +303,22 @@ async fn perform(
     run.problem = ending.problem.clone();
     let outcome = call_outcome(&run);
     (EndedChild { run: new, ending }, events, outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stretch performs up to its limits and no call past them: at `STRETCH_CALLS_MAX - 1`
+    /// calls performed it takes one more (the limit's), at the limit none; the same for time,
+    /// up to `STRETCH_TIME_MS_MAX`.
+    #[test]
+    fn a_stretch_goes_on_up_to_its_calls_and_its_time() {
+        assert!(may_go_on(0, 0));
+        assert!(may_go_on(STRETCH_CALLS_MAX - 1, 0));
+        assert!(!may_go_on(STRETCH_CALLS_MAX, 0));
+        assert!(may_go_on(0, STRETCH_TIME_MS_MAX - 1));
+        assert!(!may_go_on(0, STRETCH_TIME_MS_MAX));
+        assert!(!may_go_on(STRETCH_CALLS_MAX, STRETCH_TIME_MS_MAX));
+    }
 }
