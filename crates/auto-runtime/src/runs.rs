@@ -420,13 +420,20 @@ impl Service {
         body: RunDefinition,
     ) -> Outcome {
         caller.require(&pb.org, Permission::Run)?;
-        self.require_playbook(pb).await?;
-        let def_type = type_text
-            .parse::<DefinitionType>()
-            .map_err(|_| definition_not_found(pb, type_text, name))?;
-        if let Some(run_id) = &body.run_id {
-            check_run_id(run_id)
-                .map_err(|m| Problem::invalid_request(vec![ProblemIssue::field("/run_id", m)]))?;
+        // The playbook is not read first: reading the definition shows it is there (and when
+        // the definition is not, `run` tells which is missing). A request refused on its own
+        // terms is still refused for a missing playbook first.
+        let Ok(def_type) = type_text.parse::<DefinitionType>() else {
+            self.require_playbook(pb).await?;
+            return Err(definition_not_found(pb, type_text, name));
+        };
+        if let Some(run_id) = &body.run_id
+            && let Err(message) = check_run_id(run_id)
+        {
+            self.require_playbook(pb).await?;
+            return Err(Problem::invalid_request(vec![ProblemIssue::field(
+                "/run_id", message,
+            )]));
         }
         let ask = Ask {
             run_id: body
@@ -452,12 +459,15 @@ impl Service {
         ask: Ask,
     ) -> Outcome {
         let key = DefinitionKey::new(def_type.as_str(), name);
-        let definition = self
+        let Some(definition) = self
             .store
             .get_definition(pb, &key)
             .await
             .map_err(store_problem)?
-            .ok_or_else(|| definition_not_found(pb, def_type.as_str(), name))?;
+        else {
+            self.require_playbook(pb).await?;
+            return Err(definition_not_found(pb, def_type.as_str(), name));
+        };
         if definition.status == DefinitionStatus::Retired {
             return Err(Problem::conflict(
                 "The definition is retired",

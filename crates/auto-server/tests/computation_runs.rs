@@ -321,3 +321,47 @@ async fn a_run_id_is_taken_for_another_input_or_definition_of_every_type() {
         taken("c-1", "computation", "month-window")
     );
 }
+
+/// A run asked of what is not there names what is missing: the org, the playbook, or the
+/// definition, in that order, whatever else is wrong with the request.
+#[tokio::test]
+async fn a_run_of_what_is_missing_names_what_is_missing() {
+    let (server, _) = saved().await;
+    let cases = [
+        (
+            "/v1/orgs/nobody/playbooks/main/definitions/computation/month-window/runs",
+            json!({"input": {}}),
+            "There is no org nobody.",
+        ),
+        (
+            "/v1/orgs/acme/playbooks/nope/definitions/computation/month-window/runs",
+            json!({"input": {}}),
+            "The org acme has no playbook nope.",
+        ),
+        (
+            "/v1/orgs/acme/playbooks/nope/definitions/nonsense/month-window/runs",
+            json!({"input": {}}),
+            "The org acme has no playbook nope.",
+        ),
+        (
+            "/v1/orgs/acme/playbooks/nope/definitions/computation/month-window/runs",
+            json!({"input": {}, "run_id": "not an id"}),
+            "The org acme has no playbook nope.",
+        ),
+        (
+            "/v1/orgs/acme/playbooks/main/definitions/computation/year-window/runs",
+            json!({"input": {}}),
+            "The playbook main has no computation definition year-window.",
+        ),
+        (
+            "/v1/orgs/acme/playbooks/main/definitions/nonsense/month-window/runs",
+            json!({"input": {}}),
+            "The playbook main has no nonsense definition month-window.",
+        ),
+    ];
+    for (url, body, detail) in cases {
+        let reply = server.post(url, body).await;
+        assert_eq!(reply.status, 404, "{url}: {:#}", reply.body);
+        assert_eq!(reply.body["detail"], detail, "{url}: {:#}", reply.body);
+    }
+}
