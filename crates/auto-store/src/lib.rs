@@ -84,13 +84,19 @@ fn transient(error: &sqlx::Error) -> bool {
         sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::WorkerCrashed => true,
         sqlx::Error::Database(database) => {
             let code = database.code().unwrap_or_default();
-            match database.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
+            let sqlite = database
+                .try_downcast_ref::<sqlx::sqlite::SqliteError>()
+                .is_some()
+                || database
+                    .try_downcast_ref::<sql::sqlite_changes::RawSqliteError>()
+                    .is_some();
+            match sqlite {
                 // SQLite's extended code; the primary is its low byte: BUSY 5, LOCKED 6,
                 // READONLY 8, IOERR 10, FULL 13.
-                Some(_) => code
+                true => code
                     .parse::<i32>()
                     .is_ok_and(|code| matches!(code & 0xff, 5 | 6 | 8 | 10 | 13)),
-                None => {
+                false => {
                     code.starts_with("08")
                         || code.starts_with("53")
                         || matches!(&*code, "40001" | "40P01" | "57P01" | "57P02" | "57P03")

@@ -169,6 +169,7 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
         reader: pool,
         _file_lock: None,
         group: None,
+        raw: None,
     })
 }
 

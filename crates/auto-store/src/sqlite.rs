@@ -21,7 +21,7 @@ use sqlx::{Row, Sqlite, Transaction};
 
 use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, migrations};
-use crate::sql::{Group, Reserved, SqlStore};
+use crate::sql::{Group, RawGroup, Reserved, SqlStore};
 use crate::{NewEvent, Result, StoreError};
 
 /// How many connections read beside the one that writes.
@@ -70,50 +70,25 @@ impl Dialect for Sqlite {
         reserved: &Reserved<Sqlite>,
         events: &[NewEvent],
     ) -> Result<(), sqlx::Error> {
-        let inputs = events
-            .iter()
-            .map(|event| {
-                Ok(EventInput {
-                    id: &event.id,
-                    r#type: &event.event_type,
-                    source: &event.source,
-                    subject: event.subject.as_deref(),
-                    time: event.time.map(format_time),
-                    datacontenttype: event.datacontenttype.as_deref(),
-                    data: event.data.as_ref().map(to_json_text).transpose()?,
-                    extensions: to_json_text(&event.extensions)?,
-                    run_id: event.run_id.as_deref(),
-                    run_seq: event.run_seq,
-                })
-            })
-            .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        // A large event (a tool's result, say) goes in by its own statement: reading it out of the
-        // batch's JSON array costs SQLite a copy of the whole array for each column.
-        let large = inputs.iter().any(|input| {
-            input.data.as_ref().map_or(0, String::len) + input.extensions.len() > LARGE_EVENT_BYTES
-        });
-        if large {
+        let inputs = event_inputs(events)?;
+        if any_large(&inputs) {
             for (input, seq) in inputs.iter().zip(reserved.first_seq..) {
-                sqlx::query(
-                    "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, \
-                     datacontenttype, data, extensions, run_id, run_seq, recorded_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, COALESCE(?7, ?13), ?8, ?9, ?10, ?11, ?12, ?13)",
-                )
-                .bind(reserved.playbook_pk)
-                .bind(seq)
-                .bind(input.id)
-                .bind(input.r#type)
-                .bind(input.source)
-                .bind(input.subject)
-                .bind(input.time.as_deref())
-                .bind(input.datacontenttype)
-                .bind(input.data.as_deref())
-                .bind(&input.extensions)
-                .bind(input.run_id)
-                .bind(input.run_seq)
-                .bind(&reserved.now.stored)
-                .execute(&mut **tx)
-                .await?;
+                sqlx::query(INSERT_EVENT)
+                    .bind(reserved.playbook_pk)
+                    .bind(seq)
+                    .bind(input.id)
+                    .bind(input.r#type)
+                    .bind(input.source)
+                    .bind(input.subject)
+                    .bind(input.time.as_deref())
+                    .bind(input.datacontenttype)
+                    .bind(input.data.as_deref())
+                    .bind(&input.extensions)
+                    .bind(input.run_id)
+                    .bind(input.run_seq)
+                    .bind(&reserved.now.stored)
+                    .execute(&mut **tx)
+                    .await?;
             }
         } else {
             insert_event_batch(tx, reserved, &inputs).await?;
@@ -201,6 +176,7 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
     tracing::info!(path = %path.display(), "the SQLite store is open");
     Ok(SqlStore {
         group: Some(Group::start(writer.clone())),
+        raw: Some(RawGroup::start(writer.clone())),
         writer,
         reader,
         _file_lock: Some(file_lock),
@@ -222,6 +198,7 @@ async fn open_in_memory(options: SqliteConnectOptions) -> Result<SqlStore<Sqlite
         reader: pool,
         _file_lock: None,
         group: None,
+        raw: None,
     })
 }
 
@@ -273,25 +250,72 @@ fn format_time(time: DateTime<Utc>) -> String {
 /// One event as the batch insert reads it from its JSON array. `data` and `extensions` are
 /// JSON texts inside strings, so that they are stored exactly as serialized.
 #[derive(Serialize)]
-struct EventInput<'a> {
-    id: &'a str,
-    r#type: &'a str,
-    source: &'a str,
-    subject: Option<&'a str>,
-    time: Option<String>,
-    datacontenttype: Option<&'a str>,
-    data: Option<String>,
-    extensions: String,
-    run_id: Option<&'a str>,
-    run_seq: Option<i64>,
+pub(crate) struct EventInput<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) r#type: &'a str,
+    pub(crate) source: &'a str,
+    pub(crate) subject: Option<&'a str>,
+    pub(crate) time: Option<String>,
+    pub(crate) datacontenttype: Option<&'a str>,
+    pub(crate) data: Option<String>,
+    pub(crate) extensions: String,
+    pub(crate) run_id: Option<&'a str>,
+    pub(crate) run_seq: Option<i64>,
 }
 
-fn to_json_text<T: Serialize>(value: &T) -> Result<String, sqlx::Error> {
+/// The events as the inserts bind them.
+pub(crate) fn event_inputs(events: &[NewEvent]) -> Result<Vec<EventInput<'_>>, sqlx::Error> {
+    events
+        .iter()
+        .map(|event| {
+            Ok(EventInput {
+                id: &event.id,
+                r#type: &event.event_type,
+                source: &event.source,
+                subject: event.subject.as_deref(),
+                time: event.time.map(format_time),
+                datacontenttype: event.datacontenttype.as_deref(),
+                data: event.data.as_ref().map(to_json_text).transpose()?,
+                extensions: to_json_text(&event.extensions)?,
+                run_id: event.run_id.as_deref(),
+                run_seq: event.run_seq,
+            })
+        })
+        .collect()
+}
+
+/// Whether one of the events goes in by a statement of its own ([`INSERT_EVENT`]): a large
+/// event (a tool's result, say), as reading it out of the batch's JSON array costs SQLite a
+/// copy of the whole array for each column.
+pub(crate) fn any_large(inputs: &[EventInput<'_>]) -> bool {
+    inputs.iter().any(|input| {
+        input.data.as_ref().map_or(0, String::len) + input.extensions.len() > LARGE_EVENT_BYTES
+    })
+}
+
+pub(crate) fn to_json_text<T: Serialize>(value: &T) -> Result<String, sqlx::Error> {
     serde_json::to_string(value).map_err(|error| sqlx::Error::Encode(Box::new(error)))
 }
 
 /// An event this large (its data and extensions as JSON) is inserted by a statement of its own.
 const LARGE_EVENT_BYTES: usize = 64 * 1024;
+
+/// One event: playbook_pk, seq, id, type, source, subject, time, datacontenttype, data,
+/// extensions, run_id, run_seq, and the change's time.
+pub(crate) const INSERT_EVENT: &str = "INSERT INTO events (playbook_pk, seq, id, type, source, \
+    subject, time, datacontenttype, data, extensions, run_id, run_seq, recorded_at) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, COALESCE(?7, ?13), ?8, ?9, ?10, ?11, ?12, ?13)";
+
+/// The events of a JSON array of [`EventInput`] (`?4`), under the seqs from `?2` of the
+/// playbook `?1`, at the change's time `?3`.
+pub(crate) const INSERT_EVENT_BATCH: &str = "INSERT INTO events (playbook_pk, seq, id, type, \
+    source, subject, time, datacontenttype, data, extensions, run_id, run_seq, recorded_at) \
+    SELECT ?1, ?2 + j.key, j.value ->> '$.id', j.value ->> '$.type', \
+    j.value ->> '$.source', j.value ->> '$.subject', \
+    COALESCE(j.value ->> '$.time', ?3), j.value ->> '$.datacontenttype', \
+    j.value ->> '$.data', j.value ->> '$.extensions', j.value ->> '$.run_id', \
+    j.value ->> '$.run_seq', ?3 \
+    FROM json_each(?4) AS j ORDER BY j.key";
 
 /// The events of `inputs` in one statement that reads them out of a JSON array.
 async fn insert_event_batch(
@@ -299,22 +323,13 @@ async fn insert_event_batch(
     reserved: &Reserved<Sqlite>,
     inputs: &[EventInput<'_>],
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, datacontenttype, \
-         data, extensions, run_id, run_seq, recorded_at) \
-         SELECT ?1, ?2 + j.key, j.value ->> '$.id', j.value ->> '$.type', \
-         j.value ->> '$.source', j.value ->> '$.subject', \
-         COALESCE(j.value ->> '$.time', ?3), j.value ->> '$.datacontenttype', \
-         j.value ->> '$.data', j.value ->> '$.extensions', j.value ->> '$.run_id', \
-         j.value ->> '$.run_seq', ?3 \
-         FROM json_each(?4) AS j ORDER BY j.key",
-    )
-    .bind(reserved.playbook_pk)
-    .bind(reserved.first_seq)
-    .bind(&reserved.now.stored)
-    .bind(to_json_text(&inputs)?)
-    .execute(&mut **tx)
-    .await?;
+    sqlx::query(INSERT_EVENT_BATCH)
+        .bind(reserved.playbook_pk)
+        .bind(reserved.first_seq)
+        .bind(&reserved.now.stored)
+        .bind(to_json_text(&inputs)?)
+        .execute(&mut **tx)
+        .await?;
     Ok(())
 }
 

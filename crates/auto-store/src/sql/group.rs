@@ -12,15 +12,22 @@
 //! The writer is a task of its own, so a caller that stops waiting (its request dropped) cuts
 //! nothing short for the others. Written here rather than taken from a crate: what it groups
 //! are our own transactions, with our own savepoint and error rules.
+//!
+//! On SQLite's file a second writer, [`RawGroup`], groups the hot changes the same way but
+//! makes them synchronously on the writer connection's own handle (see `sqlite_changes`): the
+//! two writers share the pool's one connection, so their groups take turns.
 
 use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use sqlx::sqlite::SqlitePool;
 use sqlx::{Pool, Transaction};
+use tokio::runtime::RuntimeFlavor;
 use tokio::sync::{mpsc, oneshot};
 
+use super::sqlite_changes::raw_fault;
 use crate::dialect::{Dialect, sql};
 use crate::{Result, StoreError};
 
@@ -34,9 +41,9 @@ pub(crate) type ChangeFuture<'t, T> = Pin<Box<dyn Future<Output = Result<T>> + S
 /// What a change made: its value, of the type its caller asked for, or its error.
 type Made = Result<Box<dyn Any + Send>>;
 
-/// A change as the writer holds it: the change, and where its answer goes.
-struct Change<D: Dialect> {
-    make: Make<D>,
+/// A change as a writer holds it: the change (of type `M`), and where its answer goes.
+struct Change<M> {
+    make: M,
     answer: oneshot::Sender<Made>,
 }
 
@@ -58,7 +65,7 @@ where
 
 /// The handle to a database's group writer.
 pub(crate) struct Group<D: Dialect> {
-    changes: mpsc::UnboundedSender<Change<D>>,
+    changes: mpsc::UnboundedSender<Change<Make<D>>>,
 }
 
 impl<D: Dialect> Group<D> {
@@ -98,24 +105,39 @@ fn writer_gone() -> StoreError {
     StoreError::Database(sqlx::Error::PoolClosed)
 }
 
-/// The writer: waits for a change, takes every other one waiting, and commits them together.
-async fn write<D: Dialect>(pool: Pool<D>, mut waiting: mpsc::UnboundedReceiver<Change<D>>) {
-    let mut group = Vec::with_capacity(GROUP_CHANGES_MAX);
-    while let Some(first) = waiting.recv().await {
-        group.push(first);
-        while group.len() < GROUP_CHANGES_MAX {
-            match waiting.try_recv() {
-                Ok(change) => group.push(change),
-                Err(_) => break,
-            }
+/// The next group: waits for a change and takes every other one waiting. `false` once the
+/// store is gone.
+async fn gather<M>(
+    waiting: &mut mpsc::UnboundedReceiver<Change<M>>,
+    group: &mut Vec<Change<M>>,
+) -> bool {
+    let Some(first) = waiting.recv().await else {
+        return false;
+    };
+    group.push(first);
+    while group.len() < GROUP_CHANGES_MAX {
+        match waiting.try_recv() {
+            Ok(change) => group.push(change),
+            Err(_) => break,
         }
+    }
+    true
+}
+
+/// The writer: waits for a change, takes every other one waiting, and commits them together.
+async fn write<D: Dialect>(pool: Pool<D>, mut waiting: mpsc::UnboundedReceiver<Change<Make<D>>>) {
+    let mut group = Vec::with_capacity(GROUP_CHANGES_MAX);
+    while gather(&mut waiting, &mut group).await {
         commit_group(&pool, group.drain(..)).await;
     }
 }
 
 /// Makes the changes in one transaction, each in a savepoint of its own when there are
 /// several, commits, and answers each.
-async fn commit_group<D: Dialect>(pool: &Pool<D>, group: impl ExactSizeIterator<Item = Change<D>>) {
+async fn commit_group<D: Dialect>(
+    pool: &Pool<D>,
+    group: impl ExactSizeIterator<Item = Change<Make<D>>>,
+) {
     let alone = group.len() == 1;
     let mut tx = match D::begin(pool).await {
         Ok(tx) => tx,
@@ -171,6 +193,11 @@ async fn commit_group<D: Dialect>(pool: &Pool<D>, group: impl ExactSizeIterator<
         }
         None => tx.commit().await.err().map(Arc::new),
     };
+    answer(made, commit);
+}
+
+/// Answers each change of a group with what it made, or with the commit's fault.
+fn answer(made: Vec<(Made, oneshot::Sender<Made>)>, commit: Option<Arc<sqlx::Error>>) {
     for (result, answer) in made {
         let result = match (result, &commit) {
             (Ok(_), Some(error)) => Err(StoreError::Commit(error.clone())),
@@ -192,7 +219,7 @@ async fn savepoint<D: Dialect>(
 }
 
 /// A change the group could not make: answered with the group's fault, not made.
-fn refuse<D: Dialect>(change: Change<D>, error: &Arc<sqlx::Error>) {
+fn refuse<M>(change: Change<M>, error: &Arc<sqlx::Error>) {
     let _ = change.answer.send(Err(StoreError::Commit(error.clone())));
 }
 
@@ -201,4 +228,153 @@ fn into_sqlx(error: StoreError) -> sqlx::Error {
         StoreError::Database(error) => error,
         other => sqlx::Error::Protocol(other.to_string()),
     }
+}
+
+/// A change made on the writer connection's own handle: synchronous, its type erased.
+type RawMake = Box<dyn FnOnce(&rusqlite::Connection) -> Made + Send>;
+
+/// The handle to SQLite's group writer of changes made on the connection's own handle.
+pub(crate) struct RawGroup {
+    changes: mpsc::UnboundedSender<Change<RawMake>>,
+}
+
+impl RawGroup {
+    /// Starts the writer of the changes made on `pool`'s one connection.
+    pub(crate) fn start(pool: SqlitePool) -> Self {
+        let (changes, waiting) = mpsc::unbounded_channel();
+        tokio::spawn(write_raw(pool, waiting));
+        RawGroup { changes }
+    }
+
+    /// Makes `change` in the next group and answers once the group is committed.
+    pub(crate) async fn change<T, F>(&self, change: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection) -> Result<T> + Send + 'static,
+    {
+        let (answer, answered) = oneshot::channel();
+        let make: RawMake = Box::new(move |connection| {
+            change(connection).map(|value| Box::new(value) as Box<dyn Any + Send>)
+        });
+        self.changes
+            .send(Change { make, answer })
+            .map_err(|_| writer_gone())?;
+        let made = answered.await.map_err(|_| writer_gone())??;
+        Ok(*made
+            .downcast::<T>()
+            .expect("a change's answer is of the type its caller made"))
+    }
+}
+
+/// The writer of the changes made on the connection's own handle.
+async fn write_raw(pool: SqlitePool, mut waiting: mpsc::UnboundedReceiver<Change<RawMake>>) {
+    let mut group = Vec::with_capacity(GROUP_CHANGES_MAX);
+    while gather(&mut waiting, &mut group).await {
+        let group = std::mem::take(&mut group);
+        let mut connection = match pool.acquire().await {
+            Ok(connection) => connection,
+            Err(error) => {
+                refuse_all(group, error);
+                continue;
+            }
+        };
+        let mut handle = match connection.lock_handle().await {
+            Ok(handle) => handle,
+            Err(error) => {
+                refuse_all(group, error);
+                continue;
+            }
+        };
+        let raw = handle.as_raw_handle().as_ptr();
+        #[allow(unsafe_code)]
+        let commit = move || {
+            // SAFETY: `handle`, sqlx's lock on the connection, keeps sqlx's worker thread off
+            // the handle for as long as it lives, and it outlives this `Connection`, which is
+            // dropped (finalizing the statements it prepared) before `commit` returns. Made with
+            // `from_handle`, the `Connection` does not close the handle, which stays sqlx's.
+            match unsafe { rusqlite::Connection::from_handle(raw) } {
+                Ok(connection) => commit_raw_group(&connection, group),
+                Err(error) => refuse_all(group, raw_fault(error)),
+            }
+        };
+        // The group runs on this thread without a hop per statement; on a runtime of several
+        // threads the others take this one's tasks meanwhile.
+        if tokio::runtime::Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
+            tokio::task::block_in_place(commit);
+        } else {
+            commit();
+        }
+        drop(handle);
+    }
+}
+
+fn refuse_all(group: Vec<Change<RawMake>>, error: sqlx::Error) {
+    let error = Arc::new(error);
+    for change in group {
+        refuse(change, &error);
+    }
+}
+
+/// [`commit_group`], on the connection's own handle: the changes in one `BEGIN IMMEDIATE`
+/// transaction, each in a savepoint of its own when there are several, committed, and each
+/// answered. The handle is left outside any transaction, as sqlx expects it.
+fn commit_raw_group(connection: &rusqlite::Connection, group: Vec<Change<RawMake>>) {
+    let alone = group.len() == 1;
+    if let Err(error) = run(connection, "BEGIN IMMEDIATE") {
+        refuse_all(group, error);
+        return;
+    }
+    let mut made = Vec::with_capacity(group.len());
+    let mut broken: Option<Arc<sqlx::Error>> = None;
+    for change in group {
+        if let Some(error) = &broken {
+            refuse(change, error);
+            continue;
+        }
+        if !alone && let Err(error) = run(connection, "SAVEPOINT grouped") {
+            let error = Arc::new(error);
+            refuse(change, &error);
+            broken = Some(error);
+            continue;
+        }
+        let result = (change.make)(connection);
+        if !alone {
+            let end = if result.is_err() {
+                run(connection, "ROLLBACK TO grouped")
+                    .and_then(|()| run(connection, "RELEASE grouped"))
+            } else {
+                run(connection, "RELEASE grouped")
+            };
+            if let Err(error) = end {
+                // The transaction cannot go on: the changes before this one are lost with it,
+                // and the rest are answered with the fault without being made.
+                broken = Some(Arc::new(error));
+            }
+        }
+        made.push((result, change.answer));
+    }
+    let all_failed = made.iter().all(|(result, _)| result.is_err());
+    let commit = match broken {
+        Some(error) => Some(error),
+        // Nothing to keep (and a change alone that failed may have left a part of itself).
+        None if all_failed => None,
+        None => run(connection, "COMMIT").err().map(Arc::new),
+    };
+    if !connection.is_autocommit() {
+        // A group broken, failed or whose commit failed: nothing of it stays. The rollback
+        // hook sqlx's pool set sees it, as it sees sqlx's own.
+        if let Err(error) = run(connection, "ROLLBACK") {
+            tracing::warn!(%error, "the SQLite writer's transaction did not roll back");
+        }
+    }
+    answer(made, commit);
+}
+
+/// Runs one statement of the group's own.
+fn run(connection: &rusqlite::Connection, statement: &str) -> Result<(), sqlx::Error> {
+    connection
+        .prepare_cached(statement)
+        .and_then(|mut statement| statement.execute([]))
+        .map(drop)
+        .map_err(raw_fault)
 }

@@ -12,6 +12,7 @@ mod group;
 mod requests;
 mod rows;
 mod runs;
+pub(crate) mod sqlite_changes;
 mod triggers;
 mod work;
 
@@ -36,7 +37,7 @@ use crate::{
 };
 
 use group::ChangeFuture;
-pub(crate) use group::Group;
+pub(crate) use group::{Group, RawGroup};
 use rows::event_columns;
 use rows::{definition_columns, definition_from_row, event_from_row, org_from_row};
 use rows::{playbook_from_row, run_from_row};
@@ -55,6 +56,10 @@ pub(crate) struct SqlStore<D: Dialect> {
     /// The group writer, where changes of concurrent runs share a commit: on SQLite's file,
     /// whose one writer would otherwise commit them one by one.
     pub(crate) group: Option<Group<D>>,
+    /// On SQLite's file, the group writer of the hot changes (a workflow step, a run started,
+    /// its events, its ending), made on the writer connection's own handle without a thread
+    /// hop per statement (see [`sqlite_changes`]).
+    pub(crate) raw: Option<RawGroup>,
 }
 
 /// The seqs a change takes, and the database's time of the change.
@@ -72,30 +77,45 @@ pub(crate) async fn reserve_seqs<D: Dialect>(
     playbook: &PlaybookRef,
     count: usize,
 ) -> Result<Reserved<D>> {
-    let count = i64::try_from(count)
-        .map_err(|_| StoreError::Conflict(format!("{count} events are too many for one change")))?;
-    let row = built_sql::<D>(format!(
+    let count = seq_count(count)?;
+    let row = built_sql::<D>(reserve_sql::<D>())
+        .bind_playbook(playbook)
+        .bind(count)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or_else(|| playbook_not_found(playbook))?;
+    Ok(Reserved {
+        playbook_pk: row.get("pk")?,
+        first_seq: first_seq(playbook, row.get("last_seq")?, count),
+        now: Stamp::new(row.get("now")?)?,
+    })
+}
+
+/// How many seqs a change of `count` events takes.
+pub(crate) fn seq_count(count: usize) -> Result<i64> {
+    i64::try_from(count)
+        .map_err(|_| StoreError::Conflict(format!("{count} events are too many for one change")))
+}
+
+/// The statement that takes `$3` seqs for the playbook `$1`/`$2`: its `pk`, the `last_seq` it
+/// raised and the database's time (`now`).
+pub(crate) fn reserve_sql<D: Dialect>() -> String {
+    format!(
         "UPDATE playbooks SET last_seq = last_seq + $3 WHERE org = $1 AND id = $2 \
          RETURNING pk, last_seq, {} AS now",
         D::NOW
-    ))
-    .bind_playbook(playbook)
-    .bind(count)
-    .fetch_optional(&mut *tx)
-    .await?
-    .ok_or_else(|| playbook_not_found(playbook))?;
-    let last_seq: i64 = row.get("last_seq")?;
+    )
+}
+
+/// The first of the `count` seqs a change took, from the `last_seq` it raised.
+pub(crate) fn first_seq(playbook: &PlaybookRef, last_seq: i64, count: i64) -> i64 {
     // Invariant: last_seq only grows, by the number of events each change appends, so it is
     // at least this change's count; anything else would number events twice.
     assert!(
         last_seq >= count,
         "playbook {playbook:?} has last_seq {last_seq} after taking {count}"
     );
-    Ok(Reserved {
-        playbook_pk: row.get("pk")?,
-        first_seq: last_seq - count + 1,
-        now: Stamp::new(row.get("now")?)?,
-    })
+    last_seq - count + 1
 }
 
 /// Inserts a change's events under the seqs it reserved. `Conflict` when one breaks a unique
@@ -109,14 +129,22 @@ pub(crate) async fn insert_events<D: Dialect>(
     D::insert_events(tx, reserved, &events)
         .await
         .map_err(|error| event_insert_error(error, playbook))?;
-    Ok(events
+    Ok(recorded_events(events, reserved))
+}
+
+/// A change's events as they were stored under the seqs it reserved.
+pub(crate) fn recorded_events<D: Dialect>(
+    events: Vec<NewEvent>,
+    reserved: &Reserved<D>,
+) -> Vec<Event> {
+    events
         .into_iter()
         .zip(reserved.first_seq..)
         .map(|(mut event, seq)| {
             event.time = event.time.map(D::kept_time);
             recorded_event(event, seq, reserved.now.at)
         })
-        .collect())
+        .collect()
 }
 
 /// The database's time, read inside a change.
@@ -468,6 +496,9 @@ impl<D: Dialect> Store for SqlStore<D> {
         new: NewRun,
         events: Vec<NewEvent>,
     ) -> Result<(Run, Vec<Event>)> {
+        if let Some(raw) = &self.raw {
+            return sqlite_changes::start(raw, playbook, new, events).await;
+        }
         runs::start(self, playbook, new, events).await
     }
 
@@ -492,6 +523,9 @@ impl<D: Dialect> Store for SqlStore<D> {
         run_id: &str,
         events: Vec<NewEvent>,
     ) -> Result<Vec<Event>> {
+        if let Some(raw) = &self.raw {
+            return sqlite_changes::record_events(raw, playbook, run_id, events).await;
+        }
         runs::record_events(self, playbook, run_id, events).await
     }
 
@@ -502,6 +536,9 @@ impl<D: Dialect> Store for SqlStore<D> {
         ending: RunEnding,
         events: Vec<NewEvent>,
     ) -> Result<(Run, Vec<Event>)> {
+        if let Some(raw) = &self.raw {
+            return sqlite_changes::end(raw, playbook, run_id, ending, events).await;
+        }
         runs::end(self, playbook, run_id, ending, events).await
     }
 
@@ -528,6 +565,9 @@ impl<D: Dialect> Store for SqlStore<D> {
         run_id: &str,
         step: WorkflowStep,
     ) -> Result<i64> {
+        if let Some(raw) = &self.raw {
+            return sqlite_changes::commit_step(raw, playbook, run_id, step).await;
+        }
         work::commit_step(self, playbook, run_id, step).await
     }
 

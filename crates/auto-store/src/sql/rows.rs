@@ -1,5 +1,6 @@
 //! The model's values read from the rows the store's statements return, on either database.
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::dialect::{Dialect, SqlRow};
@@ -101,31 +102,71 @@ pub(crate) fn playbook_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Playbook>
     })
 }
 
+/// A row a run is read from: one sqlx returned, or one read on the writer's own handle
+/// (see `sqlite_changes`), so that a run is read one way.
+pub(crate) trait RunRow {
+    fn text(&self, column: &str) -> Result<String>;
+    fn optional_text(&self, column: &str) -> Result<Option<String>>;
+    fn int(&self, column: &str) -> Result<i64>;
+    fn optional_int(&self, column: &str) -> Result<Option<i64>>;
+    fn time(&self, column: &str) -> Result<DateTime<Utc>>;
+    fn optional_time(&self, column: &str) -> Result<Option<DateTime<Utc>>>;
+    fn json(&self, column: &str, what: &str) -> Result<Value>;
+    fn optional_json(&self, column: &str, what: &str) -> Result<Option<Value>>;
+}
+
+impl<D: Dialect> RunRow for SqlRow<D> {
+    fn text(&self, column: &str) -> Result<String> {
+        self.get(column)
+    }
+    fn optional_text(&self, column: &str) -> Result<Option<String>> {
+        self.get(column)
+    }
+    fn int(&self, column: &str) -> Result<i64> {
+        self.get(column)
+    }
+    fn optional_int(&self, column: &str) -> Result<Option<i64>> {
+        self.get(column)
+    }
+    fn time(&self, column: &str) -> Result<DateTime<Utc>> {
+        SqlRow::time(self, column)
+    }
+    fn optional_time(&self, column: &str) -> Result<Option<DateTime<Utc>>> {
+        SqlRow::optional_time(self, column)
+    }
+    fn json(&self, column: &str, what: &str) -> Result<Value> {
+        SqlRow::json(self, column, what)
+    }
+    fn optional_json(&self, column: &str, what: &str) -> Result<Option<Value>> {
+        SqlRow::optional_json(self, column, what)
+    }
+}
+
 /// A run, from the columns of [`crate::shared::run_columns`].
-pub(crate) fn run_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Run> {
-    let status: String = row.get("status")?;
+pub(crate) fn run_from_row(row: &impl RunRow) -> Result<Run> {
+    let status = row.text("status")?;
     Ok(Run {
-        run_id: row.get("run_id")?,
+        run_id: row.text("run_id")?,
         key: DefinitionKey {
-            def_type: row.get("def_type")?,
-            name: row.get("name")?,
+            def_type: row.text("def_type")?,
+            name: row.text("name")?,
         },
-        definition_version: row.get("definition_version")?,
+        definition_version: row.int("definition_version")?,
         status: parse_run_status(&status)?,
         input: row.json("input", "a run's input")?,
         output: row.optional_json("output", "a run's output")?,
         record: row.optional_json("record", "a run's record")?,
         problem: row.optional_json("problem", "a run's problem")?,
-        started_by: row.get("started_by")?,
-        parent_run_id: row.get("parent_run_id")?,
-        task_reference: row.get("task_reference")?,
-        depth: row.get("depth")?,
-        call_depth: row.get("call_depth")?,
-        parent_call_id: row.get("parent_call_id")?,
-        root_run_id: row.get("root_run_id")?,
+        started_by: row.text("started_by")?,
+        parent_run_id: row.optional_text("parent_run_id")?,
+        task_reference: row.optional_text("task_reference")?,
+        depth: row.optional_int("depth")?,
+        call_depth: row.optional_int("call_depth")?,
+        parent_call_id: row.optional_text("parent_call_id")?,
+        root_run_id: row.optional_text("root_run_id")?,
         trigger: row.optional_json("trigger_info", "a run's trigger")?,
-        attempt: row.get("attempt")?,
-        last_run_seq: row.get("last_run_seq")?,
+        attempt: row.int("attempt")?,
+        last_run_seq: row.int("last_run_seq")?,
         last_event_at: row.time("last_event_at")?,
         started_at: row.time("started_at")?,
         ended_at: row.optional_time("ended_at")?,

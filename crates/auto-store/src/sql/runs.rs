@@ -1,6 +1,7 @@
 //! The changes to runs: a run started, started again, its events recorded, its ending, and the
 //! ending's news to its parent.
 
+use serde_json::Value;
 use sqlx::Transaction;
 use sqlx::types::Json;
 
@@ -153,7 +154,7 @@ pub(super) async fn stored_run_state<D: Dialect>(
     playbook_pk: i64,
     run_id: &str,
 ) -> Result<Option<(String, i64)>> {
-    let row = sql::<D>("SELECT status, attempt FROM runs WHERE playbook_pk = $1 AND run_id = $2")
+    let row = sql::<D>(STORED_RUN_STATE)
         .bind(playbook_pk)
         .bind(run_id)
         .fetch_optional(&mut *tx)
@@ -161,6 +162,10 @@ pub(super) async fn stored_run_state<D: Dialect>(
     row.map(|row| Ok((row.get("status")?, row.get("attempt")?)))
         .transpose()
 }
+
+/// The status and attempt of the run `$2` of the playbook `$1`.
+pub(super) const STORED_RUN_STATE: &str =
+    "SELECT status, attempt FROM runs WHERE playbook_pk = $1 AND run_id = $2";
 
 /// Records that a `started` run has new events: raises its `last_run_seq` to `last_run_seq`
 /// and sets its `last_event_at`. `Conflict` when the run has ended; `NotFound` when there is
@@ -172,22 +177,28 @@ pub(super) async fn touch_run<D: Dialect>(
     run_id: &str,
     last_run_seq: i64,
 ) -> Result<()> {
-    let updated: Option<i64> = built_sql::<D>(format!(
-        "UPDATE runs SET last_run_seq = {}(last_run_seq, $3), last_event_at = $4 \
-         WHERE playbook_pk = $1 AND run_id = $2 AND status = 'started' RETURNING attempt",
-        D::GREATEST
-    ))
-    .bind(reserved.playbook_pk)
-    .bind(run_id)
-    .bind(last_run_seq)
-    .bind(&reserved.now.stored)
-    .scalar_optional(&mut *tx)
-    .await?;
+    let updated: Option<i64> = built_sql::<D>(touch_run_sql::<D>())
+        .bind(reserved.playbook_pk)
+        .bind(run_id)
+        .bind(last_run_seq)
+        .bind(&reserved.now.stored)
+        .scalar_optional(&mut *tx)
+        .await?;
     if updated.is_none() {
         let stored = stored_run_state(tx, reserved.playbook_pk, run_id).await?;
         return Err(run_change_refused(playbook, run_id, stored, None)?);
     }
     Ok(())
+}
+
+/// The statement of [`touch_run`]: the run `$2` of the playbook `$1`, at `last_run_seq` `$3`
+/// and time `$4`; it returns the run's attempt when it is `started`.
+pub(super) fn touch_run_sql<D: Dialect>() -> String {
+    format!(
+        "UPDATE runs SET last_run_seq = {}(last_run_seq, $3), last_event_at = $4 \
+         WHERE playbook_pk = $1 AND run_id = $2 AND status = 'started' RETURNING attempt",
+        D::GREATEST
+    )
 }
 
 /// Records a new run as `started` inside a change's transaction: refused with `LimitReached`
@@ -213,24 +224,16 @@ pub(super) async fn insert_run<D: Dialect>(
             .execute(&mut *tx)
             .await?;
         }
-        let open: i64 = sql::<D>(
-            "SELECT count(*) FROM runs WHERE playbook_pk = $1 AND root_run_id = $2 \
-             AND status = 'started'",
-        )
-        .bind(reserved.playbook_pk)
-        .bind(root.as_str())
-        .scalar(&mut *tx)
-        .await?;
+        let open: i64 = sql::<D>(OPEN_CALLS)
+            .bind(reserved.playbook_pk)
+            .bind(root.as_str())
+            .scalar(&mut *tx)
+            .await?;
         if open >= max {
             return Err(open_calls_reached(root, open, max));
         }
     }
-    let statement = built_sql::<D>(format!(
-        "INSERT INTO runs {RUN_INSERT_COLUMNS} VALUES {} \
-         ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING {}",
-        run_values(0),
-        run_columns!()
-    ));
+    let statement = built_sql::<D>(insert_run_sql());
     let row = bind_run(statement, reserved, new, last_run_seq, None)
         .fetch_optional(&mut *tx)
         .await?;
@@ -238,6 +241,34 @@ pub(super) async fn insert_run<D: Dialect>(
         return Err(run_taken(playbook, &new.run_id));
     };
     run_from_row(&row)
+}
+
+/// The runs of the tree under `$2` of the playbook `$1` that are `started`.
+pub(super) const OPEN_CALLS: &str = "SELECT count(*) FROM runs WHERE playbook_pk = $1 \
+    AND root_run_id = $2 AND status = 'started'";
+
+/// The statement of [`insert_run`], with the parameters of [`run_params`]: it returns the run
+/// unless the playbook has one of its id.
+pub(super) fn insert_run_sql() -> String {
+    format!(
+        "INSERT INTO runs {RUN_INSERT_COLUMNS} VALUES {} \
+         ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING {}",
+        run_values(0),
+        run_columns!()
+    )
+}
+
+/// The statement of [`insert_ended_runs`] for `count` runs, each with the parameters of
+/// [`run_params`]: it returns the ids of those inserted.
+pub(super) fn insert_ended_runs_sql(count: usize) -> String {
+    let values: Vec<String> = (0..count)
+        .map(|index| run_values(index * RUN_VALUES))
+        .collect();
+    format!(
+        "INSERT INTO runs {RUN_INSERT_COLUMNS} VALUES {} \
+         ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING run_id",
+        values.join(", ")
+    )
 }
 
 /// Records runs that began and ended within their caller's step, each as it ended, in one
@@ -252,14 +283,7 @@ pub(super) async fn insert_ended_runs<D: Dialect>(
     if runs.is_empty() {
         return Ok(());
     }
-    let values: Vec<String> = (0..runs.len())
-        .map(|index| run_values(index * RUN_VALUES))
-        .collect();
-    let mut statement = built_sql::<D>(format!(
-        "INSERT INTO runs {RUN_INSERT_COLUMNS} VALUES {} \
-         ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING run_id",
-        values.join(", ")
-    ));
+    let mut statement = built_sql::<D>(insert_ended_runs_sql(runs.len()));
     for (new, last_run_seq, ending) in runs {
         statement = bind_run(statement, reserved, new, *last_run_seq, Some(ending));
     }
@@ -269,6 +293,15 @@ pub(super) async fn insert_ended_runs<D: Dialect>(
         .iter()
         .map(|row| row.at(0))
         .collect::<Result<_>>()?;
+    check_ended_runs(playbook, runs, &inserted)
+}
+
+/// `Conflict` unless every one of `runs` is among those `inserted`.
+pub(super) fn check_ended_runs(
+    playbook: &PlaybookRef,
+    runs: &[(&NewRun, i64, &RunEnding)],
+    inserted: &[String],
+) -> Result<()> {
     match runs
         .iter()
         .find(|(new, _, _)| !inserted.contains(&new.run_id))
@@ -278,7 +311,7 @@ pub(super) async fn insert_ended_runs<D: Dialect>(
     }
 }
 
-fn run_taken(playbook: &PlaybookRef, run_id: &str) -> StoreError {
+pub(super) fn run_taken(playbook: &PlaybookRef, run_id: &str) -> StoreError {
     StoreError::Conflict(format!(
         "the playbook {}/{} has a run {run_id}",
         playbook.org, playbook.playbook
@@ -292,7 +325,7 @@ const RUN_INSERT_COLUMNS: &str = "(playbook_pk, run_id, def_type, name, definiti
     ending_work_key, ending_work_payload, ending_work_ordered, output, record, problem, ended_at)";
 
 /// How many parameters [`bind_run`] binds for one run.
-const RUN_VALUES: usize = 24;
+pub(super) const RUN_VALUES: usize = 24;
 
 /// The values of one new run under [`RUN_INSERT_COLUMNS`], its parameters numbered after
 /// `before`, in the order [`bind_run`] binds them.
@@ -338,35 +371,69 @@ fn bind_run<D: Dialect>(
     last_run_seq: i64,
     ending: Option<&RunEnding>,
 ) -> Statement<D> {
+    run_params(reserved, new, last_run_seq, ending)
+        .into_iter()
+        .fold(statement, |statement, param| match param {
+            RunParam::Int(value) => statement.bind(value),
+            RunParam::Bool(value) => statement.bind(value),
+            RunParam::Text(value) => statement.bind(value),
+            RunParam::Json(value) => statement.bind(value.map(Json)),
+            RunParam::Bytes(value) => statement.bind(value),
+            RunParam::Time(value) => statement.bind(value),
+        })
+}
+
+/// One parameter of a new run, as either way of making a change binds it.
+pub(super) enum RunParam<'a, T> {
+    Int(Option<i64>),
+    Bool(bool),
+    Text(Option<&'a str>),
+    Json(Option<&'a Value>),
+    Bytes(Option<&'a [u8]>),
+    Time(T),
+}
+
+/// A new run's [`RUN_VALUES`] parameters, in the order [`run_values`] numbers them: `started`,
+/// or as it ended with `ending`.
+pub(super) fn run_params<'a, D: Dialect>(
+    reserved: &Reserved<D>,
+    new: &'a NewRun,
+    last_run_seq: i64,
+    ending: Option<&'a RunEnding>,
+) -> [RunParam<'a, D::Time>; RUN_VALUES] {
+    use RunParam::{Bool, Bytes, Int, Text, Time};
     let ending_work = new.ending_work.as_ref();
-    statement
-        .bind(reserved.playbook_pk)
-        .bind(new.run_id.as_str())
-        .bind(new.key.def_type.as_str())
-        .bind(new.key.name.as_str())
-        .bind(new.definition_version)
-        .bind(Json(&new.input))
-        .bind(new.started_by.as_str())
-        .bind(new.parent_run_id.as_deref())
-        .bind(new.task_reference.as_deref())
-        .bind(new.depth)
-        .bind(new.call_depth)
-        .bind(new.trigger.as_ref().map(Json))
-        .bind(last_run_seq)
-        .bind(&reserved.now.stored)
-        .bind(new.parent_call_id.as_deref())
-        .bind(new.root_run_id.as_deref())
-        .bind(ending_work.map(|work| work.key.as_str()))
-        .bind(ending_work.map(|work| work.payload.as_slice()))
-        .bind(ending_work.is_some_and(|work| work.ordered))
-        .bind(
+    [
+        Int(Some(reserved.playbook_pk)),
+        Text(Some(new.run_id.as_str())),
+        Text(Some(new.key.def_type.as_str())),
+        Text(Some(new.key.name.as_str())),
+        Int(Some(new.definition_version)),
+        RunParam::Json(Some(&new.input)),
+        Text(Some(new.started_by.as_str())),
+        Text(new.parent_run_id.as_deref()),
+        Text(new.task_reference.as_deref()),
+        Int(new.depth),
+        Int(new.call_depth),
+        RunParam::Json(new.trigger.as_ref()),
+        Int(Some(last_run_seq)),
+        Time(reserved.now.stored.clone()),
+        Text(new.parent_call_id.as_deref()),
+        Text(new.root_run_id.as_deref()),
+        Text(ending_work.map(|work| work.key.as_str())),
+        Bytes(ending_work.map(|work| work.payload.as_slice())),
+        Bool(ending_work.is_some_and(|work| work.ordered)),
+        Time(
             new.started_at
                 .map_or_else(|| reserved.now.stored.clone(), D::Time::from_time),
-        )
-        .bind(ending.map_or("started", |ending| ending.status.as_str()))
-        .bind(ending.and_then(|ending| ending.output.as_ref()).map(Json))
-        .bind(ending.and_then(|ending| ending.record.as_ref()).map(Json))
-        .bind(ending.and_then(|ending| ending.problem.as_ref()).map(Json))
+        ),
+        Text(Some(
+            ending.map_or("started", |ending| ending.status.as_str()),
+        )),
+        RunParam::Json(ending.and_then(|ending| ending.output.as_ref())),
+        RunParam::Json(ending.and_then(|ending| ending.record.as_ref())),
+        RunParam::Json(ending.and_then(|ending| ending.problem.as_ref())),
+    ]
 }
 
 /// Ends a `started` run inside a change's transaction: what `end_run` records, shared with
@@ -380,25 +447,17 @@ pub(super) async fn end_run_in<D: Dialect>(
     ending: &RunEnding,
     last_run_seq: i64,
 ) -> Result<Run> {
-    let row = built_sql::<D>(format!(
-        concat!(
-            "UPDATE runs SET status = $3, output = $4, record = $5, problem = $6, ended_at = $8, \
-             last_run_seq = {}(last_run_seq, $7), last_event_at = $8 \
-             WHERE playbook_pk = $1 AND run_id = $2 AND status = 'started' RETURNING ",
-            run_columns!()
-        ),
-        D::GREATEST
-    ))
-    .bind(reserved.playbook_pk)
-    .bind(run_id)
-    .bind(ending.status.as_str())
-    .bind(ending.output.as_ref().map(Json))
-    .bind(ending.record.as_ref().map(Json))
-    .bind(ending.problem.as_ref().map(Json))
-    .bind(last_run_seq)
-    .bind(&reserved.now.stored)
-    .fetch_optional(&mut *tx)
-    .await?;
+    let row = built_sql::<D>(end_run_sql::<D>())
+        .bind(reserved.playbook_pk)
+        .bind(run_id)
+        .bind(ending.status.as_str())
+        .bind(ending.output.as_ref().map(Json))
+        .bind(ending.record.as_ref().map(Json))
+        .bind(ending.problem.as_ref().map(Json))
+        .bind(last_run_seq)
+        .bind(&reserved.now.stored)
+        .fetch_optional(&mut *tx)
+        .await?;
     let Some(row) = row else {
         let stored = stored_run_state(tx, reserved.playbook_pk, run_id).await?;
         return Err(run_change_refused(playbook, run_id, stored, None)?);
@@ -411,6 +470,28 @@ pub(super) async fn end_run_in<D: Dialect>(
     Ok(ended)
 }
 
+/// The statement of [`end_run_in`]: the run `$2` of the playbook `$1` ends with status `$3`,
+/// output, record and problem `$4`-`$6`, at `last_run_seq` `$7` and time `$8`, when it is
+/// `started`; it returns the run.
+pub(super) fn end_run_sql<D: Dialect>() -> String {
+    format!(
+        concat!(
+            "UPDATE runs SET status = $3, output = $4, record = $5, problem = $6, ended_at = $8, \
+             last_run_seq = {}(last_run_seq, $7), last_event_at = $8 \
+             WHERE playbook_pk = $1 AND run_id = $2 AND status = 'started' RETURNING ",
+            run_columns!()
+        ),
+        D::GREATEST
+    )
+}
+
+/// The statement of [`notify_parent`]: the run `$2` of the playbook `$1` ended at `$3`.
+pub(super) const NOTIFY_PARENT: &str = "INSERT INTO work (playbook_pk, run_id, key, due_at, \
+    payload, ordered) SELECT playbook_pk, parent_run_id, ending_work_key, $3, \
+    ending_work_payload, ending_work_ordered FROM runs WHERE playbook_pk = $1 AND run_id = $2 \
+    AND parent_run_id IS NOT NULL AND ending_work_key IS NOT NULL \
+    ON CONFLICT (playbook_pk, run_id, key) DO NOTHING";
+
 /// A child's ending reaches its parent: the work it was started with, added to the parent
 /// run in the ending's transaction.
 pub(super) async fn notify_parent<D: Dialect>(
@@ -419,17 +500,11 @@ pub(super) async fn notify_parent<D: Dialect>(
     run_id: &str,
     now: &D::Time,
 ) -> Result<()> {
-    sql::<D>(
-        "INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \
-         SELECT playbook_pk, parent_run_id, ending_work_key, $3, ending_work_payload, \
-         ending_work_ordered FROM runs WHERE playbook_pk = $1 AND run_id = $2 \
-         AND parent_run_id IS NOT NULL AND ending_work_key IS NOT NULL \
-         ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
-    )
-    .bind(playbook_pk)
-    .bind(run_id)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?;
+    sql::<D>(NOTIFY_PARENT)
+        .bind(playbook_pk)
+        .bind(run_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
     Ok(())
 }

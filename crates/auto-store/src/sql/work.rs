@@ -13,8 +13,8 @@ use super::{Reserved, SqlStore, insert_events, now_in, playbook_pk_in, reserve_s
 use crate::dialect::{Dialect, Stamp, StoredTime, built_sql, sql};
 use crate::shared::{check_ending_status, run_not_found, step_events};
 use crate::{
-    LISTENERS_MAX, NewListener, NewRun, NewWork, PlaybookRef, Result, RunEnding, RunInboxEvent,
-    StoreError, Work, WorkflowStep,
+    LISTENERS_MAX, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Result, RunEnding,
+    RunInboxEvent, StoreError, Work, WorkflowStep,
 };
 
 pub(super) async fn commit_step<D: Dialect>(
@@ -23,18 +23,7 @@ pub(super) async fn commit_step<D: Dialect>(
     run_id: &str,
     mut step: WorkflowStep,
 ) -> Result<i64> {
-    if let Some(ending) = &step.ending {
-        check_ending_status(ending.status, run_id)?;
-    }
-    for child in &step.children {
-        check_ending_status(child.ending.status, &child.run.run_id)?;
-    }
-    let children: Vec<&str> = step
-        .children
-        .iter()
-        .map(|child| child.run.run_id.as_str())
-        .collect();
-    let (events, last_run_seq) = step_events(run_id, &children, std::mem::take(&mut step.events))?;
+    let (events, last_run_seq) = prepare_step(run_id, &mut step)?;
     let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
     let playbook = playbook.clone();
     let run_id = run_id.to_owned();
@@ -48,20 +37,7 @@ pub(super) async fn commit_step<D: Dialect>(
                 }
                 let version = write_snapshot(&mut *tx, &reserved, run_id, &step).await?;
                 let pk = reserved.playbook_pk;
-                let children: Vec<(&NewRun, i64, &RunEnding)> = step
-                    .children
-                    .iter()
-                    .map(|child| {
-                        let child_id = child.run.run_id.as_str();
-                        let last = events
-                            .iter()
-                            .filter(|event| event.run_id.as_deref() == Some(child_id))
-                            .filter_map(|event| event.run_seq)
-                            .max()
-                            .unwrap_or(0);
-                        (&child.run, last, &child.ending)
-                    })
-                    .collect();
+                let children = ended_children(&step, &events);
                 insert_ended_runs(&mut *tx, playbook, &reserved, &children).await?;
                 // A run recorded with this step has no work and no listeners yet, and its row is as the
                 // step leaves it unless it ends.
@@ -74,7 +50,7 @@ pub(super) async fn commit_step<D: Dialect>(
                             .await?;
                         insert_events(&mut *tx, playbook, &reserved, events).await?;
                         if !fresh {
-                            sql::<D>("DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2")
+                            sql::<D>(DELETE_RUN_WORK)
                                 .bind(pk)
                                 .bind(run_id)
                                 .execute(&mut *tx)
@@ -90,10 +66,7 @@ pub(super) async fn commit_step<D: Dialect>(
                 }
                 insert_work(&mut *tx, pk, run_id, &reserved.now, &step.add_work).await?;
                 if let Some(id) = step.done_work {
-                    sql::<D>("DELETE FROM work WHERE id = $1")
-                        .bind(id)
-                        .execute(&mut *tx)
-                        .await?;
+                    sql::<D>(DELETE_WORK).bind(id).execute(&mut *tx).await?;
                 }
                 delete_work_keys(&mut *tx, pk, run_id, &step.cancel_work).await?;
                 let last_seq = reserved.first_seq - 1 + event_count;
@@ -103,6 +76,96 @@ pub(super) async fn commit_step<D: Dialect>(
         })
         .await
 }
+
+/// Refuses a step that cannot be made, before anything changes: the step's events (each with
+/// its run's id), taken out of it, and the highest `run_seq` among its run's.
+pub(super) fn prepare_step(run_id: &str, step: &mut WorkflowStep) -> Result<(Vec<NewEvent>, i64)> {
+    if let Some(ending) = &step.ending {
+        check_ending_status(ending.status, run_id)?;
+    }
+    for child in &step.children {
+        check_ending_status(child.ending.status, &child.run.run_id)?;
+    }
+    let children: Vec<&str> = step
+        .children
+        .iter()
+        .map(|child| child.run.run_id.as_str())
+        .collect();
+    step_events(run_id, &children, std::mem::take(&mut step.events))
+}
+
+/// The runs a step records as begun and ended within it, each with its last `run_seq` among
+/// the step's events.
+pub(super) fn ended_children<'a>(
+    step: &'a WorkflowStep,
+    events: &[NewEvent],
+) -> Vec<(&'a NewRun, i64, &'a RunEnding)> {
+    step.children
+        .iter()
+        .map(|child| {
+            let child_id = child.run.run_id.as_str();
+            let last = events
+                .iter()
+                .filter(|event| event.run_id.as_deref() == Some(child_id))
+                .filter_map(|event| event.run_seq)
+                .max()
+                .unwrap_or(0);
+            (&child.run, last, &child.ending)
+        })
+        .collect()
+}
+
+/// All the work of the run `$2` of the playbook `$1`.
+pub(super) const DELETE_RUN_WORK: &str = "DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2";
+
+/// The work item `$1`.
+pub(super) const DELETE_WORK: &str = "DELETE FROM work WHERE id = $1";
+
+/// The work of key `$3` of the run `$2` of the playbook `$1`.
+pub(super) const DELETE_WORK_KEY: &str =
+    "DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2 AND key = $3";
+
+/// A work item: playbook_pk, run_id, key, due_at, payload, ordered; kept as it is when the run
+/// has one of the key.
+pub(super) const INSERT_WORK: &str = "INSERT INTO work (playbook_pk, run_id, key, due_at, \
+    payload, ordered) VALUES ($1, $2, $3, $4, $5, $6) \
+    ON CONFLICT (playbook_pk, run_id, key) DO NOTHING";
+
+/// The first snapshot of the run `$2` of the playbook `$1`: `$3` at `$4`. It returns the
+/// version unless the run has one.
+pub(super) const INSERT_SNAPSHOT: &str = "INSERT INTO workflow_states (playbook_pk, run_id, \
+    version, state, updated_at) VALUES ($1, $2, 1, $3, $4) \
+    ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING version";
+
+/// The next snapshot of the run `$2` of the playbook `$1` after version `$3`: `$4` at `$5`.
+/// It returns the version unless the snapshot is at another.
+pub(super) const UPDATE_SNAPSHOT: &str = "UPDATE workflow_states SET version = version + 1, \
+    state = $4, updated_at = $5 \
+    WHERE playbook_pk = $1 AND run_id = $2 AND version = $3 RETURNING version";
+
+/// The refusal of a snapshot written by another step first.
+pub(super) fn snapshot_taken(run_id: &str, expected_version: Option<i64>) -> StoreError {
+    StoreError::Conflict(format!(
+        "the snapshot of run {run_id} is not at version {expected_version:?}: another server took the run over"
+    ))
+}
+
+/// The listeners of the run `$2` of the playbook `$1`.
+pub(super) const DELETE_LISTENERS: &str =
+    "DELETE FROM listeners WHERE playbook_pk = $1 AND run_id = $2";
+
+/// The listener `$3` of the run `$2` of the playbook `$1`.
+pub(super) const DELETE_LISTENER: &str =
+    "DELETE FROM listeners WHERE playbook_pk = $1 AND run_id = $2 AND reference = $3";
+
+/// A listener `$3` of the run `$2` of the playbook `$1`, with filters `$4`, hearing the events
+/// after `$5`, unless the playbook has `$6` listeners or the run has one of the reference.
+pub(super) const INSERT_LISTENER: &str = "INSERT INTO listeners (playbook_pk, run_id, \
+    reference, workflow, version, filters, cursor_seq) \
+    SELECT playbook_pk, run_id, $3, name, definition_version, $4, $5 \
+    FROM runs WHERE playbook_pk = $1 AND run_id = $2 \
+    AND (SELECT count(*) FROM listeners WHERE playbook_pk = $1) < $6 \
+    ON CONFLICT (playbook_pk, run_id, reference) DO NOTHING";
 
 /// Writes a step's snapshot: the first, or the next after `expected_version`
 /// (compare-and-set); `Conflict` when another step wrote it first. The snapshot's new version.
@@ -115,39 +178,26 @@ async fn write_snapshot<D: Dialect>(
     let state = Json(&step.state);
     let version: Option<i64> = match step.expected_version {
         None => {
-            sql::<D>(
-                "INSERT INTO workflow_states (playbook_pk, run_id, version, state, updated_at) \
-                 VALUES ($1, $2, 1, $3, $4) ON CONFLICT (playbook_pk, run_id) DO NOTHING \
-                 RETURNING version",
-            )
-            .bind(reserved.playbook_pk)
-            .bind(run_id)
-            .bind(state)
-            .bind(&reserved.now.stored)
-            .scalar_optional(&mut *tx)
-            .await?
+            sql::<D>(INSERT_SNAPSHOT)
+                .bind(reserved.playbook_pk)
+                .bind(run_id)
+                .bind(state)
+                .bind(&reserved.now.stored)
+                .scalar_optional(&mut *tx)
+                .await?
         }
         Some(expected) => {
-            sql::<D>(
-                "UPDATE workflow_states SET version = version + 1, state = $4, updated_at = $5 \
-                 WHERE playbook_pk = $1 AND run_id = $2 AND version = $3 RETURNING version",
-            )
-            .bind(reserved.playbook_pk)
-            .bind(run_id)
-            .bind(expected)
-            .bind(state)
-            .bind(&reserved.now.stored)
-            .scalar_optional(&mut *tx)
-            .await?
+            sql::<D>(UPDATE_SNAPSHOT)
+                .bind(reserved.playbook_pk)
+                .bind(run_id)
+                .bind(expected)
+                .bind(state)
+                .bind(&reserved.now.stored)
+                .scalar_optional(&mut *tx)
+                .await?
         }
     };
-    let Some(version) = version else {
-        return Err(StoreError::Conflict(format!(
-            "the snapshot of run {run_id} is not at version {:?}: another server took the run over",
-            step.expected_version
-        )));
-    };
-    Ok(version)
+    version.ok_or_else(|| snapshot_taken(run_id, step.expected_version))
 }
 
 /// Removes the run's work of these keys.
@@ -158,7 +208,7 @@ pub(super) async fn delete_work_keys<D: Dialect>(
     keys: &[String],
 ) -> Result<()> {
     for key in keys {
-        sql::<D>("DELETE FROM work WHERE playbook_pk = $1 AND run_id = $2 AND key = $3")
+        sql::<D>(DELETE_WORK_KEY)
             .bind(playbook_pk)
             .bind(run_id)
             .bind(key.as_str())
@@ -180,7 +230,7 @@ async fn listen_in<D: Dialect>(
 ) -> Result<()> {
     if step.ending.is_some() {
         if step.start.is_none() {
-            sql::<D>("DELETE FROM listeners WHERE playbook_pk = $1 AND run_id = $2")
+            sql::<D>(DELETE_LISTENERS)
                 .bind(playbook_pk)
                 .bind(run_id)
                 .execute(&mut *tx)
@@ -189,7 +239,7 @@ async fn listen_in<D: Dialect>(
         return Ok(());
     }
     for reference in &step.unlisten {
-        sql::<D>("DELETE FROM listeners WHERE playbook_pk = $1 AND run_id = $2 AND reference = $3")
+        sql::<D>(DELETE_LISTENER)
             .bind(playbook_pk)
             .bind(run_id)
             .bind(reference.as_str())
@@ -202,21 +252,15 @@ async fn listen_in<D: Dialect>(
         D::lock_listeners(tx, playbook_pk).await?;
     }
     for NewListener { reference, filters } in &step.listen {
-        sql::<D>(
-            "INSERT INTO listeners (playbook_pk, run_id, reference, workflow, version, filters, \
-             cursor_seq) SELECT playbook_pk, run_id, $3, name, definition_version, $4, $5 \
-             FROM runs WHERE playbook_pk = $1 AND run_id = $2 \
-             AND (SELECT count(*) FROM listeners WHERE playbook_pk = $1) < $6 \
-             ON CONFLICT (playbook_pk, run_id, reference) DO NOTHING",
-        )
-        .bind(playbook_pk)
-        .bind(run_id)
-        .bind(reference.as_str())
-        .bind(Json(filters))
-        .bind(last_seq)
-        .bind(LISTENERS_MAX)
-        .execute(&mut *tx)
-        .await?;
+        sql::<D>(INSERT_LISTENER)
+            .bind(playbook_pk)
+            .bind(run_id)
+            .bind(reference.as_str())
+            .bind(Json(filters))
+            .bind(last_seq)
+            .bind(LISTENERS_MAX)
+            .execute(&mut *tx)
+            .await?;
     }
     Ok(())
 }
@@ -234,18 +278,15 @@ pub(super) async fn insert_work<D: Dialect>(
         let due = item
             .due_at
             .map_or_else(|| now.stored.clone(), D::Time::from_time);
-        sql::<D>(
-            "INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (playbook_pk, run_id, key) DO NOTHING",
-        )
-        .bind(playbook_pk)
-        .bind(run_id)
-        .bind(item.key.as_str())
-        .bind(due)
-        .bind(item.payload.as_slice())
-        .bind(item.ordered)
-        .execute(&mut *tx)
-        .await?;
+        sql::<D>(INSERT_WORK)
+            .bind(playbook_pk)
+            .bind(run_id)
+            .bind(item.key.as_str())
+            .bind(due)
+            .bind(item.payload.as_slice())
+            .bind(item.ordered)
+            .execute(&mut *tx)
+            .await?;
     }
     Ok(())
 }

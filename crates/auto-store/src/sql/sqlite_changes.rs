@@ -1,0 +1,608 @@
+//! The hot changes on SQLite's file (a workflow step, a run started, its events recorded, its
+//! ending), made synchronously through rusqlite on the writer connection's own handle.
+//!
+//! Why they exist beside the shared ones: sqlx runs each SQLite connection on a thread of its
+//! own, so every statement of a change is a round trip between a tokio worker and that thread
+//! (a futex wake and a context switch each way), and a step is about ten statements. Here a
+//! whole group of changes runs on the handle in one go, under sqlx's lock on it
+//! ([`super::group::RawGroup`]), with no hop per statement.
+//!
+//! They are the shared changes (`work::commit_step`, `runs::start`, `runs::end`,
+//! `runs::record_events`) statement for statement: the same SQL text (the constants and
+//! builders of those modules), the same checks and errors (`shared`), the same values returned
+//! (`rows::run_from_row`, `recorded_events`). The store suite runs every case on both: on a
+//! SQLite file these are the changes it tests, on PostgreSQL the shared ones.
+
+use std::fmt;
+
+use rusqlite::types::{ToSqlOutput, Value as SqlValue};
+use rusqlite::{Connection, Row, ToSql};
+use serde_json::Value;
+use sqlx::Sqlite;
+use sqlx::error::{DatabaseError, ErrorKind};
+
+use super::group::RawGroup;
+use super::rows::{RunRow, run_from_row};
+use super::runs::{
+    NOTIFY_PARENT, OPEN_CALLS, RunParam, STORED_RUN_STATE, check_ended_runs, end_run_sql,
+    insert_ended_runs_sql, insert_run_sql, run_params, run_taken, touch_run_sql,
+};
+use super::work::{
+    DELETE_LISTENER, DELETE_LISTENERS, DELETE_RUN_WORK, DELETE_WORK, DELETE_WORK_KEY,
+    INSERT_LISTENER, INSERT_SNAPSHOT, INSERT_WORK, UPDATE_SNAPSHOT, ended_children, prepare_step,
+    snapshot_taken,
+};
+use super::{Reserved, first_seq, recorded_events, reserve_sql, seq_count};
+use crate::dialect::{Stamp, StoredTime};
+use crate::shared::{
+    check_ending_status, deep_json, event_insert_error, open_calls_reached, playbook_not_found,
+    run_change_refused, run_events,
+};
+use crate::sqlite::{INSERT_EVENT, INSERT_EVENT_BATCH, any_large, event_inputs, to_json_text};
+use crate::{
+    Event, LISTENERS_MAX, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Result, Run,
+    RunEnding, StoreError, WorkflowStep,
+};
+
+type Reserve = Reserved<Sqlite>;
+
+pub(super) async fn commit_step(
+    group: &RawGroup,
+    playbook: &PlaybookRef,
+    run_id: &str,
+    mut step: WorkflowStep,
+) -> Result<i64> {
+    let (events, last_run_seq) = prepare_step(run_id, &mut step)?;
+    let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
+    let playbook = playbook.clone();
+    let run_id = run_id.to_owned();
+    group
+        .change(move |c| {
+            let (playbook, run_id) = (&playbook, run_id.as_str());
+            let reserved = reserve(c, playbook, events.len())?;
+            if let Some(new) = &step.start {
+                insert_run(c, playbook, &reserved, new, last_run_seq)?;
+            }
+            let version = write_snapshot(c, &reserved, run_id, &step)?;
+            let pk = reserved.playbook_pk;
+            insert_ended_runs(c, playbook, &reserved, &ended_children(&step, &events))?;
+            let fresh = step.start.is_some();
+            match &step.ending {
+                Some(ending) => {
+                    end_run_in(c, playbook, &reserved, run_id, ending, last_run_seq)?;
+                    insert_events(c, playbook, &reserved, events)?;
+                    if !fresh {
+                        execute(c, DELETE_RUN_WORK, &[&pk, &run_id])?;
+                    }
+                }
+                None => {
+                    if !fresh {
+                        touch_run(c, playbook, &reserved, run_id, last_run_seq)?;
+                    }
+                    insert_events(c, playbook, &reserved, events)?;
+                }
+            }
+            insert_work(c, pk, run_id, &reserved.now, &step.add_work)?;
+            if let Some(id) = step.done_work {
+                execute(c, DELETE_WORK, &[&id])?;
+            }
+            for key in &step.cancel_work {
+                execute(c, DELETE_WORK_KEY, &[&pk, &run_id, key])?;
+            }
+            let last_seq = reserved.first_seq - 1 + event_count;
+            listen_in(c, pk, run_id, &step, last_seq)?;
+            Ok(version)
+        })
+        .await
+}
+
+pub(super) async fn start(
+    group: &RawGroup,
+    playbook: &PlaybookRef,
+    new: NewRun,
+    events: Vec<NewEvent>,
+) -> Result<(Run, Vec<Event>)> {
+    let (events, last_run_seq) = run_events(&new.run_id, events)?;
+    let playbook = playbook.clone();
+    group
+        .change(move |c| {
+            let reserved = reserve(c, &playbook, events.len())?;
+            let run = insert_run(c, &playbook, &reserved, &new, last_run_seq)?;
+            let events = insert_events(c, &playbook, &reserved, events)?;
+            Ok((run, events))
+        })
+        .await
+}
+
+pub(super) async fn record_events(
+    group: &RawGroup,
+    playbook: &PlaybookRef,
+    run_id: &str,
+    events: Vec<NewEvent>,
+) -> Result<Vec<Event>> {
+    let (events, last_run_seq) = run_events(run_id, events)?;
+    let playbook = playbook.clone();
+    let run_id = run_id.to_owned();
+    group
+        .change(move |c| {
+            let reserved = reserve(c, &playbook, events.len())?;
+            touch_run(c, &playbook, &reserved, &run_id, last_run_seq)?;
+            insert_events(c, &playbook, &reserved, events)
+        })
+        .await
+}
+
+pub(super) async fn end(
+    group: &RawGroup,
+    playbook: &PlaybookRef,
+    run_id: &str,
+    ending: RunEnding,
+    events: Vec<NewEvent>,
+) -> Result<(Run, Vec<Event>)> {
+    check_ending_status(ending.status, run_id)?;
+    let (events, last_run_seq) = run_events(run_id, events)?;
+    let playbook = playbook.clone();
+    let run_id = run_id.to_owned();
+    group
+        .change(move |c| {
+            let reserved = reserve(c, &playbook, events.len())?;
+            let run = end_run_in(c, &playbook, &reserved, &run_id, &ending, last_run_seq)?;
+            let events = insert_events(c, &playbook, &reserved, events)?;
+            Ok((run, events))
+        })
+        .await
+}
+
+/// `super::reserve_seqs`.
+fn reserve(c: &Connection, playbook: &PlaybookRef, count: usize) -> Result<Reserve> {
+    let count = seq_count(count)?;
+    let params: [&dyn ToSql; 3] = [&playbook.org, &playbook.playbook, &count];
+    let (playbook_pk, last_seq, now) =
+        query_optional(c, &reserve_sql::<Sqlite>(), &params, |row| {
+            Ok((int(row, "pk")?, int(row, "last_seq")?, row.text("now")?))
+        })?
+        .ok_or_else(|| playbook_not_found(playbook))?;
+    Ok(Reserved {
+        playbook_pk,
+        first_seq: first_seq(playbook, last_seq, count),
+        now: Stamp::new(now)?,
+    })
+}
+
+/// `super::insert_events`, as `Sqlite::insert_events` inserts them.
+fn insert_events(
+    c: &Connection,
+    playbook: &PlaybookRef,
+    reserved: &Reserve,
+    events: Vec<NewEvent>,
+) -> Result<Vec<Event>> {
+    match write_events(c, reserved, &events) {
+        Ok(()) => Ok(recorded_events(events, reserved)),
+        Err(StoreError::Database(error)) => Err(event_insert_error(error, playbook)),
+        Err(other) => Err(other),
+    }
+}
+
+fn write_events(c: &Connection, reserved: &Reserve, events: &[NewEvent]) -> Result<()> {
+    let inputs = event_inputs(events)?;
+    let (pk, now) = (&reserved.playbook_pk, &reserved.now.stored);
+    if any_large(&inputs) {
+        for (input, seq) in inputs.iter().zip(reserved.first_seq..) {
+            let params: [&dyn ToSql; 13] = [
+                pk,
+                &seq,
+                &input.id,
+                &input.r#type,
+                &input.source,
+                &input.subject,
+                &input.time,
+                &input.datacontenttype,
+                &input.data,
+                &input.extensions,
+                &input.run_id,
+                &input.run_seq,
+                now,
+            ];
+            execute(c, INSERT_EVENT, &params)?;
+        }
+        return Ok(());
+    }
+    let batch = to_json_text(&inputs)?;
+    execute(
+        c,
+        INSERT_EVENT_BATCH,
+        &[pk, &reserved.first_seq, now, &batch],
+    )
+}
+
+/// `runs::touch_run`.
+fn touch_run(
+    c: &Connection,
+    playbook: &PlaybookRef,
+    reserved: &Reserve,
+    run_id: &str,
+    last_run_seq: i64,
+) -> Result<()> {
+    let params: [&dyn ToSql; 4] = [
+        &reserved.playbook_pk,
+        &run_id,
+        &last_run_seq,
+        &reserved.now.stored,
+    ];
+    let updated = query_optional(c, &touch_run_sql::<Sqlite>(), &params, |row| {
+        int(row, "attempt")
+    })?;
+    if updated.is_none() {
+        let stored = stored_run_state(c, reserved.playbook_pk, run_id)?;
+        return Err(run_change_refused(playbook, run_id, stored, None)?);
+    }
+    Ok(())
+}
+
+/// `runs::stored_run_state`.
+fn stored_run_state(
+    c: &Connection,
+    playbook_pk: i64,
+    run_id: &str,
+) -> Result<Option<(String, i64)>> {
+    query_optional(c, STORED_RUN_STATE, &[&playbook_pk, &run_id], |row| {
+        Ok((row.text("status")?, int(row, "attempt")?))
+    })
+}
+
+/// `runs::insert_run`.
+fn insert_run(
+    c: &Connection,
+    playbook: &PlaybookRef,
+    reserved: &Reserve,
+    new: &NewRun,
+    last_run_seq: i64,
+) -> Result<Run> {
+    if let (Some(root), Some(max)) = (&new.root_run_id, new.open_calls_max) {
+        let open = query_optional(c, OPEN_CALLS, &[&reserved.playbook_pk, root], |row| {
+            row.get::<_, i64>(0).map_err(db)
+        })?
+        .unwrap_or(0);
+        if open >= max {
+            return Err(open_calls_reached(root, open, max));
+        }
+    }
+    let params = run_params(reserved, new, last_run_seq, None);
+    let params: Vec<&dyn ToSql> = params.iter().map(|param| param as &dyn ToSql).collect();
+    query_optional(c, &insert_run_sql(), &params, |row| run_from_row(row))?
+        .ok_or_else(|| run_taken(playbook, &new.run_id))
+}
+
+/// `runs::insert_ended_runs`.
+fn insert_ended_runs(
+    c: &Connection,
+    playbook: &PlaybookRef,
+    reserved: &Reserve,
+    runs: &[(&NewRun, i64, &RunEnding)],
+) -> Result<()> {
+    if runs.is_empty() {
+        return Ok(());
+    }
+    let params: Vec<RunParam<'_, String>> = runs
+        .iter()
+        .flat_map(|(new, last_run_seq, ending)| {
+            run_params(reserved, new, *last_run_seq, Some(ending))
+        })
+        .collect();
+    let params: Vec<&dyn ToSql> = params.iter().map(|param| param as &dyn ToSql).collect();
+    let inserted = query_all(c, &insert_ended_runs_sql(runs.len()), &params, |row| {
+        row.text("run_id")
+    })?;
+    check_ended_runs(playbook, runs, &inserted)
+}
+
+/// `runs::end_run_in`, with `runs::notify_parent`.
+fn end_run_in(
+    c: &Connection,
+    playbook: &PlaybookRef,
+    reserved: &Reserve,
+    run_id: &str,
+    ending: &RunEnding,
+    last_run_seq: i64,
+) -> Result<Run> {
+    let params: [&dyn ToSql; 8] = [
+        &reserved.playbook_pk,
+        &run_id,
+        &ending.status.as_str(),
+        &ending.output.as_ref().map(JsonText),
+        &ending.record.as_ref().map(JsonText),
+        &ending.problem.as_ref().map(JsonText),
+        &last_run_seq,
+        &reserved.now.stored,
+    ];
+    let ended = query_optional(c, &end_run_sql::<Sqlite>(), &params, |row| {
+        run_from_row(row)
+    })?;
+    let Some(ended) = ended else {
+        let stored = stored_run_state(c, reserved.playbook_pk, run_id)?;
+        return Err(run_change_refused(playbook, run_id, stored, None)?);
+    };
+    if ended.parent_run_id.is_some() {
+        let params: [&dyn ToSql; 3] = [&reserved.playbook_pk, &run_id, &reserved.now.stored];
+        execute(c, NOTIFY_PARENT, &params)?;
+    }
+    Ok(ended)
+}
+
+/// `work::write_snapshot`.
+fn write_snapshot(
+    c: &Connection,
+    reserved: &Reserve,
+    run_id: &str,
+    step: &WorkflowStep,
+) -> Result<i64> {
+    let (pk, now, state) = (
+        &reserved.playbook_pk,
+        &reserved.now.stored,
+        &JsonText(&step.state),
+    );
+    let version = match step.expected_version {
+        None => query_optional(c, INSERT_SNAPSHOT, &[pk, &run_id, state, now], |row| {
+            int(row, "version")
+        })?,
+        Some(expected) => {
+            let params: [&dyn ToSql; 5] = [pk, &run_id, &expected, state, now];
+            query_optional(c, UPDATE_SNAPSHOT, &params, |row| int(row, "version"))?
+        }
+    };
+    version.ok_or_else(|| snapshot_taken(run_id, step.expected_version))
+}
+
+/// `work::insert_work`.
+fn insert_work(
+    c: &Connection,
+    playbook_pk: i64,
+    run_id: &str,
+    now: &Stamp<Sqlite>,
+    work: &[NewWork],
+) -> Result<()> {
+    for item in work {
+        let due = item
+            .due_at
+            .map_or_else(|| now.stored.clone(), String::from_time);
+        let params: [&dyn ToSql; 6] = [
+            &playbook_pk,
+            &run_id,
+            &item.key,
+            &due,
+            &item.payload,
+            &item.ordered,
+        ];
+        execute(c, INSERT_WORK, &params)?;
+    }
+    Ok(())
+}
+
+/// `work::listen_in` (SQLite's one writer needs no lock for the count of listeners).
+fn listen_in(
+    c: &Connection,
+    playbook_pk: i64,
+    run_id: &str,
+    step: &WorkflowStep,
+    last_seq: i64,
+) -> Result<()> {
+    if step.ending.is_some() {
+        if step.start.is_none() {
+            execute(c, DELETE_LISTENERS, &[&playbook_pk, &run_id])?;
+        }
+        return Ok(());
+    }
+    for reference in &step.unlisten {
+        execute(c, DELETE_LISTENER, &[&playbook_pk, &run_id, reference])?;
+    }
+    for NewListener { reference, filters } in &step.listen {
+        let params: [&dyn ToSql; 6] = [
+            &playbook_pk,
+            &run_id,
+            reference,
+            &JsonText(filters),
+            &last_seq,
+            &LISTENERS_MAX,
+        ];
+        execute(c, INSERT_LISTENER, &params)?;
+    }
+    Ok(())
+}
+
+/// A statement of the shared SQL, prepared (once per group, then from the connection's cache)
+/// with its parameters bound: each `$n` (or `?n`) takes `params[n - 1]`, as sqlx binds them.
+fn prepared<'c>(
+    c: &'c Connection,
+    sql: &str,
+    params: &[&dyn ToSql],
+) -> Result<rusqlite::CachedStatement<'c>> {
+    let mut statement = c.prepare_cached(sql).map_err(db)?;
+    for index in 1..=statement.parameter_count() {
+        let number = statement
+            .parameter_name(index)
+            .and_then(|name| name.get(1..))
+            .and_then(|number| number.parse::<usize>().ok())
+            .unwrap_or(index);
+        let param = number
+            .checked_sub(1)
+            .and_then(|place| params.get(place))
+            .ok_or_else(|| {
+                StoreError::Database(sqlx::Error::Protocol(format!(
+                    "the statement's parameter {number} is not given: {sql}"
+                )))
+            })?;
+        statement.raw_bind_parameter(index, param).map_err(db)?;
+    }
+    Ok(statement)
+}
+
+/// Runs a statement that returns no rows.
+fn execute(c: &Connection, sql: &str, params: &[&dyn ToSql]) -> Result<()> {
+    prepared(c, sql, params)?.raw_execute().map_err(db)?;
+    Ok(())
+}
+
+/// Every row a statement returns, each read by `read`.
+fn query_all<T>(
+    c: &Connection,
+    sql: &str,
+    params: &[&dyn ToSql],
+    mut read: impl FnMut(&Row<'_>) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut statement = prepared(c, sql, params)?;
+    let mut rows = statement.raw_query();
+    let mut values = Vec::new();
+    while let Some(row) = rows.next().map_err(db)? {
+        values.push(read(row)?);
+    }
+    Ok(values)
+}
+
+/// The row a statement returns, when it returns one (it is run to its end, as sqlx's
+/// `fetch_optional` runs it).
+fn query_optional<T>(
+    c: &Connection,
+    sql: &str,
+    params: &[&dyn ToSql],
+    read: impl FnMut(&Row<'_>) -> Result<T>,
+) -> Result<Option<T>> {
+    Ok(query_all(c, sql, params, read)?.into_iter().next())
+}
+
+fn int(row: &Row<'_>, column: &str) -> Result<i64> {
+    row.get(column).map_err(db)
+}
+
+impl RunRow for Row<'_> {
+    fn text(&self, column: &str) -> Result<String> {
+        self.get(column).map_err(db)
+    }
+    fn optional_text(&self, column: &str) -> Result<Option<String>> {
+        self.get(column).map_err(db)
+    }
+    fn int(&self, column: &str) -> Result<i64> {
+        self.get(column).map_err(db)
+    }
+    fn optional_int(&self, column: &str) -> Result<Option<i64>> {
+        self.get(column).map_err(db)
+    }
+    fn time(&self, column: &str) -> Result<chrono::DateTime<chrono::Utc>> {
+        self.text(column)?.to_time()
+    }
+    fn optional_time(&self, column: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+        self.optional_text(column)?
+            .map(StoredTime::to_time)
+            .transpose()
+    }
+    fn json(&self, column: &str, what: &str) -> Result<Value> {
+        self.optional_json(column, what)?
+            .ok_or_else(|| StoreError::Corrupt(format!("{what} is missing")))
+    }
+    fn optional_json(&self, column: &str, what: &str) -> Result<Option<Value>> {
+        self.optional_text(column)?
+            .map(|text| deep_json(&text, what))
+            .transpose()
+    }
+}
+
+/// JSON as SQLite keeps it: text, as sqlx's `Json` binds it.
+struct JsonText<'a>(&'a Value);
+
+impl ToSql for JsonText<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        json_text(self.0)
+    }
+}
+
+fn json_text(value: &Value) -> rusqlite::Result<ToSqlOutput<'static>> {
+    serde_json::to_string(value)
+        .map(ToSqlOutput::from)
+        .map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))
+}
+
+impl ToSql for RunParam<'_, String> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        match self {
+            RunParam::Int(value) => value.to_sql(),
+            RunParam::Bool(value) => value.to_sql(),
+            RunParam::Text(value) => value.to_sql(),
+            RunParam::Json(Some(value)) => json_text(value),
+            RunParam::Json(None) => Ok(ToSqlOutput::Owned(SqlValue::Null)),
+            RunParam::Bytes(value) => value.to_sql(),
+            RunParam::Time(value) => value.to_sql(),
+        }
+    }
+}
+
+fn db(error: rusqlite::Error) -> StoreError {
+    StoreError::Database(raw_fault(error))
+}
+
+/// A rusqlite error as the sqlx error sqlx would have given for it: SQLite's own faults as
+/// [`RawSqliteError`], so that `is_transient` and the unique rules of the event log read
+/// them as they read sqlx's.
+pub(crate) fn raw_fault(error: rusqlite::Error) -> sqlx::Error {
+    match error {
+        rusqlite::Error::SqliteFailure(failure, message) => {
+            let message = message.unwrap_or_else(|| failure.to_string());
+            sqlx::Error::Database(Box::new(RawSqliteError {
+                code: failure.extended_code,
+                message,
+            }))
+        }
+        rusqlite::Error::ToSqlConversionFailure(error) => sqlx::Error::Encode(error),
+        other => sqlx::Error::Decode(Box::new(other)),
+    }
+}
+
+/// A fault SQLite reported on the writer's handle: its extended code and message, as sqlx's
+/// own `SqliteError` carries them (which only sqlx may make).
+#[derive(Debug)]
+pub(crate) struct RawSqliteError {
+    code: i32,
+    message: String,
+}
+
+impl fmt::Display for RawSqliteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // As sqlx's: "(code: N) message".
+        write!(f, "(code: {}) {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for RawSqliteError {}
+
+impl DatabaseError for RawSqliteError {
+    fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn code(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(self.code.to_string().into())
+    }
+
+    fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        self
+    }
+
+    fn kind(&self) -> ErrorKind {
+        use rusqlite::ffi;
+        match self.code {
+            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                ErrorKind::UniqueViolation
+            }
+            ffi::SQLITE_CONSTRAINT_FOREIGNKEY => ErrorKind::ForeignKeyViolation,
+            ffi::SQLITE_CONSTRAINT_NOTNULL => ErrorKind::NotNullViolation,
+            ffi::SQLITE_CONSTRAINT_CHECK => ErrorKind::CheckViolation,
+            _ => ErrorKind::Other,
+        }
+    }
+}
