@@ -378,3 +378,76 @@ fn run(connection: &rusqlite::Connection, statement: &str) -> Result<(), sqlx::E
         .map(drop)
         .map_err(raw_fault)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+
+    use super::*;
+
+    /// On a runtime of several threads (the group made in `block_in_place`), changes sent at
+    /// once to the writer on the raw handle stand or fall each alone: one that wrote and then
+    /// failed leaves nothing, the others commit, and the connection goes back to sqlx outside
+    /// any transaction.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn raw_changes_stand_or_fall_each_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = SqliteConnectOptions::from_str(&format!(
+            "sqlite://{}",
+            dir.path().join("t.db").display()
+        ))
+        .unwrap()
+        .create_if_missing(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        sqlx::query("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let group = Arc::new(RawGroup::start(pool.clone()));
+        let changes: Vec<_> = (0..48_i64)
+            .map(|i| {
+                let group = group.clone();
+                tokio::spawn(async move {
+                    group
+                        .change(move |connection| {
+                            connection
+                                .execute("INSERT INTO t (x) VALUES (?1)", [i])
+                                .map_err(|error| StoreError::Database(raw_fault(error)))?;
+                            if i % 3 == 0 {
+                                return Err(StoreError::Conflict(format!("{i} refused")));
+                            }
+                            Ok(i)
+                        })
+                        .await
+                })
+            })
+            .collect();
+        let mut kept = Vec::new();
+        for (i, change) in (0..).zip(changes) {
+            match change.await.unwrap() {
+                Ok(value) => kept.push(value),
+                Err(StoreError::Conflict(message)) => assert_eq!(message, format!("{i} refused")),
+                Err(other) => panic!("change {i}: {other}"),
+            }
+        }
+        let stored: Vec<i64> = sqlx::query_scalar("SELECT x FROM t ORDER BY x")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+        assert_eq!(stored, kept);
+        assert_eq!(stored, (0..48).filter(|i| i % 3 != 0).collect::<Vec<_>>());
+        // sqlx's own transactions go on on the connection.
+        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.unwrap();
+        sqlx::query("INSERT INTO t (x) VALUES (100)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+    }
+}
