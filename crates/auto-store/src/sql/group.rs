@@ -230,6 +230,10 @@ fn into_sqlx(error: StoreError) -> sqlx::Error {
     }
 }
 
+/// How many prepared statements a group on the raw handle keeps: more than the kinds of
+/// statement its changes run (about 25).
+const STATEMENTS_CACHED: usize = 64;
+
 /// A change made on the writer connection's own handle: synchronous, its type erased.
 type RawMake = Box<dyn FnOnce(&rusqlite::Connection) -> Made + Send>;
 
@@ -293,7 +297,11 @@ async fn write_raw(pool: SqlitePool, mut waiting: mpsc::UnboundedReceiver<Change
             // dropped (finalizing the statements it prepared) before `commit` returns. Made with
             // `from_handle`, the `Connection` does not close the handle, which stays sqlx's.
             match unsafe { rusqlite::Connection::from_handle(raw) } {
-                Ok(connection) => commit_raw_group(&connection, group),
+                Ok(connection) => {
+                    // Room for every statement of a group, so none is prepared twice in one.
+                    connection.set_prepared_statement_cache_capacity(STATEMENTS_CACHED);
+                    commit_raw_group(&connection, group);
+                }
                 Err(error) => refuse_all(group, raw_fault(error)),
             }
         };
