@@ -90,17 +90,15 @@ fn transient(error: &sqlx::Error) -> bool {
                 || database
                     .try_downcast_ref::<sql::sqlite_changes::RawSqliteError>()
                     .is_some();
-            match sqlite {
+            if sqlite {
                 // SQLite's extended code; the primary is its low byte: BUSY 5, LOCKED 6,
                 // READONLY 8, IOERR 10, FULL 13.
-                true => code
-                    .parse::<i32>()
-                    .is_ok_and(|code| matches!(code & 0xff, 5 | 6 | 8 | 10 | 13)),
-                false => {
-                    code.starts_with("08")
-                        || code.starts_with("53")
-                        || matches!(&*code, "40001" | "40P01" | "57P01" | "57P02" | "57P03")
-                }
+                code.parse::<i32>()
+                    .is_ok_and(|code| matches!(code & 0xff, 5 | 6 | 8 | 10 | 13))
+            } else {
+                code.starts_with("08")
+                    || code.starts_with("53")
+                    || matches!(&*code, "40001" | "40P01" | "57P01" | "57P02" | "57P03")
             }
         }
         _ => false,

@@ -606,3 +606,32 @@ impl DatabaseError for RawSqliteError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::ffi;
+
+    use super::*;
+
+    fn fault(code: i32) -> sqlx::Error {
+        raw_fault(rusqlite::Error::SqliteFailure(
+            ffi::Error::new(code),
+            Some("m".into()),
+        ))
+    }
+
+    /// SQLite's faults met on the raw handle read as sqlx's own do: a full disk or a busy
+    /// file may clear, a unique rule broken is one.
+    #[test]
+    fn raw_faults_read_as_sqlx_sqlite_errors() {
+        assert!(StoreError::Database(fault(ffi::SQLITE_FULL)).is_transient());
+        assert!(StoreError::Database(fault(ffi::SQLITE_BUSY)).is_transient());
+        assert!(StoreError::Database(fault(ffi::SQLITE_IOERR_FSYNC)).is_transient());
+        assert!(!StoreError::Database(fault(ffi::SQLITE_CONSTRAINT_UNIQUE)).is_transient());
+        let sqlx::Error::Database(unique) = fault(ffi::SQLITE_CONSTRAINT_UNIQUE) else {
+            panic!("a database error");
+        };
+        assert!(unique.is_unique_violation());
+        assert_eq!(unique.to_string(), "(code: 2067) m");
+    }
+}
