@@ -83,7 +83,6 @@ impl<D: Dialect> Group<D> {
         T: Send + 'static,
         F: for<'t> FnOnce(&'t mut Transaction<'static, D>) -> ChangeFuture<'t, T> + Send + 'static,
     {
-        let (answer, answered) = oneshot::channel();
         let make = boxed::<D, _>(move |tx| {
             Box::pin(async move {
                 change(tx)
@@ -91,14 +90,21 @@ impl<D: Dialect> Group<D> {
                     .map(|value| Box::new(value) as Box<dyn Any + Send>)
             })
         });
-        self.changes
-            .send(Change { make, answer })
-            .map_err(|_| writer_gone())?;
-        let made = answered.await.map_err(|_| writer_gone())??;
-        Ok(*made
-            .downcast::<T>()
-            .expect("a change's answer is of the type its caller made"))
+        made_by(&self.changes, make).await
     }
+}
+
+/// Hands `make` to the writer of `changes` and answers with what it made, of the type its
+/// caller made it, once its group is committed.
+async fn made_by<T: 'static, M>(changes: &mpsc::UnboundedSender<Change<M>>, make: M) -> Result<T> {
+    let (answer, answered) = oneshot::channel();
+    changes
+        .send(Change { make, answer })
+        .map_err(|_| writer_gone())?;
+    let made = answered.await.map_err(|_| writer_gone())??;
+    Ok(*made
+        .downcast::<T>()
+        .expect("a change's answer is of the type its caller made"))
 }
 
 fn writer_gone() -> StoreError {
@@ -256,17 +262,10 @@ impl RawGroup {
         T: Send + 'static,
         F: FnOnce(&rusqlite::Connection) -> Result<T> + Send + 'static,
     {
-        let (answer, answered) = oneshot::channel();
         let make: RawMake = Box::new(move |connection| {
             change(connection).map(|value| Box::new(value) as Box<dyn Any + Send>)
         });
-        self.changes
-            .send(Change { make, answer })
-            .map_err(|_| writer_gone())?;
-        let made = answered.await.map_err(|_| writer_gone())??;
-        Ok(*made
-            .downcast::<T>()
-            .expect("a change's answer is of the type its caller made"))
+        made_by(&self.changes, make).await
     }
 }
 
