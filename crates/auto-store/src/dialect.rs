@@ -101,6 +101,12 @@ pub(crate) trait Dialect:
         time
     }
 
+    /// The database's clock read without asking the database, where its clock is this
+    /// machine's and reads the same: `None` where it must be asked.
+    fn local_now() -> Option<DateTime<Utc>> {
+        None
+    }
+
     /// Serializes the steps that begin listening in one playbook, where the database does not
     /// already: nothing by default.
     fn lock_listeners(

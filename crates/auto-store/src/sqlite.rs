@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Timelike, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::sqlite::{
@@ -56,6 +56,14 @@ impl Dialect for Sqlite {
             }
             Err(other) => Err(other.into()),
         }
+    }
+
+    /// SQLite's `'now'` is this process's reading of the system clock, cut to the
+    /// millisecond: the same reading is taken here, without a round trip to the connection's
+    /// thread.
+    fn local_now() -> Option<DateTime<Utc>> {
+        let now = Utc::now();
+        now.with_nanosecond(now.nanosecond() / 1_000_000 * 1_000_000)
     }
 
     fn json(row: &SqliteRow, column: &str, what: &str) -> Result<Option<Value>> {
@@ -337,6 +345,32 @@ async fn insert_event_batch(
 mod tests {
     use super::*;
     use crate::shared::{migration_sources, migrator};
+
+    /// The clock read without asking SQLite reads as SQLite's own `'now'`: the same
+    /// millisecond of the same clock, between the readings of SQLite taken before and after.
+    #[tokio::test]
+    async fn the_local_clock_reads_as_sqlites() {
+        assert_eq!(Sqlite::NOW, "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')");
+        let pool = SqlitePool::connect("sqlite::memory:").await.unwrap();
+        let sqlite_now = || async {
+            let text: String = sqlx::query_scalar("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')")
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+            text.to_time().unwrap()
+        };
+        for _ in 0..50 {
+            let before = sqlite_now().await;
+            let local = Sqlite::local_now().unwrap();
+            let after = sqlite_now().await;
+            assert!(
+                before <= local && local <= after,
+                "{before} {local} {after}"
+            );
+            assert_eq!(local.nanosecond() % 1_000_000, 0, "{local}");
+            assert_eq!(String::from_time(local).to_time().unwrap(), local);
+        }
+    }
 
     /// A work item an earlier version kept as JSON text reads, once the store is opened by this
     /// version, as the bytes of that text: the payload the runtime wrote.

@@ -323,6 +323,9 @@ impl<D: Dialect> Store for SqlStore<D> {
     }
 
     async fn now(&self) -> Result<DateTime<Utc>> {
+        if let Some(now) = D::local_now() {
+            return Ok(now);
+        }
         let stored: D::Time = built_sql::<D>(format!("SELECT {}", D::NOW))
             .fetch_one(&self.reader)
             .await?
