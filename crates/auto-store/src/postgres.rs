@@ -168,7 +168,6 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
         writer: pool.clone(),
         reader: pool,
         _file_lock: None,
-        group: None,
         raw: None,
     })
 }

@@ -21,7 +21,7 @@ use sqlx::{Row, Sqlite, Transaction};
 
 use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, migrations};
-use crate::sql::{Group, RawGroup, Reserved, SqlStore};
+use crate::sql::{RawGroup, Reserved, SqlStore};
 use crate::{NewEvent, Result, StoreError};
 
 /// How many connections read beside the one that writes.
@@ -183,7 +183,6 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
         .await?;
     tracing::info!(path = %path.display(), "the SQLite store is open");
     Ok(SqlStore {
-        group: Some(Group::start(writer.clone())),
         raw: Some(RawGroup::start(writer.clone())),
         writer,
         reader,
@@ -205,7 +204,6 @@ async fn open_in_memory(options: SqliteConnectOptions) -> Result<SqlStore<Sqlite
         writer: pool.clone(),
         reader: pool,
         _file_lock: None,
-        group: None,
         raw: None,
     })
 }

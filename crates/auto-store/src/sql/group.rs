@@ -1,110 +1,43 @@
-//! Group commit: one writer per database that gathers the changes of concurrent runs into one
-//! transaction, so that they share one commit and one fsync, and answers each caller once the
-//! commit that holds its change is durable.
+//! Group commit on SQLite's file: one writer that gathers the changes of concurrent runs into
+//! one transaction, so that they share one commit and one fsync, and answers each caller once
+//! the commit that holds its change is durable.
 //!
-//! A change is a function of the writer's transaction. The writer takes every change waiting
-//! when it is free (up to [`GROUP_CHANGES_MAX`]), runs each inside a savepoint of its own, and
+//! A change is a function of the writer connection. The writer takes every change waiting when
+//! it is free (up to [`GROUP_CHANGES_MAX`]), makes each inside a savepoint of its own, and
 //! commits once: a change that fails is rolled back to its savepoint and answered with its own
 //! error, and the others go on; a commit that fails answers every change in the group with it.
 //! Nothing waits on purpose for a group to fill: changes gather while the commit before them
 //! is being written, so one at a time costs what it did before, and many at once share.
 //!
-//! The writer is a task of its own, so a caller that stops waiting (its request dropped) cuts
-//! nothing short for the others. Written here rather than taken from a crate: what it groups
-//! are our own transactions, with our own savepoint and error rules.
-//!
-//! On SQLite's file a second writer, [`RawGroup`], groups the hot changes the same way but
-//! makes them synchronously on the writer connection's own handle (see `sqlite_changes`): the
-//! two writers share the pool's one connection, so their groups take turns.
+//! The changes are made synchronously on the writer connection's own handle (see
+//! `sqlite_changes`), under sqlx's lock on it, so that a change costs no thread hop per
+//! statement; every other write goes through sqlx on the same connection, and takes turns
+//! with the groups. The writer is a task of its own, so a caller that stops waiting (its
+//! request dropped) cuts nothing short for the others. Written here rather than taken from a
+//! crate: what it groups are our own transactions, with our own savepoint and error rules.
+//! PostgreSQL has no such writer: grouping there was measured and gained nothing.
 
 use std::any::Any;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use sqlx::sqlite::SqlitePool;
-use sqlx::{Pool, Transaction};
 use tokio::runtime::RuntimeFlavor;
 use tokio::sync::{mpsc, oneshot};
 
 use super::sqlite_changes::raw_fault;
-use crate::dialect::{Dialect, sql};
 use crate::{Result, StoreError};
 
 /// How many changes one commit holds at most: enough that a burst of concurrent runs shares a
 /// commit, few enough that the first of them is not kept long for the last.
 pub(crate) const GROUP_CHANGES_MAX: usize = 64;
 
-/// A change's future, borrowing the group's transaction.
-pub(crate) type ChangeFuture<'t, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 't>>;
-
 /// What a change made: its value, of the type its caller asked for, or its error.
 type Made = Result<Box<dyn Any + Send>>;
 
-/// A change as a writer holds it: the change (of type `M`), and where its answer goes.
-struct Change<M> {
-    make: M,
+/// A change as the writer holds it: the change, and where its answer goes.
+struct Change {
+    make: RawMake,
     answer: oneshot::Sender<Made>,
-}
-
-/// A change, its type erased.
-type Make<D> = Box<
-    dyn for<'t> FnOnce(&'t mut Transaction<'static, D>) -> ChangeFuture<'t, Box<dyn Any + Send>>
-        + Send,
->;
-
-/// Boxes a change: a function, so that the closure's signature is the higher-ranked one.
-fn boxed<D: Dialect, F>(make: F) -> Make<D>
-where
-    F: for<'t> FnOnce(&'t mut Transaction<'static, D>) -> ChangeFuture<'t, Box<dyn Any + Send>>
-        + Send
-        + 'static,
-{
-    Box::new(make)
-}
-
-/// The handle to a database's group writer.
-pub(crate) struct Group<D: Dialect> {
-    changes: mpsc::UnboundedSender<Change<Make<D>>>,
-}
-
-impl<D: Dialect> Group<D> {
-    /// Starts the writer of the changes made on `pool` (which must be the pool of the one
-    /// connection that writes).
-    pub(crate) fn start(pool: Pool<D>) -> Self {
-        let (changes, waiting) = mpsc::unbounded_channel();
-        tokio::spawn(write(pool, waiting));
-        Group { changes }
-    }
-
-    /// Makes `change` in the next group and answers once the group is committed.
-    pub(crate) async fn change<T, F>(&self, change: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: for<'t> FnOnce(&'t mut Transaction<'static, D>) -> ChangeFuture<'t, T> + Send + 'static,
-    {
-        let make = boxed::<D, _>(move |tx| {
-            Box::pin(async move {
-                change(tx)
-                    .await
-                    .map(|value| Box::new(value) as Box<dyn Any + Send>)
-            })
-        });
-        made_by(&self.changes, make).await
-    }
-}
-
-/// Hands `make` to the writer of `changes` and answers with what it made, of the type its
-/// caller made it, once its group is committed.
-async fn made_by<T: 'static, M>(changes: &mpsc::UnboundedSender<Change<M>>, make: M) -> Result<T> {
-    let (answer, answered) = oneshot::channel();
-    changes
-        .send(Change { make, answer })
-        .map_err(|_| writer_gone())?;
-    let made = answered.await.map_err(|_| writer_gone())??;
-    Ok(*made
-        .downcast::<T>()
-        .expect("a change's answer is of the type its caller made"))
 }
 
 fn writer_gone() -> StoreError {
@@ -113,10 +46,7 @@ fn writer_gone() -> StoreError {
 
 /// The next group: waits for a change and takes every other one waiting. `false` once the
 /// store is gone.
-async fn gather<M>(
-    waiting: &mut mpsc::UnboundedReceiver<Change<M>>,
-    group: &mut Vec<Change<M>>,
-) -> bool {
+async fn gather(waiting: &mut mpsc::UnboundedReceiver<Change>, group: &mut Vec<Change>) -> bool {
     let Some(first) = waiting.recv().await else {
         return false;
     };
@@ -128,78 +58,6 @@ async fn gather<M>(
         }
     }
     true
-}
-
-/// The writer: waits for a change, takes every other one waiting, and commits them together.
-async fn write<D: Dialect>(pool: Pool<D>, mut waiting: mpsc::UnboundedReceiver<Change<Make<D>>>) {
-    let mut group = Vec::with_capacity(GROUP_CHANGES_MAX);
-    while gather(&mut waiting, &mut group).await {
-        commit_group(&pool, group.drain(..)).await;
-    }
-}
-
-/// Makes the changes in one transaction, each in a savepoint of its own when there are
-/// several, commits, and answers each.
-async fn commit_group<D: Dialect>(
-    pool: &Pool<D>,
-    group: impl ExactSizeIterator<Item = Change<Make<D>>>,
-) {
-    let alone = group.len() == 1;
-    let mut tx = match D::begin(pool).await {
-        Ok(tx) => tx,
-        Err(error) => {
-            let error = Arc::new(into_sqlx(error));
-            for change in group {
-                refuse(change, &error);
-            }
-            return;
-        }
-    };
-    let mut made = Vec::with_capacity(group.len());
-    let mut broken: Option<Arc<sqlx::Error>> = None;
-    for change in group {
-        if let Some(error) = &broken {
-            refuse(change, error);
-            continue;
-        }
-        if !alone && let Err(error) = savepoint(&mut tx, "SAVEPOINT grouped").await {
-            let error = Arc::new(error);
-            refuse(change, &error);
-            broken = Some(error);
-            continue;
-        }
-        let result = (change.make)(&mut tx).await;
-        if !alone {
-            let end = if result.is_err() {
-                match savepoint(&mut tx, "ROLLBACK TO grouped").await {
-                    Ok(()) => savepoint(&mut tx, "RELEASE grouped").await,
-                    Err(error) => Err(error),
-                }
-            } else {
-                savepoint(&mut tx, "RELEASE grouped").await
-            };
-            if let Err(error) = end {
-                // The transaction cannot go on: the changes before this one are lost with it,
-                // and the rest are answered with the fault without being made.
-                broken = Some(Arc::new(error));
-            }
-        }
-        made.push((result, change.answer));
-    }
-    let all_failed = made.iter().all(|(result, _)| result.is_err());
-    let commit = match broken {
-        Some(error) => {
-            drop(tx);
-            Some(error)
-        }
-        // Nothing to keep (and a change alone that failed may have left a part of itself).
-        None if all_failed => {
-            drop(tx);
-            None
-        }
-        None => tx.commit().await.err().map(Arc::new),
-    };
-    answer(made, commit);
 }
 
 /// Answers each change of a group with what it made, or with the commit's fault.
@@ -214,26 +72,9 @@ fn answer(made: Vec<(Made, oneshot::Sender<Made>)>, commit: Option<Arc<sqlx::Err
     }
 }
 
-async fn savepoint<D: Dialect>(
-    tx: &mut Transaction<'static, D>,
-    statement: &'static str,
-) -> Result<(), sqlx::Error> {
-    sql::<D>(statement)
-        .execute(&mut *tx)
-        .await
-        .map_err(into_sqlx)
-}
-
 /// A change the group could not make: answered with the group's fault, not made.
-fn refuse<M>(change: Change<M>, error: &Arc<sqlx::Error>) {
+fn refuse(change: Change, error: &Arc<sqlx::Error>) {
     let _ = change.answer.send(Err(StoreError::Commit(error.clone())));
-}
-
-fn into_sqlx(error: StoreError) -> sqlx::Error {
-    match error {
-        StoreError::Database(error) => error,
-        other => sqlx::Error::Protocol(other.to_string()),
-    }
 }
 
 /// How many prepared statements a group on the raw handle keeps: more than the kinds of
@@ -245,7 +86,7 @@ type RawMake = Box<dyn FnOnce(&rusqlite::Connection) -> Made + Send>;
 
 /// The handle to SQLite's group writer of changes made on the connection's own handle.
 pub(crate) struct RawGroup {
-    changes: mpsc::UnboundedSender<Change<RawMake>>,
+    changes: mpsc::UnboundedSender<Change>,
 }
 
 impl RawGroup {
@@ -265,12 +106,19 @@ impl RawGroup {
         let make: RawMake = Box::new(move |connection| {
             change(connection).map(|value| Box::new(value) as Box<dyn Any + Send>)
         });
-        made_by(&self.changes, make).await
+        let (answer, answered) = oneshot::channel();
+        self.changes
+            .send(Change { make, answer })
+            .map_err(|_| writer_gone())?;
+        let made = answered.await.map_err(|_| writer_gone())??;
+        Ok(*made
+            .downcast::<T>()
+            .expect("a change's answer is of the type its caller made"))
     }
 }
 
 /// The writer of the changes made on the connection's own handle.
-async fn write_raw(pool: SqlitePool, mut waiting: mpsc::UnboundedReceiver<Change<RawMake>>) {
+async fn write_raw(pool: SqlitePool, mut waiting: mpsc::UnboundedReceiver<Change>) {
     let mut group = Vec::with_capacity(GROUP_CHANGES_MAX);
     while gather(&mut waiting, &mut group).await {
         let group = std::mem::take(&mut group);
@@ -315,7 +163,7 @@ async fn write_raw(pool: SqlitePool, mut waiting: mpsc::UnboundedReceiver<Change
     }
 }
 
-fn refuse_all(group: Vec<Change<RawMake>>, error: sqlx::Error) {
+fn refuse_all(group: Vec<Change>, error: sqlx::Error) {
     let error = Arc::new(error);
     for change in group {
         refuse(change, &error);
@@ -325,7 +173,7 @@ fn refuse_all(group: Vec<Change<RawMake>>, error: sqlx::Error) {
 /// [`commit_group`], on the connection's own handle: the changes in one `BEGIN IMMEDIATE`
 /// transaction, each in a savepoint of its own when there are several, committed, and each
 /// answered. The handle is left outside any transaction, as sqlx expects it.
-fn commit_raw_group(connection: &rusqlite::Connection, group: Vec<Change<RawMake>>) {
+fn commit_raw_group(connection: &rusqlite::Connection, group: Vec<Change>) {
     let alone = group.len() == 1;
     if let Err(error) = run(connection, "BEGIN IMMEDIATE") {
         refuse_all(group, error);

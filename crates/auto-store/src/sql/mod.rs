@@ -36,8 +36,7 @@ use crate::{
     StoreError, Trigger, TriggerStart, Work, WorkflowStep,
 };
 
-use group::ChangeFuture;
-pub(crate) use group::{Group, RawGroup};
+pub(crate) use group::RawGroup;
 use rows::event_columns;
 use rows::{definition_columns, definition_from_row, event_from_row, org_from_row};
 use rows::{playbook_from_row, run_from_row};
@@ -53,9 +52,6 @@ pub(crate) struct SqlStore<D: Dialect> {
     /// SQLite's lock on `<file>.lock`, held for the life of the store: while it is, no other
     /// server opens the file.
     pub(crate) _file_lock: Option<File>,
-    /// The group writer, where changes of concurrent runs share a commit: on SQLite's file,
-    /// whose one writer would otherwise commit them one by one.
-    pub(crate) group: Option<Group<D>>,
     /// On SQLite's file, the group writer of the hot changes (a workflow step, a run started,
     /// its events, its ending), made on the writer connection's own handle without a thread
     /// hop per statement (see [`sqlite_changes`]).
@@ -172,22 +168,6 @@ impl<D: Dialect> SqlStore<D> {
     /// Begins a change.
     pub(crate) async fn begin(&self) -> Result<Transaction<'static, D>> {
         D::begin(&self.writer).await
-    }
-
-    /// Makes `change` in a transaction and commits it: in the group writer's next commit where
-    /// the store has one, else in a transaction of its own. `Ok` only once it is durable.
-    pub(crate) async fn change<T, F>(&self, change: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: for<'t> FnOnce(&'t mut Transaction<'static, D>) -> ChangeFuture<'t, T> + Send + 'static,
-    {
-        if let Some(group) = &self.group {
-            return group.change(change).await;
-        }
-        let mut tx = self.begin().await?;
-        let value = change(&mut tx).await?;
-        tx.commit().await?;
-        Ok(value)
     }
 
     /// Fails with `NotFound` unless the playbook exists.

@@ -20,17 +20,12 @@ pub(super) async fn start<D: Dialect>(
     events: Vec<NewEvent>,
 ) -> Result<(Run, Vec<Event>)> {
     let (events, last_run_seq) = run_events(&new.run_id, events)?;
-    let playbook = playbook.clone();
-    store
-        .change(move |tx| {
-            Box::pin(async move {
-                let reserved = reserve_seqs(&mut *tx, &playbook, events.len()).await?;
-                let run = insert_run(&mut *tx, &playbook, &reserved, &new, last_run_seq).await?;
-                let events = insert_events(&mut *tx, &playbook, &reserved, events).await?;
-                Ok((run, events))
-            })
-        })
-        .await
+    let mut tx = store.begin().await?;
+    let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+    let run = insert_run(&mut tx, playbook, &reserved, &new, last_run_seq).await?;
+    let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+    tx.commit().await?;
+    Ok((run, events))
 }
 
 /// What `restart_run` asks of a run's next attempt.
@@ -53,15 +48,9 @@ pub(super) async fn restart<D: Dialect>(
         definition_version,
     } = attempt;
     let (events, last_run_seq) = run_events(run_id, events)?;
-    let playbook = playbook.clone();
-    let run_id = run_id.to_owned();
-    store
-        .change(move |tx| {
-            Box::pin(async move {
-                let run_id = run_id.as_str();
-                let playbook = &playbook;
-                let reserved = reserve_seqs(&mut *tx, playbook, events.len()).await?;
-                let row = built_sql::<D>(format!(
+    let mut tx = store.begin().await?;
+    let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+    let row = built_sql::<D>(format!(
         concat!(
             "UPDATE runs SET status = 'started', output = NULL, record = NULL, problem = NULL, \
              ended_at = NULL, attempt = attempt + 1, last_run_seq = {}(last_run_seq, $4), \
@@ -78,23 +67,21 @@ pub(super) async fn restart<D: Dialect>(
     .bind(last_run_seq)
     .bind(&reserved.now.stored)
     .bind(definition_version)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut tx)
     .await?;
-                let Some(row) = row else {
-                    let stored = stored_run_state(&mut *tx, reserved.playbook_pk, run_id).await?;
-                    return Err(run_change_refused(
-                        playbook,
-                        run_id,
-                        stored,
-                        Some(expected_attempt),
-                    )?);
-                };
-                let run = run_from_row(&row)?;
-                let events = insert_events(&mut *tx, playbook, &reserved, events).await?;
-                Ok((run, events))
-            })
-        })
-        .await
+    let Some(row) = row else {
+        let stored = stored_run_state(&mut tx, reserved.playbook_pk, run_id).await?;
+        return Err(run_change_refused(
+            playbook,
+            run_id,
+            stored,
+            Some(expected_attempt),
+        )?);
+    };
+    let run = run_from_row(&row)?;
+    let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+    tx.commit().await?;
+    Ok((run, events))
 }
 
 pub(super) async fn record_events<D: Dialect>(
@@ -104,17 +91,12 @@ pub(super) async fn record_events<D: Dialect>(
     events: Vec<NewEvent>,
 ) -> Result<Vec<Event>> {
     let (events, last_run_seq) = run_events(run_id, events)?;
-    let playbook = playbook.clone();
-    let run_id = run_id.to_owned();
-    store
-        .change(move |tx| {
-            Box::pin(async move {
-                let reserved = reserve_seqs(&mut *tx, &playbook, events.len()).await?;
-                touch_run(&mut *tx, &playbook, &reserved, &run_id, last_run_seq).await?;
-                insert_events(&mut *tx, &playbook, &reserved, events).await
-            })
-        })
-        .await
+    let mut tx = store.begin().await?;
+    let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+    touch_run(&mut tx, playbook, &reserved, run_id, last_run_seq).await?;
+    let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+    tx.commit().await?;
+    Ok(events)
 }
 
 pub(super) async fn end<D: Dialect>(
@@ -126,26 +108,12 @@ pub(super) async fn end<D: Dialect>(
 ) -> Result<(Run, Vec<Event>)> {
     check_ending_status(ending.status, run_id)?;
     let (events, last_run_seq) = run_events(run_id, events)?;
-    let playbook = playbook.clone();
-    let run_id = run_id.to_owned();
-    store
-        .change(move |tx| {
-            Box::pin(async move {
-                let reserved = reserve_seqs(&mut *tx, &playbook, events.len()).await?;
-                let run = end_run_in(
-                    &mut *tx,
-                    &playbook,
-                    &reserved,
-                    &run_id,
-                    &ending,
-                    last_run_seq,
-                )
-                .await?;
-                let events = insert_events(&mut *tx, &playbook, &reserved, events).await?;
-                Ok((run, events))
-            })
-        })
-        .await
+    let mut tx = store.begin().await?;
+    let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+    let run = end_run_in(&mut tx, playbook, &reserved, run_id, &ending, last_run_seq).await?;
+    let events = insert_events(&mut tx, playbook, &reserved, events).await?;
+    tx.commit().await?;
+    Ok((run, events))
 }
 
 /// The status and attempt of a run, when there is one.

@@ -25,56 +25,48 @@ pub(super) async fn commit_step<D: Dialect>(
 ) -> Result<i64> {
     let (events, last_run_seq) = prepare_step(run_id, &mut step)?;
     let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
-    let playbook = playbook.clone();
-    let run_id = run_id.to_owned();
-    store
-        .change(move |tx| {
-            Box::pin(async move {
-                let (playbook, run_id) = (&playbook, run_id.as_str());
-                let reserved = reserve_seqs(&mut *tx, playbook, events.len()).await?;
-                if let Some(new) = &step.start {
-                    insert_run(&mut *tx, playbook, &reserved, new, last_run_seq).await?;
-                }
-                let version = write_snapshot(&mut *tx, &reserved, run_id, &step).await?;
-                let pk = reserved.playbook_pk;
-                let children = ended_children(&step, &events);
-                insert_ended_runs(&mut *tx, playbook, &reserved, &children).await?;
-                // A run recorded with this step has no work and no listeners yet, and its row is as the
-                // step leaves it unless it ends.
-                let fresh = step.start.is_some();
-                match &step.ending {
-                    // An ended run waits for nothing: its timers and pending inputs go, and its parent
-                    // hears of the ending. The step's own work (cancelling its children) stays.
-                    Some(ending) => {
-                        end_run_in(&mut *tx, playbook, &reserved, run_id, ending, last_run_seq)
-                            .await?;
-                        insert_events(&mut *tx, playbook, &reserved, events).await?;
-                        if !fresh {
-                            sql::<D>(DELETE_RUN_WORK)
-                                .bind(pk)
-                                .bind(run_id)
-                                .execute(&mut *tx)
-                                .await?;
-                        }
-                    }
-                    None => {
-                        if !fresh {
-                            touch_run(&mut *tx, playbook, &reserved, run_id, last_run_seq).await?;
-                        }
-                        insert_events(&mut *tx, playbook, &reserved, events).await?;
-                    }
-                }
-                insert_work(&mut *tx, pk, run_id, &reserved.now, &step.add_work).await?;
-                if let Some(id) = step.done_work {
-                    sql::<D>(DELETE_WORK).bind(id).execute(&mut *tx).await?;
-                }
-                delete_work_keys(&mut *tx, pk, run_id, &step.cancel_work).await?;
-                let last_seq = reserved.first_seq - 1 + event_count;
-                listen_in(&mut *tx, pk, run_id, &step, last_seq).await?;
-                Ok(version)
-            })
-        })
-        .await
+    let mut tx = store.begin().await?;
+    let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
+    if let Some(new) = &step.start {
+        insert_run(&mut tx, playbook, &reserved, new, last_run_seq).await?;
+    }
+    let version = write_snapshot(&mut tx, &reserved, run_id, &step).await?;
+    let pk = reserved.playbook_pk;
+    let children = ended_children(&step, &events);
+    insert_ended_runs(&mut tx, playbook, &reserved, &children).await?;
+    // A run recorded with this step has no work and no listeners yet, and its row is as the
+    // step leaves it unless it ends.
+    let fresh = step.start.is_some();
+    match &step.ending {
+        // An ended run waits for nothing: its timers and pending inputs go, and its parent
+        // hears of the ending. The step's own work (cancelling its children) stays.
+        Some(ending) => {
+            end_run_in(&mut tx, playbook, &reserved, run_id, ending, last_run_seq).await?;
+            insert_events(&mut tx, playbook, &reserved, events).await?;
+            if !fresh {
+                sql::<D>(DELETE_RUN_WORK)
+                    .bind(pk)
+                    .bind(run_id)
+                    .execute(&mut tx)
+                    .await?;
+            }
+        }
+        None => {
+            if !fresh {
+                touch_run(&mut tx, playbook, &reserved, run_id, last_run_seq).await?;
+            }
+            insert_events(&mut tx, playbook, &reserved, events).await?;
+        }
+    }
+    insert_work(&mut tx, pk, run_id, &reserved.now, &step.add_work).await?;
+    if let Some(id) = step.done_work {
+        sql::<D>(DELETE_WORK).bind(id).execute(&mut tx).await?;
+    }
+    delete_work_keys(&mut tx, pk, run_id, &step.cancel_work).await?;
+    let last_seq = reserved.first_seq - 1 + event_count;
+    listen_in(&mut tx, pk, run_id, &step, last_seq).await?;
+    tx.commit().await?;
+    Ok(version)
 }
 
 /// Refuses a step that cannot be made, before anything changes: the step's events (each with
