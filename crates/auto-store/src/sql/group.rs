@@ -242,6 +242,32 @@ mod tests {
 
     use super::*;
 
+    /// A group takes every change waiting up to `GROUP_CHANGES_MAX`: that many go in one, and
+    /// of one more, the last goes in the next group.
+    #[tokio::test]
+    async fn a_group_holds_at_most_its_changes() {
+        for (waiting, groups) in [
+            (GROUP_CHANGES_MAX, vec![GROUP_CHANGES_MAX]),
+            (GROUP_CHANGES_MAX + 1, vec![GROUP_CHANGES_MAX, 1]),
+        ] {
+            let (changes, mut queue) = mpsc::unbounded_channel();
+            for _ in 0..waiting {
+                let (answer, _) = oneshot::channel();
+                let make: RawMake = Box::new(|_| Ok(Box::new(()) as Box<dyn Any + Send>));
+                changes.send(Change { make, answer }).unwrap();
+            }
+            let mut sizes = Vec::new();
+            let mut group = Vec::new();
+            for _ in 0..groups.len() {
+                assert!(gather(&mut queue, &mut group).await);
+                sizes.push(group.len());
+                group.clear();
+            }
+            assert_eq!(sizes, groups);
+            assert!(queue.is_empty());
+        }
+    }
+
     /// On a runtime of several threads (the group made in `block_in_place`), changes sent at
     /// once to the writer on the raw handle stand or fall each alone: one that wrote and then
     /// failed leaves nothing, the others commit, and the connection goes back to sqlx outside
