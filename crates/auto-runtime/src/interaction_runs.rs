@@ -321,6 +321,7 @@ impl Service {
             input,
             lineage,
             origin: _,
+            fresh: _,
         } = ask;
         let run_id = run_id.as_str();
         let Prepared {

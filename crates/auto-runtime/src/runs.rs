@@ -383,6 +383,9 @@ pub(crate) struct Ask {
     pub input: Value,
     pub lineage: Option<Lineage>,
     pub origin: Option<Origin>,
+    /// Whether the run id was made for this request (a UUIDv7 of this server's): no run has
+    /// it, so none is looked for before the run starts.
+    pub fresh: bool,
 }
 
 /// What a run a trigger starts carries: the depth of what it matched, and the trigger.
@@ -435,6 +438,7 @@ impl Service {
                 "/run_id", message,
             )]));
         }
+        let fresh = body.run_id.is_none();
         let ask = Ask {
             run_id: body
                 .run_id
@@ -442,6 +446,7 @@ impl Service {
             input: body.input.unwrap_or_else(|| json!({})),
             lineage: None,
             origin: None,
+            fresh,
         };
         self.run(caller, pb, def_type, name, ask).await
     }
@@ -521,11 +526,14 @@ impl Service {
         ask: Ask,
         definition: &DefinitionVersion,
     ) -> Outcome {
-        let existing = self
-            .store
-            .get_run(pb, &ask.run_id)
-            .await
-            .map_err(store_problem)?;
+        let existing = if ask.fresh {
+            None
+        } else {
+            self.store
+                .get_run(pb, &ask.run_id)
+                .await
+                .map_err(store_problem)?
+        };
         match existing {
             None => runner.begin(self, caller, pb, key, ask, definition).await,
             Some(run) => {

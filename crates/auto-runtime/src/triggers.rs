@@ -762,6 +762,7 @@ impl Service {
             input,
             lineage: None,
             origin: Some(origin),
+            fresh: false,
         };
         match self
             .start_workflow(&caller, pb, &key, ask, &definition)

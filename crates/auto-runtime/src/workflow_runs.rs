@@ -412,7 +412,7 @@ impl Service {
         workflow: &Workflow,
         input: Value,
         at: &At,
-    ) -> Result<Result<(), StoreError>, Problem> {
+    ) -> Result<Result<Option<Run>, StoreError>, Problem> {
         let mut info = self.run_info(run);
         info.functions_ms = self.functions_ms(pb, workflow).await;
         let now_ms = chrono::Utc::now().timestamp_millis();
@@ -437,7 +437,7 @@ impl Service {
         place: Place<'_>,
         step: Step,
         at: &At,
-    ) -> Result<Result<(), StoreError>, Problem> {
+    ) -> Result<Result<Option<Run>, StoreError>, Problem> {
         let performs = step.commands.iter().any(stretch::may_perform);
         let unperformed = performs.then(|| step.clone());
         let stretch = self.stretch(pb, run, &place, step, at.applying()).await;
@@ -463,7 +463,7 @@ impl Service {
     }
 
     /// Commits a stretch once, past the store's passing faults, and wakes what its commit
-    /// concerns.
+    /// concerns; the run as the commit left it, when it recorded or ended the run.
     async fn commit_once(
         &self,
         pb: &PlaybookRef,
@@ -471,7 +471,7 @@ impl Service {
         place: &Place<'_>,
         stretch: Stretch,
         at: &At,
-    ) -> Result<Result<(), StoreError>, Problem> {
+    ) -> Result<Result<Option<Run>, StoreError>, Problem> {
         let commit = self.commit_of(run, place, stretch, at)?;
         let adds_work = !commit.add_work.is_empty();
         let committed = retrying_faults(StoreError::is_transient, || {
@@ -485,7 +485,7 @@ impl Service {
             }
             self.triggers.wake_if_active();
         }
-        Ok(committed.map(|_| ()))
+        Ok(committed.map(|committed| committed.run))
     }
 
     /// Starts a new workflow run and takes its first step: 200 when it ended before its first
@@ -510,18 +510,22 @@ impl Service {
             .await
             .map_err(|error| cannot_start(&key.name, error))?;
         // The run and its first step are one transaction: a run is never recorded without it.
-        self.first_step_of(pb, &run, &workflow, run.input.clone(), &At::Start(new))
+        let committed = self
+            .first_step_of(pb, &run, &workflow, run.input.clone(), &At::Start(new))
             .await?
             .map_err(|error| match error {
                 StoreError::Conflict(_) => taken(error),
                 other => cannot_start(&key.name, other),
             })?;
-        let run = self
-            .store
-            .get_run(pb, &run.run_id)
-            .await
-            .map_err(store_problem)?
-            .ok_or_else(|| Problem::internal(&"a workflow run vanished"))?;
+        let run = match committed {
+            Some(run) => run,
+            None => self
+                .store
+                .get_run(pb, &run.run_id)
+                .await
+                .map_err(store_problem)?
+                .ok_or_else(|| Problem::internal(&"a workflow run vanished"))?,
+        };
         Ok(crate::runs::answer_of(&run))
     }
 
@@ -668,7 +672,7 @@ impl Service {
                 work: item.id,
             };
             match self.commit_stretch(pb, &run, place, step, &at).await? {
-                Ok(()) => return Ok(()),
+                Ok(_) => return Ok(()),
                 // Another step of the run committed first (a timer and a call's ending at
                 // once): read the run again and apply this input after it.
                 Err(StoreError::Conflict(_)) => continue,

@@ -441,7 +441,7 @@ impl Store for TimedStore {
         playbook: &PlaybookRef,
         run_id: &str,
         step: auto_store::WorkflowStep,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<auto_store::StepCommitted> {
         self.time(
             "commit_workflow_step",
             self.inner.commit_workflow_step(playbook, run_id, step),

@@ -273,13 +273,14 @@ pub trait Store: Send + Sync + 'static {
     /// Commits one step of a started workflow run in one transaction. `Conflict` when the
     /// snapshot's version is not `expected_version` (another server took the run over), when
     /// a snapshot exists and `expected_version` is `None`, when the run is not started, or when
-    /// an event's `run_seq` is taken; then nothing changes. Returns the snapshot's new version.
+    /// an event's `run_seq` is taken; then nothing changes. Returns the snapshot's new version,
+    /// with the run as the step left it when the step recorded it or ended it.
     async fn commit_workflow_step(
         &self,
         playbook: &PlaybookRef,
         run_id: &str,
         step: WorkflowStep,
-    ) -> Result<i64>;
+    ) -> Result<StepCommitted>;
 
     /// The run's snapshot and its version.
     async fn get_workflow_state(

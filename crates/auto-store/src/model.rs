@@ -443,6 +443,15 @@ pub struct WorkflowStep {
     pub start: Option<NewRun>,
 }
 
+/// What a committed step of a workflow run left: the snapshot's new version, and the run as
+/// the step left it when the step recorded it or ended it (read back by the commit itself, so
+/// the caller need not read it again).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepCommitted {
+    pub version: i64,
+    pub run: Option<Run>,
+}
+
 /// A run that began and ended within its caller's step: recorded `started` and ended in the
 /// step's transaction, so nobody sees it started. `Conflict` when the playbook has a run of
 /// its id.

@@ -21,7 +21,7 @@ use sqlx::{Row, Sqlite, Transaction};
 
 use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, migrations};
-use crate::sql::{RawGroup, Reserved, SqlStore};
+use crate::sql::{Opener, RawGroup, Reserved, SqlStore};
 use crate::{NewEvent, Result, StoreError};
 
 /// How many connections read beside the one that writes.
@@ -151,7 +151,12 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Full)
         .foreign_keys(true)
-        .busy_timeout(BUSY_TIMEOUT);
+        .busy_timeout(BUSY_TIMEOUT)
+        // A transaction's savepoints (one for each change of a group) and a statement that
+        // may fail part way keep the pages they would restore in a journal of their own,
+        // which SQLite writes to a temporary file past 64 KiB: kept in memory instead, it
+        // costs no write and no file.
+        .pragma("temp_store", "memory");
     // A connection whose transaction rolled back (a write that failed, at a full disk or
     // a file SQLite opened read-only without saying so, as it does a file it may not
     // write) is closed before the next write, which opens a new one: so a fault that
@@ -182,8 +187,10 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
         .connect_with(options)
         .await?;
     tracing::info!(path = %path.display(), "the SQLite store is open");
+    let raw_path = path.clone();
+    let open_raw: Opener = Box::new(move || open_raw(&raw_path));
     Ok(SqlStore {
-        raw: Some(RawGroup::start(writer.clone())),
+        raw: Some(RawGroup::start(writer.clone(), open_raw)),
         writer,
         reader,
         _file_lock: Some(file_lock),
@@ -206,6 +213,21 @@ async fn open_in_memory(options: SqliteConnectOptions) -> Result<SqlStore<Sqlite
         _file_lock: None,
         raw: None,
     })
+}
+
+/// The group writer's own connection to the file, set as sqlx's are (the file is in WAL mode
+/// already, as sqlx's writer set it).
+fn open_raw(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    use rusqlite::OpenFlags;
+    let connection = rusqlite::Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    connection.busy_timeout(BUSY_TIMEOUT)?;
+    connection.execute_batch(
+        "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY;",
+    )?;
+    Ok(connection)
 }
 
 fn pool_options() -> SqlitePoolOptions {

@@ -1864,13 +1864,13 @@ async fn a_first_step_records_its_run_with_it(store: Arc<dyn Store>) -> Result<(
         ];
         step
     };
-    assert_eq!(
-        store
-            .commit_workflow_step(&playbook, "s1", first("s1"))
-            .await?,
-        1
-    );
+    let committed = store
+        .commit_workflow_step(&playbook, "s1", first("s1"))
+        .await?;
+    assert_eq!(committed.version, 1);
     let run = store.get_run(&playbook, "s1").await?.expect("the run");
+    // The step gives the run it recorded as a read of it gives it.
+    assert_eq!(committed.run.as_ref(), Some(&run));
     assert_eq!(run.status, RunStatus::Started);
     assert_eq!(run.started_at, at);
     assert_eq!(run.last_run_seq, 2);
@@ -1895,8 +1895,9 @@ async fn a_first_step_records_its_run_with_it(store: Arc<dyn Store>) -> Result<(
     // Ended in its first step: recorded ended, with nothing left to wait for.
     let mut ends = first("s2");
     ends.ending = Some(succeeded(json!({"done": true})));
-    store.commit_workflow_step(&playbook, "s2", ends).await?;
+    let committed = store.commit_workflow_step(&playbook, "s2", ends).await?;
     let run = store.get_run(&playbook, "s2").await?.expect("the run");
+    assert_eq!(committed.run.as_ref(), Some(&run));
     assert_eq!(run.status, RunStatus::Succeeded);
     assert_eq!(run.output, Some(json!({"done": true})));
     assert!(run.ended_at.is_some());
@@ -1915,7 +1916,9 @@ async fn workflow_steps_are_compare_and_set(store: Arc<dyn Store>) -> Result<()>
     assert_eq!(store.get_workflow_state(&playbook, "w1").await?, None);
     let mut first = step(None, json!({"at": 1}));
     first.events = vec![numbered("w1-2", 2)];
-    assert_eq!(store.commit_workflow_step(&playbook, "w1", first).await?, 1);
+    // A step that neither records nor ends the run gives its new version alone.
+    let committed = store.commit_workflow_step(&playbook, "w1", first).await?;
+    assert_eq!((committed.version, committed.run), (1, None));
     // A second first step, or a step from a stale version, is another server's: refused.
     assert!(matches!(
         store
@@ -1926,7 +1929,8 @@ async fn workflow_steps_are_compare_and_set(store: Arc<dyn Store>) -> Result<()>
     assert_eq!(
         store
             .commit_workflow_step(&playbook, "w1", step(Some(1), json!({"at": 2})))
-            .await?,
+            .await?
+            .version,
         2
     );
     let mut stale = step(Some(1), json!({"at": "stale"}));
@@ -1949,8 +1953,11 @@ async fn workflow_steps_are_compare_and_set(store: Arc<dyn Store>) -> Result<()>
     let mut last = step(Some(2), json!({"at": "end"}));
     last.events = vec![numbered("w1-3", 3)];
     last.ending = Some(succeeded(json!({"sum": 245})));
-    assert_eq!(store.commit_workflow_step(&playbook, "w1", last).await?, 3);
+    let committed = store.commit_workflow_step(&playbook, "w1", last).await?;
+    assert_eq!(committed.version, 3);
     let run = run_of(&*store, &playbook, "w1").await?;
+    // The step that ends the run gives it as ended, as a read of it would.
+    assert_eq!(committed.run.as_ref(), Some(&run));
     assert_eq!(run.status, RunStatus::Succeeded);
     assert_eq!(run.output, Some(json!({"sum": 245})));
     assert_eq!(run.last_run_seq, 3);

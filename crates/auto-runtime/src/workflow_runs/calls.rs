@@ -80,6 +80,7 @@ impl Service {
                     input,
                     lineage: Some(lineage),
                     origin: None,
+                    fresh: false,
                 };
                 self.call_child(pb, &parent, &def_type, &name, ask).await?
             }

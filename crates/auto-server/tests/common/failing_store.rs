@@ -203,7 +203,7 @@ impl Store for FailingStore {
         playbook: &PlaybookRef,
         run_id: &str,
         step: auto_store::WorkflowStep,
-    ) -> Result<i64> {
+    ) -> Result<auto_store::StepCommitted> {
         // The run a first step starts, and a child performed in a step, are recorded with it:
         // refused as their starts would be.
         let starts = step

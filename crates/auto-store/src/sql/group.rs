@@ -2,20 +2,24 @@
 //! one transaction, so that they share one commit and one fsync, and answers each caller once
 //! the commit that holds its change is durable.
 //!
-//! A change is a function of the writer connection. The writer takes every change waiting when
-//! it is free (up to [`GROUP_CHANGES_MAX`]), makes each inside a savepoint of its own, and
+//! A change is a function of the writer's connection. The writer takes every change waiting
+//! when it is free (up to [`GROUP_CHANGES_MAX`]), makes each inside a savepoint of its own, and
 //! commits once: a change that fails is rolled back to its savepoint and answered with its own
 //! error, and the others go on; a commit that fails answers every change in the group with it.
 //! Nothing waits on purpose for a group to fill: changes gather while the commit before them
 //! is being written, so one at a time costs what it did before, and many at once share.
 //!
-//! The changes are made synchronously on the writer connection's own handle (see
-//! `sqlite_changes`), under sqlx's lock on it, so that a change costs no thread hop per
-//! statement; every other write goes through sqlx on the same connection, and takes turns
-//! with the groups. The writer is a task of its own, so a caller that stops waiting (its
-//! request dropped) cuts nothing short for the others. Written here rather than taken from a
-//! crate: what it groups are our own transactions, with our own savepoint and error rules.
-//! PostgreSQL has no such writer: grouping there was measured and gained nothing.
+//! The changes are made synchronously, through rusqlite, on a connection of the writer's own
+//! (see `sqlite_changes`), kept from one group to the next with its prepared statements: sqlx
+//! runs each connection on a thread of its own, where every statement is a round trip between
+//! threads. Every other write goes through sqlx's one writer connection; the group writer holds
+//! that connection (without using it) while it makes a group, so the two never write at once
+//! and neither waits on SQLite's file lock. After a fault that rolled a group back, the
+//! connection is opened anew, as sqlx's is, so a fault that cleared leaves nothing behind.
+//! The writer is a task of its own, so a caller that stops waiting (its request dropped) cuts
+//! nothing short for the others. Written here rather than taken from a crate: what it groups
+//! are our own transactions, with our own savepoint and error rules. PostgreSQL has no such
+//! writer: grouping there was measured and gained nothing.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -77,23 +81,27 @@ fn refuse(change: Change, error: &Arc<sqlx::Error>) {
     let _ = change.answer.send(Err(StoreError::Commit(error.clone())));
 }
 
-/// How many prepared statements a group on the raw handle keeps: more than the kinds of
+/// How many prepared statements the writer's connection keeps: more than the kinds of
 /// statement its changes run (about 25).
 const STATEMENTS_CACHED: usize = 64;
 
-/// A change made on the writer connection's own handle: synchronous, its type erased.
+/// A change made on the writer's own connection: synchronous, its type erased.
 type RawMake = Box<dyn FnOnce(&rusqlite::Connection) -> Made + Send>;
 
-/// The handle to SQLite's group writer of changes made on the connection's own handle.
+/// Opens the writer's own connection to the file, set as sqlx's connections are.
+pub(crate) type Opener = Box<dyn Fn() -> rusqlite::Result<rusqlite::Connection> + Send + Sync>;
+
+/// The handle to SQLite's group writer of changes made on its own connection.
 pub(crate) struct RawGroup {
     changes: mpsc::UnboundedSender<Change>,
 }
 
 impl RawGroup {
-    /// Starts the writer of the changes made on `pool`'s one connection.
-    pub(crate) fn start(pool: SqlitePool) -> Self {
+    /// Starts the writer whose connections `open` opens, taking turns with the writes made
+    /// on `pool`'s one connection.
+    pub(crate) fn start(pool: SqlitePool, open: Opener) -> Self {
         let (changes, waiting) = mpsc::unbounded_channel();
-        tokio::spawn(write_raw(pool, waiting));
+        tokio::spawn(write_raw(pool, open, waiting));
         RawGroup { changes }
     }
 
@@ -117,49 +125,46 @@ impl RawGroup {
     }
 }
 
-/// The writer of the changes made on the connection's own handle.
-async fn write_raw(pool: SqlitePool, mut waiting: mpsc::UnboundedReceiver<Change>) {
+/// The writer of the changes made on its own connection.
+async fn write_raw(pool: SqlitePool, open: Opener, mut waiting: mpsc::UnboundedReceiver<Change>) {
     let mut group = Vec::with_capacity(GROUP_CHANGES_MAX);
+    let mut own: Option<rusqlite::Connection> = None;
     while gather(&mut waiting, &mut group).await {
         let group = std::mem::take(&mut group);
-        let mut connection = match pool.acquire().await {
+        // The turn: while the writer holds sqlx's one writer connection, no other write runs.
+        let turn = match pool.acquire().await {
             Ok(connection) => connection,
             Err(error) => {
                 refuse_all(group, error);
                 continue;
             }
         };
-        let mut handle = match connection.lock_handle().await {
-            Ok(handle) => handle,
-            Err(error) => {
-                refuse_all(group, error);
-                continue;
-            }
-        };
-        let raw = handle.as_raw_handle().as_ptr();
-        #[allow(unsafe_code)]
-        let commit = move || {
-            // SAFETY: `handle`, sqlx's lock on the connection, keeps sqlx's worker thread off
-            // the handle for as long as it lives, and it outlives this `Connection`, which is
-            // dropped (finalizing the statements it prepared) before `commit` returns. Made with
-            // `from_handle`, the `Connection` does not close the handle, which stays sqlx's.
-            match unsafe { rusqlite::Connection::from_handle(raw) } {
-                Ok(connection) => {
-                    // Room for every statement of a group, so none is prepared twice in one.
-                    connection.set_prepared_statement_cache_capacity(STATEMENTS_CACHED);
-                    commit_raw_group(&connection, group);
-                }
-                Err(error) => refuse_all(group, raw_fault(error)),
-            }
+        let connection = own.take();
+        let commit = || {
+            let connection = match connection {
+                Some(connection) => connection,
+                None => match open() {
+                    Ok(connection) => {
+                        // Room for every statement the changes run, so none is prepared twice.
+                        connection.set_prepared_statement_cache_capacity(STATEMENTS_CACHED);
+                        connection
+                    }
+                    Err(error) => {
+                        refuse_all(group, raw_fault(error));
+                        return None;
+                    }
+                },
+            };
+            commit_raw_group(&connection, group).then_some(connection)
         };
         // The group runs on this thread without a hop per statement; on a runtime of several
         // threads the others take this one's tasks meanwhile.
-        if tokio::runtime::Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
-            tokio::task::block_in_place(commit);
+        own = if tokio::runtime::Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
+            tokio::task::block_in_place(commit)
         } else {
-            commit();
-        }
-        drop(handle);
+            commit()
+        };
+        drop(turn);
     }
 }
 
@@ -170,14 +175,15 @@ fn refuse_all(group: Vec<Change>, error: sqlx::Error) {
     }
 }
 
-/// [`commit_group`], on the connection's own handle: the changes in one `BEGIN IMMEDIATE`
-/// transaction, each in a savepoint of its own when there are several, committed, and each
-/// answered. The handle is left outside any transaction, as sqlx expects it.
-fn commit_raw_group(connection: &rusqlite::Connection, group: Vec<Change>) {
+/// The changes in one `BEGIN IMMEDIATE` transaction, each in a savepoint of its own when
+/// there are several, committed, and each answered. Whether the connection may be kept: it is
+/// outside any transaction, and no fault of the database's rolled the group back (a change
+/// refused for what it asked, such as a taken id, is no fault of the connection's).
+fn commit_raw_group(connection: &rusqlite::Connection, group: Vec<Change>) -> bool {
     let alone = group.len() == 1;
     if let Err(error) = run(connection, "BEGIN IMMEDIATE") {
         refuse_all(group, error);
-        return;
+        return false;
     }
     let mut made = Vec::with_capacity(group.len());
     let mut broken: Option<Arc<sqlx::Error>> = None;
@@ -209,20 +215,25 @@ fn commit_raw_group(connection: &rusqlite::Connection, group: Vec<Change>) {
         made.push((result, change.answer));
     }
     let all_failed = made.iter().all(|(result, _)| result.is_err());
+    let faulted = made
+        .iter()
+        .any(|(result, _)| matches!(result, Err(StoreError::Database(_) | StoreError::Commit(_))));
     let commit = match broken {
         Some(error) => Some(error),
         // Nothing to keep (and a change alone that failed may have left a part of itself).
         None if all_failed => None,
         None => run(connection, "COMMIT").err().map(Arc::new),
     };
+    let mut keep = commit.is_none() && !faulted;
     if !connection.is_autocommit() {
-        // A group broken, failed or whose commit failed: nothing of it stays. The rollback
-        // hook sqlx's pool set sees it, as it sees sqlx's own.
+        // A group broken, failed or whose commit failed: nothing of it stays.
         if let Err(error) = run(connection, "ROLLBACK") {
             tracing::warn!(%error, "the SQLite writer's transaction did not roll back");
+            keep = false;
         }
     }
     answer(made, commit);
+    keep
 }
 
 /// Runs one statement of the group's own.
@@ -269,9 +280,8 @@ mod tests {
     }
 
     /// On a runtime of several threads (the group made in `block_in_place`), changes sent at
-    /// once to the writer on the raw handle stand or fall each alone: one that wrote and then
-    /// failed leaves nothing, the others commit, and the connection goes back to sqlx outside
-    /// any transaction.
+    /// once to the writer stand or fall each alone: one that wrote and then failed leaves
+    /// nothing, the others commit, and sqlx's writes go on beside the writer's.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn raw_changes_stand_or_fall_each_alone() {
         let dir = tempfile::tempdir().unwrap();
@@ -283,14 +293,16 @@ mod tests {
         .create_if_missing(true);
         let pool = SqlitePoolOptions::new()
             .max_connections(1)
-            .connect_with(options)
+            .connect_with(options.journal_mode(sqlx::sqlite::SqliteJournalMode::Wal))
             .await
             .unwrap();
         sqlx::query("CREATE TABLE t (x INTEGER PRIMARY KEY)")
             .execute(&pool)
             .await
             .unwrap();
-        let group = Arc::new(RawGroup::start(pool.clone()));
+        let path = dir.path().join("t.db");
+        let opener: Opener = Box::new(move || rusqlite::Connection::open(&path));
+        let group = Arc::new(RawGroup::start(pool.clone(), opener));
         let changes: Vec<_> = (0..48_i64)
             .map(|i| {
                 let group = group.clone();

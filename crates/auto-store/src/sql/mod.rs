@@ -32,11 +32,11 @@ use crate::shared::{
 use crate::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, Listener, NewDefinitionVersion, NewEvent,
     NewRequest, NewRun, NewWork, Org, Playbook, PlaybookRef, Queued, Request, RequestClose,
-    RequestFilter, Result, Run, RunEnding, RunFilter, RunInboxEvent, StartOutcome, Store,
-    StoreError, Trigger, TriggerStart, Work, WorkflowStep,
+    RequestFilter, Result, Run, RunEnding, RunFilter, RunInboxEvent, StartOutcome, StepCommitted,
+    Store, StoreError, Trigger, TriggerStart, Work, WorkflowStep,
 };
 
-pub(crate) use group::RawGroup;
+pub(crate) use group::{Opener, RawGroup};
 use rows::event_columns;
 use rows::{definition_columns, definition_from_row, event_from_row, org_from_row};
 use rows::{playbook_from_row, run_from_row};
@@ -53,8 +53,8 @@ pub(crate) struct SqlStore<D: Dialect> {
     /// server opens the file.
     pub(crate) _file_lock: Option<File>,
     /// On SQLite's file, the group writer of the hot changes (a workflow step, a run started,
-    /// its events, its ending), made on the writer connection's own handle without a thread
-    /// hop per statement (see [`sqlite_changes`]).
+    /// its events, its ending), made on a connection of its own without a thread hop per
+    /// statement (see [`sqlite_changes`]).
     pub(crate) raw: Option<RawGroup>,
 }
 
@@ -547,7 +547,7 @@ impl<D: Dialect> Store for SqlStore<D> {
         playbook: &PlaybookRef,
         run_id: &str,
         step: WorkflowStep,
-    ) -> Result<i64> {
+    ) -> Result<StepCommitted> {
         if let Some(raw) = &self.raw {
             return sqlite_changes::commit_step(raw, playbook, run_id, step).await;
         }

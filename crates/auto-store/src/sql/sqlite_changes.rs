@@ -1,11 +1,11 @@
 //! The hot changes on SQLite's file (a workflow step, a run started, its events recorded, its
-//! ending), made synchronously through rusqlite on the writer connection's own handle.
+//! ending), made synchronously through rusqlite on the group writer's own connection.
 //!
 //! Why they exist beside the shared ones: sqlx runs each SQLite connection on a thread of its
 //! own, so every statement of a change is a round trip between a tokio worker and that thread
 //! (a futex wake and a context switch each way), and a step is about ten statements. Here a
-//! whole group of changes runs on the handle in one go, under sqlx's lock on it
-//! ([`super::group::RawGroup`]), with no hop per statement.
+//! whole group of changes runs on the writer's connection in one go, its statements prepared
+//! once for the connection's life ([`super::group::RawGroup`]), with no hop per statement.
 //!
 //! They are the shared changes (`work::commit_step`, `runs::start`, `runs::end`,
 //! `runs::record_events`) statement for statement: the same SQL text (the constants and
@@ -38,10 +38,10 @@ use crate::shared::{
     check_ending_status, deep_json, event_insert_error, open_calls_reached, playbook_not_found,
     run_change_refused, run_events,
 };
-use crate::sqlite::{INSERT_EVENT, INSERT_EVENT_BATCH, any_large, event_inputs, to_json_text};
+use crate::sqlite::{INSERT_EVENT, event_inputs};
 use crate::{
     Event, LISTENERS_MAX, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Result, Run,
-    RunEnding, StoreError, WorkflowStep,
+    RunEnding, StepCommitted, StoreError, WorkflowStep,
 };
 
 type Reserve = Reserved<Sqlite>;
@@ -51,7 +51,7 @@ pub(super) async fn commit_step(
     playbook: &PlaybookRef,
     run_id: &str,
     mut step: WorkflowStep,
-) -> Result<i64> {
+) -> Result<StepCommitted> {
     let (events, last_run_seq) = prepare_step(run_id, &mut step)?;
     let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
     let playbook = playbook.clone();
@@ -60,16 +60,24 @@ pub(super) async fn commit_step(
         .change(move |c| {
             let (playbook, run_id) = (&playbook, run_id.as_str());
             let reserved = reserve(c, playbook, events.len())?;
-            if let Some(new) = &step.start {
-                insert_run(c, playbook, &reserved, new, last_run_seq)?;
-            }
+            let mut run = match &step.start {
+                Some(new) => Some(insert_run(c, playbook, &reserved, new, last_run_seq)?),
+                None => None,
+            };
             let version = write_snapshot(c, &reserved, run_id, &step)?;
             let pk = reserved.playbook_pk;
             insert_ended_runs(c, playbook, &reserved, &ended_children(&step, &events))?;
             let fresh = step.start.is_some();
             match &step.ending {
                 Some(ending) => {
-                    end_run_in(c, playbook, &reserved, run_id, ending, last_run_seq)?;
+                    run = Some(end_run_in(
+                        c,
+                        playbook,
+                        &reserved,
+                        run_id,
+                        ending,
+                        last_run_seq,
+                    )?);
                     insert_events(c, playbook, &reserved, events)?;
                     if !fresh {
                         execute(c, DELETE_RUN_WORK, &[&pk, &run_id])?;
@@ -91,7 +99,7 @@ pub(super) async fn commit_step(
             }
             let last_seq = reserved.first_seq - 1 + event_count;
             listen_in(c, pk, run_id, &step, last_seq)?;
-            Ok(version)
+            Ok(StepCommitted { version, run })
         })
         .await
 }
@@ -184,35 +192,30 @@ fn insert_events(
 }
 
 fn write_events(c: &Connection, reserved: &Reserve, events: &[NewEvent]) -> Result<()> {
+    // One prepared statement run for each event: on the writer's connection a statement costs no
+    // round trip, so the batch the shared change reads out of a JSON array (one round trip, and
+    // the array written and parsed again) would only cost more here.
     let inputs = event_inputs(events)?;
     let (pk, now) = (&reserved.playbook_pk, &reserved.now.stored);
-    if any_large(&inputs) {
-        for (input, seq) in inputs.iter().zip(reserved.first_seq..) {
-            let params: [&dyn ToSql; 13] = [
-                pk,
-                &seq,
-                &input.id,
-                &input.r#type,
-                &input.source,
-                &input.subject,
-                &input.time,
-                &input.datacontenttype,
-                &input.data,
-                &input.extensions,
-                &input.run_id,
-                &input.run_seq,
-                now,
-            ];
-            execute(c, INSERT_EVENT, &params)?;
-        }
-        return Ok(());
+    for (input, seq) in inputs.iter().zip(reserved.first_seq..) {
+        let params: [&dyn ToSql; 13] = [
+            pk,
+            &seq,
+            &input.id,
+            &input.r#type,
+            &input.source,
+            &input.subject,
+            &input.time,
+            &input.datacontenttype,
+            &input.data,
+            &input.extensions,
+            &input.run_id,
+            &input.run_seq,
+            now,
+        ];
+        execute(c, INSERT_EVENT, &params)?;
     }
-    let batch = to_json_text(&inputs)?;
-    execute(
-        c,
-        INSERT_EVENT_BATCH,
-        &[pk, &reserved.first_seq, now, &batch],
-    )
+    Ok(())
 }
 
 /// `runs::touch_run`.
@@ -273,7 +276,8 @@ fn insert_run(
         .ok_or_else(|| run_taken(playbook, &new.run_id))
 }
 
-/// `runs::insert_ended_runs`.
+/// `runs::insert_ended_runs`, one statement for each run: on the writer's connection a
+/// statement costs no round trip, and the one statement of a single run is prepared once for all of them.
 fn insert_ended_runs(
     c: &Connection,
     playbook: &PlaybookRef,
@@ -283,16 +287,13 @@ fn insert_ended_runs(
     if runs.is_empty() {
         return Ok(());
     }
-    let params: Vec<RunParam<'_, String>> = runs
-        .iter()
-        .flat_map(|(new, last_run_seq, ending)| {
-            run_params(reserved, new, *last_run_seq, Some(ending))
-        })
-        .collect();
-    let params: Vec<&dyn ToSql> = params.iter().map(|param| param as &dyn ToSql).collect();
-    let inserted = query_all(c, &insert_ended_runs_sql(runs.len()), &params, |row| {
-        row.text("run_id")
-    })?;
+    let sql = insert_ended_runs_sql(1);
+    let mut inserted = Vec::with_capacity(runs.len());
+    for (new, last_run_seq, ending) in runs {
+        let params = run_params(reserved, new, *last_run_seq, Some(ending));
+        let params: Vec<&dyn ToSql> = params.iter().map(|param| param as &dyn ToSql).collect();
+        inserted.extend(query_optional(c, &sql, &params, |row| row.text("run_id"))?);
+    }
     check_ended_runs(playbook, runs, &inserted)
 }
 
@@ -555,7 +556,7 @@ pub(crate) fn raw_fault(error: rusqlite::Error) -> sqlx::Error {
     }
 }
 
-/// A fault SQLite reported on the writer's handle: its extended code and message, as sqlx's
+/// A fault SQLite reported on the writer's connection: its extended code and message, as sqlx's
 /// own `SqliteError` carries them (which only sqlx may make).
 #[derive(Debug)]
 pub(crate) struct RawSqliteError {
@@ -620,7 +621,7 @@ mod tests {
         ))
     }
 
-    /// SQLite's faults met on the raw handle read as sqlx's own do: a full disk or a busy
+    /// SQLite's faults met on the writer's connection read as sqlx's own do: a full disk or a busy
     /// file may clear, a unique rule broken is one.
     #[test]
     fn raw_faults_read_as_sqlx_sqlite_errors() {

@@ -14,7 +14,7 @@ use crate::dialect::{Dialect, Stamp, StoredTime, built_sql, sql};
 use crate::shared::{check_ending_status, run_not_found, step_events};
 use crate::{
     LISTENERS_MAX, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Result, RunEnding,
-    RunInboxEvent, StoreError, Work, WorkflowStep,
+    RunInboxEvent, StepCommitted, StoreError, Work, WorkflowStep,
 };
 
 pub(super) async fn commit_step<D: Dialect>(
@@ -22,14 +22,15 @@ pub(super) async fn commit_step<D: Dialect>(
     playbook: &PlaybookRef,
     run_id: &str,
     mut step: WorkflowStep,
-) -> Result<i64> {
+) -> Result<StepCommitted> {
     let (events, last_run_seq) = prepare_step(run_id, &mut step)?;
     let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
     let mut tx = store.begin().await?;
     let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
-    if let Some(new) = &step.start {
-        insert_run(&mut tx, playbook, &reserved, new, last_run_seq).await?;
-    }
+    let mut run = match &step.start {
+        Some(new) => Some(insert_run(&mut tx, playbook, &reserved, new, last_run_seq).await?),
+        None => None,
+    };
     let version = write_snapshot(&mut tx, &reserved, run_id, &step).await?;
     let pk = reserved.playbook_pk;
     let children = ended_children(&step, &events);
@@ -41,7 +42,8 @@ pub(super) async fn commit_step<D: Dialect>(
         // An ended run waits for nothing: its timers and pending inputs go, and its parent
         // hears of the ending. The step's own work (cancelling its children) stays.
         Some(ending) => {
-            end_run_in(&mut tx, playbook, &reserved, run_id, ending, last_run_seq).await?;
+            run =
+                Some(end_run_in(&mut tx, playbook, &reserved, run_id, ending, last_run_seq).await?);
             insert_events(&mut tx, playbook, &reserved, events).await?;
             if !fresh {
                 sql::<D>(DELETE_RUN_WORK)
@@ -66,7 +68,7 @@ pub(super) async fn commit_step<D: Dialect>(
     let last_seq = reserved.first_seq - 1 + event_count;
     listen_in(&mut tx, pk, run_id, &step, last_seq).await?;
     tx.commit().await?;
-    Ok(version)
+    Ok(StepCommitted { version, run })
 }
 
 /// Refuses a step that cannot be made, before anything changes: the step's events (each with
