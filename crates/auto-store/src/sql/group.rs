@@ -343,4 +343,56 @@ mod tests {
             .unwrap();
         tx.commit().await.unwrap();
     }
+
+    /// The writer keeps its connection from one group to the next, also past a change refused
+    /// for what it asked; after a fault of the database's it opens a new one. (A temporary
+    /// table lives as long as the connection that made it.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_writer_keeps_its_connection_until_a_fault() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .unwrap()
+            .create_if_missing(true)
+            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        let opener: Opener = Box::new(move || rusqlite::Connection::open(&path));
+        let group = RawGroup::start(pool, opener);
+        let marked = |connection: &rusqlite::Connection| -> Result<bool> {
+            connection
+                .query_row(
+                    "SELECT count(*) FROM sqlite_temp_master WHERE name = 'marker'",
+                    [],
+                    |row| row.get::<_, i64>(0),
+                )
+                .map(|count| count == 1)
+                .map_err(|error| StoreError::Database(raw_fault(error)))
+        };
+        group
+            .change(|connection| {
+                connection
+                    .execute("CREATE TEMP TABLE marker (x)", [])
+                    .map_err(|error| StoreError::Database(raw_fault(error)))
+            })
+            .await
+            .unwrap();
+        assert!(group.change(marked).await.unwrap());
+        let refused = group
+            .change(|_| -> Result<()> { Err(StoreError::Conflict("taken".into())) })
+            .await;
+        assert!(matches!(refused, Err(StoreError::Conflict(_))));
+        assert!(group.change(marked).await.unwrap(), "kept past a refusal");
+        let fault = group
+            .change(|_| -> Result<()> { Err(StoreError::Database(sqlx::Error::PoolTimedOut)) })
+            .await;
+        assert!(matches!(fault, Err(StoreError::Database(_))));
+        assert!(
+            !group.change(marked).await.unwrap(),
+            "opened anew after a fault"
+        );
+    }
 }
