@@ -517,15 +517,9 @@ impl Service {
                 StoreError::Conflict(_) => taken(error),
                 other => cannot_start(&key.name, other),
             })?;
-        let run = match committed {
-            Some(run) => run,
-            None => self
-                .store
-                .get_run(pb, &run.run_id)
-                .await
-                .map_err(store_problem)?
-                .ok_or_else(|| Problem::internal(&"a workflow run vanished"))?,
-        };
+        // A step that records its run gives it back as recorded (or ended).
+        let run =
+            committed.ok_or_else(|| Problem::internal(&"a workflow's first step gave no run"))?;
         Ok(crate::runs::answer_of(&run))
     }
 

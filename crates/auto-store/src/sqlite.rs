@@ -15,7 +15,6 @@ use serde::Serialize;
 use serde_json::Value;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
 };
 use sqlx::{Row, Sqlite, Transaction};
 
@@ -146,17 +145,13 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
     }
     let path = options.get_filename().to_owned();
     let file_lock = lock_database_file(&path)?;
-    let options = options
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Full)
-        .foreign_keys(true)
-        .busy_timeout(BUSY_TIMEOUT)
-        // A transaction's savepoints (one for each change of a group) and a statement that
-        // may fail part way keep the pages they would restore in a journal of their own,
-        // which SQLite writes to a temporary file past 64 KiB: kept in memory instead, it
-        // costs no write and no file.
-        .pragma("temp_store", "memory");
+    let options = CONNECTION_PRAGMAS.iter().fold(
+        options
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(BUSY_TIMEOUT),
+        |options, (name, value)| options.pragma(*name, *value),
+    );
     // A connection whose transaction rolled back (a write that failed, at a full disk or
     // a file SQLite opened read-only without saying so, as it does a file it may not
     // write) is closed before the next write, which opens a new one: so a fault that
@@ -215,6 +210,17 @@ async fn open_in_memory(options: SqliteConnectOptions) -> Result<SqlStore<Sqlite
     })
 }
 
+/// What every connection to the file is set to, sqlx's and the group writer's alike.
+const CONNECTION_PRAGMAS: [(&str, &str); 3] = [
+    ("foreign_keys", "ON"),
+    ("synchronous", "FULL"),
+    // A transaction's savepoints (one for each change of a group) and a statement that may
+    // fail part way keep the pages they would restore in a journal of their own, which SQLite
+    // writes to a temporary file past 64 KiB: kept in memory instead, it costs no write and
+    // no file.
+    ("temp_store", "MEMORY"),
+];
+
 /// The group writer's own connection to the file, set as sqlx's are (the file is in WAL mode
 /// already, as sqlx's writer set it).
 fn open_raw(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
@@ -224,9 +230,9 @@ fn open_raw(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     connection.busy_timeout(BUSY_TIMEOUT)?;
-    connection.execute_batch(
-        "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY;",
-    )?;
+    for (name, value) in CONNECTION_PRAGMAS {
+        connection.pragma_update(None, name, value)?;
+    }
     Ok(connection)
 }
 
@@ -365,6 +371,29 @@ async fn insert_event_batch(
 mod tests {
     use super::*;
     use crate::shared::{migration_sources, migrator};
+
+    /// sqlx's connections (the writer and the readers) and the group writer's own are set
+    /// alike: foreign keys on, `synchronous = FULL`, temporary journals in memory.
+    #[tokio::test]
+    async fn every_connection_to_the_file_is_set_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("alike.db");
+        let store = open(&format!("sqlite://{}", path.display())).await.unwrap();
+        let raw = open_raw(&path).unwrap();
+        // As SQLite reads them back: ON is 1, FULL is 2, MEMORY is 2.
+        for ((name, _), expected) in CONNECTION_PRAGMAS.iter().zip([1_i64, 2, 2]) {
+            let statement = format!("PRAGMA {name}");
+            for pool in [&store.writer, &store.reader] {
+                let set: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(statement.clone()))
+                    .fetch_one(pool)
+                    .await
+                    .unwrap();
+                assert_eq!(set, expected, "{name} on sqlx's connection");
+            }
+            let set: i64 = raw.query_row(&statement, [], |row| row.get(0)).unwrap();
+            assert_eq!(set, expected, "{name} on the group writer's connection");
+        }
+    }
 
     /// The clock read without asking SQLite reads as SQLite's own `'now'`: the same
     /// millisecond of the same clock, between the readings of SQLite taken before and after.

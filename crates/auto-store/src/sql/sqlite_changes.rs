@@ -192,9 +192,9 @@ fn insert_events(
 }
 
 fn write_events(c: &Connection, reserved: &Reserve, events: &[NewEvent]) -> Result<()> {
-    // One prepared statement run for each event: on the writer's connection a statement costs no
-    // round trip, so the batch the shared change reads out of a JSON array (one round trip, and
-    // the array written and parsed again) would only cost more here.
+    // One prepared statement run for each event: on the writer's connection a statement
+    // costs no round trip, so the batch the shared change reads out of a JSON array (one
+    // round trip, and the array written and parsed again) would only cost more here.
     let inputs = event_inputs(events)?;
     let (pk, now) = (&reserved.playbook_pk, &reserved.now.stored);
     for (input, seq) in inputs.iter().zip(reserved.first_seq..) {
@@ -277,7 +277,7 @@ fn insert_run(
 }
 
 /// `runs::insert_ended_runs`, one statement for each run: on the writer's connection a
-/// statement costs no round trip, and the one statement of a single run is prepared once for all of them.
+/// statement costs no round trip, and the statement of one run is prepared once for all.
 fn insert_ended_runs(
     c: &Connection,
     playbook: &PlaybookRef,
@@ -556,8 +556,8 @@ pub(crate) fn raw_fault(error: rusqlite::Error) -> sqlx::Error {
     }
 }
 
-/// A fault SQLite reported on the writer's connection: its extended code and message, as sqlx's
-/// own `SqliteError` carries them (which only sqlx may make).
+/// A fault SQLite reported on the writer's connection: its extended code and message, as
+/// sqlx's own `SqliteError` carries them (which only sqlx may make).
 #[derive(Debug)]
 pub(crate) struct RawSqliteError {
     code: i32,
@@ -621,8 +621,8 @@ mod tests {
         ))
     }
 
-    /// SQLite's faults met on the writer's connection read as sqlx's own do: a full disk or a busy
-    /// file may clear, a unique rule broken is one.
+    /// SQLite's faults met on the writer's connection read as sqlx's own do: a full disk or a
+    /// busy file may clear, a unique rule broken is one.
     #[test]
     fn raw_faults_read_as_sqlx_sqlite_errors() {
         assert!(StoreError::Database(fault(ffi::SQLITE_FULL)).is_transient());
