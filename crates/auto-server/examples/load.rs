@@ -30,9 +30,12 @@
 //!
 //! Options: `--type reasoning|computation|workflow|calls|waiting` (reasoning), `--store sqlite|postgres` (sqlite;
 //! postgres from `--database`, else `AUTO_TEST_POSTGRES`, else
-//! `postgres://postgres@127.0.0.1:5432/test`), `--concurrency N` (1), `--runs N` (1000),
+//! `postgres://postgres@127.0.0.1:5432/test`; sqlite in a temporary folder, or where
+//! `--database sqlite://path` says), `--concurrency N` (1), `--runs N` (1000),
 //! `--warmup N` (50), `--playbooks N` (1: every run in one playbook; more spreads the runs over
-//! that many), `--url URL`, `--model provider/model`.
+//! that many), `--url URL`, `--model provider/model`, `--pages N` (after the figures, N runs
+//! one at a time on the checkpointed SQLite file, and the pages of its log they wrote, by
+//! B-tree).
 
 /// The `auto` binary's allocator, so these figures are what the binary does.
 #[global_allocator]
@@ -139,11 +142,14 @@ struct Args {
     playbooks: usize,
     url: Option<String>,
     model: String,
+    /// After the figures, this many more runs one at a time on a checkpointed SQLite file,
+    /// and the log's pages they wrote, by B-tree.
+    pages: usize,
 }
 
 fn usage(error: &str) -> ! {
     eprintln!(
-        "load: {error}\nusage: load [--type reasoning|computation|workflow|calls|waiting] [--store sqlite|postgres] [--database URL] [--concurrency N] [--runs N] [--warmup N] [--playbooks N] [--url URL] [--model provider/model]"
+        "load: {error}\nusage: load [--type reasoning|computation|workflow|calls|waiting] [--store sqlite|postgres] [--database URL] [--concurrency N] [--runs N] [--warmup N] [--playbooks N] [--url URL] [--model provider/model] [--pages N]"
     );
     std::process::exit(2)
 }
@@ -160,6 +166,7 @@ fn parse_args() -> Args {
         playbooks: 1,
         url: None,
         model: DEFAULT_MODEL.into(),
+        pages: 0,
     };
     let mut words = std::env::args().skip(1);
     while let Some(flag) = words.next() {
@@ -199,6 +206,7 @@ fn parse_args() -> Args {
             "--playbooks" => args.playbooks = number(value()),
             "--url" => args.url = Some(value().trim_end_matches('/').to_owned()),
             "--model" => args.model = value(),
+            "--pages" => args.pages = number(value()),
             "-h" | "--help" => usage("the options"),
             other => usage(&format!("{other:?} is not an option")),
         }
@@ -834,17 +842,25 @@ struct Local {
     handle: auto_server::Handle,
     store: Arc<TimedStore>,
     _double: Option<ProviderDouble>,
+    /// The SQLite file, when the store is one.
+    file: Option<std::path::PathBuf>,
     _dir: tempfile::TempDir,
 }
 
 async fn start_local(args: &Args) -> Local {
     let dir = tempfile::tempdir().expect("a temporary folder");
+    // A `--database sqlite://path` keeps the file where it says, to be read after the runs.
+    let file = (args.store == "sqlite").then(|| match args.database.strip_prefix("sqlite://") {
+        Some(path) => std::path::PathBuf::from(path),
+        None => dir.path().join("auto.db"),
+    });
     let inner = match args.store.as_str() {
         "postgres" => auto_store::open_postgres_isolated(&args.database)
             .await
             .unwrap_or_else(|error| panic!("PostgreSQL at {}: {error}", args.database)),
         _ => {
-            let url = format!("sqlite://{}", dir.path().join("auto.db").display());
+            let path = file.as_ref().expect("a SQLite file");
+            let url = format!("sqlite://{}", path.display());
             auto_store::open(&url).await.expect("a SQLite store")
         }
     };
@@ -882,6 +898,7 @@ async fn start_local(args: &Args) -> Local {
         handle,
         store,
         _double: double,
+        file,
         _dir: dir,
     }
 }
@@ -1075,5 +1092,60 @@ async fn load(args: Args) {
         "    in all {:.2} ms of store time per run",
         ms(store_total) / runs
     );
+    if let (Some(file), true) = (&local.file, args.pages > 0) {
+        wal_pages(file, args.pages, || async {
+            fire(&http, &urls, &input, args.pages, 1, &waits).await;
+        })
+        .await;
+    }
     local.handle.stop().await.expect("the server stops");
+}
+
+/// What a run writes to SQLite's log: the file is checkpointed (the log emptied), `runs` runs
+/// are made one at a time, and every frame of the log is counted by the B-tree its page
+/// belongs to, read from the `dbstat` table. Each frame is a page written and synced at commit.
+async fn wal_pages<F: Future<Output = ()>>(
+    file: &std::path::Path,
+    runs: usize,
+    make_runs: impl FnOnce() -> F,
+) {
+    let connection = rusqlite::Connection::open(file).expect("the store's file");
+    connection
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .expect("a checkpoint");
+    make_runs().await;
+    let wal = std::fs::read(file.with_extension("db-wal")).expect("the log");
+    let page_size = u32::from_be_bytes(wal[8..12].try_into().expect("4 bytes")) as usize;
+    let mut pages: Vec<u32> = Vec::new();
+    let mut offset = 32;
+    while offset + 24 + page_size <= wal.len() {
+        pages.push(u32::from_be_bytes(
+            wal[offset..offset + 4].try_into().expect("4 bytes"),
+        ));
+        offset += 24 + page_size;
+    }
+    let mut statement = connection
+        .prepare("SELECT name, pageno FROM dbstat")
+        .expect("dbstat");
+    let owners: BTreeMap<u32, String> = statement
+        .query_map([], |row| {
+            Ok((row.get::<_, u32>(1)?, row.get::<_, String>(0)?))
+        })
+        .expect("the pages")
+        .collect::<Result<_, _>>()
+        .expect("the pages");
+    let mut by_tree: BTreeMap<&str, usize> = BTreeMap::new();
+    for page in &pages {
+        let owner = owners.get(page).map_or("(free or header)", String::as_str);
+        *by_tree.entry(owner).or_default() += 1;
+    }
+    let mut by_tree: Vec<_> = by_tree.into_iter().collect();
+    by_tree.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    println!(
+        "  the log's pages ({page_size} bytes), {runs} run(s) one at a time after a checkpoint: {:.1} frames a run",
+        pages.len() as f64 / runs as f64
+    );
+    for (tree, frames) in by_tree {
+        println!("    {tree:<28} {:>6.1}", frames as f64 / runs as f64);
+    }
 }

@@ -487,6 +487,24 @@ pub const TRIGGER_START_LEASE_SECONDS: i64 = 30;
 /// The most events one `list_events` returns; a filter's `limit` of 0 asks for this many.
 pub const EVENTS_PAGE_MAX: u32 = 10_000;
 
+/// The event types every run records, which `events_type_idx` leaves out (migration 0012):
+/// they are dense in the log, so a listing of one by type reads the log in `seq` order and
+/// soon fills its page, and recording them writes no page of that index.
+pub const LOG_ORDER_EVENT_TYPES: [&str; 12] = [
+    "run_started",
+    "run_succeeded",
+    "step_started",
+    "step_completed",
+    "call_started",
+    "call_ended",
+    "model_call_started",
+    "model_call_answered",
+    "tool_call_started",
+    "tool_call_answered",
+    "wait_started",
+    "wait_ended",
+];
+
 /// The most runs one `list_runs` returns; a filter's `limit` of 0 asks for this many.
 pub const RUNS_PAGE_MAX: u32 = 1_000;
 

@@ -443,9 +443,10 @@ pub struct WorkflowStep {
     pub start: Option<NewRun>,
 }
 
-/// What a committed step of a workflow run left: the snapshot's new version, and the run as
-/// the step left it when the step recorded it or ended it (read back by the commit itself, so
-/// the caller need not read it again).
+/// What a committed step of a workflow run left: the snapshot's new version (0 when the step
+/// recorded the run and ended it: no snapshot is kept of a run that never waited), and the run
+/// as the step left it when the step recorded it or ended it (read back by the commit itself,
+/// so the caller need not read it again).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepCommitted {
     pub version: i64,

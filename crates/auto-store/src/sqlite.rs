@@ -223,7 +223,7 @@ const CONNECTION_PRAGMAS: [(&str, &str); 3] = [
 
 /// The group writer's own connection to the file, set as sqlx's are (the file is in WAL mode
 /// already, as sqlx's writer set it).
-fn open_raw(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+pub(crate) fn open_raw(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
     use rusqlite::OpenFlags;
     let connection = rusqlite::Connection::open_with_flags(
         path,

@@ -24,21 +24,21 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{Pool, Transaction};
 
-use crate::dialect::{Dialect, SqlRow, Stamp, StoredTime, built_sql, sql};
+use crate::dialect::{Dialect, Engine, SqlRow, Stamp, StoredTime, built_sql, sql};
 use crate::shared::{
     PageQuery, event_insert_error, page_limit, playbook_not_found, recorded_event, requests_page,
     run_columns, runs_page,
 };
 use crate::{
-    DefinitionKey, DefinitionVersion, Event, EventFilter, Listener, NewDefinitionVersion, NewEvent,
-    NewRequest, NewRun, NewWork, Org, Playbook, PlaybookRef, Queued, Request, RequestClose,
-    RequestFilter, Result, Run, RunEnding, RunFilter, RunInboxEvent, StartOutcome, StepCommitted,
-    Store, StoreError, Trigger, TriggerStart, Work, WorkflowStep,
+    DefinitionKey, DefinitionVersion, Event, EventFilter, LOG_ORDER_EVENT_TYPES, Listener,
+    NewDefinitionVersion, NewEvent, NewRequest, NewRun, NewWork, Org, Playbook, PlaybookRef,
+    Queued, Request, RequestClose, RequestFilter, Result, Run, RunEnding, RunFilter, RunInboxEvent,
+    StartOutcome, StepCommitted, Store, StoreError, Trigger, TriggerStart, Work, WorkflowStep,
 };
 
 pub(crate) use group::{Opener, RawGroup};
-use rows::event_columns;
 use rows::{definition_columns, definition_from_row, event_from_row, org_from_row};
+use rows::{event_columns, indexed_event_types};
 use rows::{playbook_from_row, run_from_row};
 
 /// The store on a database of dialect `D`.
@@ -186,26 +186,7 @@ impl<D: Dialect> SqlStore<D> {
         filter: &EventFilter,
     ) -> Result<Vec<Event>> {
         let playbook_pk = self.require_playbook(playbook).await?;
-        // One statement per combination of filters, so that each can use its own index.
-        let text = match (&filter.run_id, &filter.event_type) {
-            (None, None) => concat!(
-                event_columns!(),
-                " WHERE playbook_pk = $1 AND seq > $2 ORDER BY seq LIMIT $3"
-            ),
-            (Some(_), None) => concat!(
-                event_columns!(),
-                " WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 ORDER BY seq LIMIT $3"
-            ),
-            (None, Some(_)) => concat!(
-                event_columns!(),
-                " WHERE playbook_pk = $1 AND seq > $2 AND type = $4 ORDER BY seq LIMIT $3"
-            ),
-            (Some(_), Some(_)) => concat!(
-                event_columns!(),
-                " WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 AND type = $5 \
-                 ORDER BY seq LIMIT $3"
-            ),
-        };
+        let text = events_statement::<D>(filter);
         // PostgreSQL wants exactly the parameters a statement names.
         let mut statement = sql::<D>(text)
             .bind(playbook_pk)
@@ -790,5 +771,161 @@ impl<D: Dialect> Store for SqlStore<D> {
         cursor_seq: i64,
     ) -> Result<()> {
         triggers::advance_listener(self, playbook, run_id, reference, cursor_seq).await
+    }
+}
+
+/// The `list_events` statement of a filter: one per combination of filters, so that each can
+/// use its own index. `$1` the playbook, `$2` the seq after, `$3` the limit, then the run id
+/// and the type, those the filter gives.
+pub(crate) fn events_statement<D: Dialect>(filter: &EventFilter) -> &'static str {
+    // One statement per combination of filters, so that each can use its own index.
+    match (&filter.run_id, &filter.event_type) {
+        (None, None) => concat!(
+            event_columns!(),
+            " WHERE playbook_pk = $1 AND seq > $2 ORDER BY seq LIMIT $3"
+        ),
+        // A run's events, in order, are what `events_run_idx` holds (named for SQLite, as
+        // below).
+        (Some(_), None) => match D::ENGINE {
+            Engine::Sqlite => concat!(
+                event_columns!(),
+                " INDEXED BY events_run_idx WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 \
+                 ORDER BY seq LIMIT $3"
+            ),
+            Engine::Postgres => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 ORDER BY seq LIMIT $3"
+            ),
+        },
+        // A type every run records is dense in the log: read in order. Any other is in
+        // the type index, whose condition the statement repeats so the planner may use it.
+        (None, Some(event_type)) if LOG_ORDER_EVENT_TYPES.contains(&event_type.as_str()) => {
+            concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 AND type = $4 ORDER BY seq LIMIT $3"
+            )
+        }
+        // SQLite's planner, without statistics, would rather read the log in `seq` order
+        // than the index; the index gives exactly the page asked for, so it is named.
+        (None, Some(_)) => match D::ENGINE {
+            Engine::Sqlite => concat!(
+                event_columns!(),
+                " INDEXED BY events_type_idx WHERE playbook_pk = $1 AND seq > $2 AND type = $4 \
+                 AND ",
+                indexed_event_types!(),
+                " ORDER BY seq LIMIT $3"
+            ),
+            Engine::Postgres => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 AND type = $4 AND ",
+                indexed_event_types!(),
+                " ORDER BY seq LIMIT $3"
+            ),
+        },
+        (Some(_), Some(_)) => match D::ENGINE {
+            Engine::Sqlite => concat!(
+                event_columns!(),
+                " INDEXED BY events_run_idx WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 \
+                 AND type = $5 ORDER BY seq LIMIT $3"
+            ),
+            Engine::Postgres => concat!(
+                event_columns!(),
+                " WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 AND type = $5 \
+                 ORDER BY seq LIMIT $3"
+            ),
+        },
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+    use crate::RunStatus;
+
+    /// How SQLite would read `sql` on a migrated file: each step of its plan, in words.
+    fn plan(connection: &rusqlite::Connection, sql: &str) -> String {
+        let mut statement = connection
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap();
+        // Unbound parameters are NULL: the plan does not depend on their values.
+        let mut rows = statement.raw_query();
+        let mut steps = Vec::new();
+        while let Some(row) = rows.next().unwrap() {
+            steps.push(row.get::<_, String>(3).unwrap());
+        }
+        steps.join("; ")
+    }
+
+    /// The indexes migration 0012 made partial are read by the statements that repeat their
+    /// conditions, and the other statements read the table in order.
+    #[tokio::test]
+    async fn listings_read_the_lean_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plans.db");
+        let _store = crate::sqlite::open(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        let c = crate::sqlite::open_raw(&path).unwrap();
+        let events = |run_id: Option<&str>, event_type: Option<&str>| {
+            plan(
+                &c,
+                events_statement::<sqlx::Sqlite>(&EventFilter {
+                    run_id: run_id.map(str::to_owned),
+                    event_type: event_type.map(str::to_owned),
+                    ..EventFilter::default()
+                }),
+            )
+        };
+        let rare = events(None, Some("order.placed"));
+        assert!(rare.contains("USING INDEX events_type_idx"), "{rare}");
+        assert!(events(None, Some("run_failed")).contains("USING INDEX events_type_idx"));
+        let dense = events(None, Some("step_started"));
+        assert!(dense.contains("USING PRIMARY KEY"), "{dense}");
+        let of_run = events(Some("r"), None);
+        assert!(of_run.contains("USING INDEX events_run_idx"), "{of_run}");
+        let of_run_by_type = events(Some("r"), Some("step_started"));
+        assert!(
+            of_run_by_type.contains("USING INDEX events_run_idx"),
+            "{of_run_by_type}"
+        );
+        assert!(!events(None, None).contains("TEMP B-TREE"));
+        let runs = |status: Option<RunStatus>| {
+            let filter = RunFilter {
+                status,
+                ..RunFilter::default()
+            };
+            plan(&c, &crate::shared::runs_page(&filter).sql)
+        };
+        for status in [RunStatus::Started, RunStatus::Failed, RunStatus::Rejected] {
+            let read = runs(Some(status));
+            assert!(read.contains("USING INDEX runs_status_idx"), "{read}");
+            assert!(!read.contains("TEMP B-TREE"), "{read}");
+        }
+        let by_name = plan(
+            &c,
+            &crate::shared::runs_page(&RunFilter {
+                def_type: Some("workflow".into()),
+                name: Some("flow".into()),
+                after_run_id: Some("r".into()),
+                ..RunFilter::default()
+            })
+            .sql,
+        );
+        assert!(
+            by_name.contains("USING INDEX runs_definition_idx"),
+            "{by_name}"
+        );
+        assert!(!by_name.contains("TEMP B-TREE"), "{by_name}");
+        let all = runs(None);
+        assert!(all.contains("USING INDEX runs_list_idx"), "{all}");
+        assert!(!all.contains("TEMP B-TREE"), "{all}");
+        let succeeded = runs(Some(RunStatus::Succeeded));
+        assert!(
+            succeeded.contains("USING INDEX runs_list_idx"),
+            "{succeeded}"
+        );
+        assert!(!succeeded.contains("TEMP B-TREE"), "{succeeded}");
+        let open_calls = plan(&c, runs::OPEN_CALLS);
+        assert!(open_calls.contains("INDEX runs_root_idx"), "{open_calls}");
     }
 }

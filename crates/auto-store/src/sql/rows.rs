@@ -19,6 +19,17 @@ macro_rules! event_columns {
 }
 pub(crate) use event_columns;
 
+/// The condition of `events_type_idx` (migration 0012): the types outside
+/// [`crate::LOG_ORDER_EVENT_TYPES`]. A statement that repeats it may read that index.
+macro_rules! indexed_event_types {
+    () => {
+        "type NOT IN ('run_started', 'run_succeeded', 'step_started', 'step_completed', \
+         'call_started', 'call_ended', 'model_call_started', 'model_call_answered', \
+         'tool_call_started', 'tool_call_answered', 'wait_started', 'wait_ended')"
+    };
+}
+pub(crate) use indexed_event_types;
+
 /// The columns `definition_from_row` reads, from `definitions d` joined with
 /// `definition_versions v`.
 macro_rules! definition_columns {
@@ -273,4 +284,34 @@ pub(crate) fn trigger_start_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Trig
 /// A typed value out of stored JSON.
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> Result<T> {
     serde_json::from_value(value).map_err(|error| StoreError::Corrupt(format!("{what}: {error}")))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The words run together, as SQL reads them: spaces, tabs and line ends count as one.
+    fn squeezed(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The type index's condition is written three times (the constant, the statement's
+    /// macro, the migration of each database): they must say the same.
+    #[test]
+    fn the_type_index_condition_is_one_list() {
+        let quoted: Vec<String> = crate::LOG_ORDER_EVENT_TYPES
+            .iter()
+            .map(|t| format!("'{t}'"))
+            .collect();
+        let condition = format!("type NOT IN ({})", quoted.join(", "));
+        assert_eq!(squeezed(indexed_event_types!()), condition);
+        for migration in [
+            include_str!("../../migrations/sqlite/0012_lean_indexes.sql"),
+            include_str!("../../migrations/postgres/0012_lean_indexes.sql"),
+        ] {
+            let migration = squeezed(migration).replace("( ", "(");
+            assert!(
+                migration.contains(&format!("WHERE {condition};")),
+                "{migration}"
+            );
+        }
+    }
 }

@@ -29,8 +29,8 @@ use super::runs::{
 };
 use super::work::{
     DELETE_LISTENER, DELETE_LISTENERS, DELETE_RUN_WORK, DELETE_WORK, DELETE_WORK_KEY,
-    INSERT_LISTENER, INSERT_SNAPSHOT, INSERT_WORK, UPDATE_SNAPSHOT, ended_children, prepare_step,
-    snapshot_taken,
+    INSERT_LISTENER, INSERT_SNAPSHOT, INSERT_WORK, UPDATE_SNAPSHOT, ended_children, kept_snapshot,
+    prepare_step, snapshot_taken,
 };
 use super::{Reserved, first_seq, recorded_events, reserve_sql, seq_count};
 use crate::dialect::{Stamp, StoredTime};
@@ -64,7 +64,11 @@ pub(super) async fn commit_step(
                 Some(new) => Some(insert_run(c, playbook, &reserved, new, last_run_seq)?),
                 None => None,
             };
-            let version = write_snapshot(c, &reserved, run_id, &step)?;
+            let version = if kept_snapshot(&step) {
+                write_snapshot(c, &reserved, run_id, &step)?
+            } else {
+                0
+            };
             let pk = reserved.playbook_pk;
             insert_ended_runs(c, playbook, &reserved, &ended_children(&step, &events))?;
             let fresh = step.start.is_some();

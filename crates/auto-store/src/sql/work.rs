@@ -31,7 +31,11 @@ pub(super) async fn commit_step<D: Dialect>(
         Some(new) => Some(insert_run(&mut tx, playbook, &reserved, new, last_run_seq).await?),
         None => None,
     };
-    let version = write_snapshot(&mut tx, &reserved, run_id, &step).await?;
+    let version = if kept_snapshot(&step) {
+        write_snapshot(&mut tx, &reserved, run_id, &step).await?
+    } else {
+        0
+    };
     let pk = reserved.playbook_pk;
     let children = ended_children(&step, &events);
     insert_ended_runs(&mut tx, playbook, &reserved, &children).await?;
@@ -69,6 +73,13 @@ pub(super) async fn commit_step<D: Dialect>(
     listen_in(&mut tx, pk, run_id, &step, last_seq).await?;
     tx.commit().await?;
     Ok(StepCommitted { version, run })
+}
+
+/// Whether the step writes the run's snapshot: not when it records the run and ends it, since
+/// only a started run's snapshot is ever read (to take its next step), and the run's id, taken
+/// by the insert, already refuses a second first step.
+pub(super) fn kept_snapshot(step: &WorkflowStep) -> bool {
+    step.start.is_none() || step.ending.is_none()
 }
 
 /// Refuses a step that cannot be made, before anything changes: the step's events (each with
