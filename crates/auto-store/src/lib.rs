@@ -490,7 +490,7 @@ pub const EVENTS_PAGE_MAX: u32 = 10_000;
 /// The event types every run records, which `events_type_idx` leaves out (migration 0012):
 /// they are dense in the log, so a listing of one by type reads the log in `seq` order and
 /// soon fills its page, and recording them writes no page of that index.
-pub const LOG_ORDER_EVENT_TYPES: [&str; 12] = [
+pub(crate) const LOG_ORDER_EVENT_TYPES: [&str; 12] = [
     "run_started",
     "run_succeeded",
     "step_started",

@@ -186,9 +186,8 @@ impl<D: Dialect> SqlStore<D> {
         filter: &EventFilter,
     ) -> Result<Vec<Event>> {
         let playbook_pk = self.require_playbook(playbook).await?;
-        let text = events_statement::<D>(filter);
         // PostgreSQL wants exactly the parameters a statement names.
-        let mut statement = sql::<D>(text)
+        let mut statement = built_sql::<D>(events_statement::<D>(filter))
             .bind(playbook_pk)
             .bind(filter.after_seq.unwrap_or(0))
             .bind(page_limit(filter));
@@ -777,64 +776,32 @@ impl<D: Dialect> Store for SqlStore<D> {
 /// The `list_events` statement of a filter: one per combination of filters, so that each can
 /// use its own index. `$1` the playbook, `$2` the seq after, `$3` the limit, then the run id
 /// and the type, those the filter gives.
-pub(crate) fn events_statement<D: Dialect>(filter: &EventFilter) -> &'static str {
-    // One statement per combination of filters, so that each can use its own index.
-    match (&filter.run_id, &filter.event_type) {
-        (None, None) => concat!(
-            event_columns!(),
-            " WHERE playbook_pk = $1 AND seq > $2 ORDER BY seq LIMIT $3"
-        ),
-        // A run's events, in order, are what `events_run_idx` holds (named for SQLite, as
-        // below).
-        (Some(_), None) => match D::ENGINE {
-            Engine::Sqlite => concat!(
-                event_columns!(),
-                " INDEXED BY events_run_idx WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 \
-                 ORDER BY seq LIMIT $3"
-            ),
-            Engine::Postgres => concat!(
-                event_columns!(),
-                " WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 ORDER BY seq LIMIT $3"
-            ),
-        },
-        // A type every run records is dense in the log: read in order. Any other is in
-        // the type index, whose condition the statement repeats so the planner may use it.
+pub(crate) fn events_statement<D: Dialect>(filter: &EventFilter) -> String {
+    // The index each reads, and its conditions beside the playbook and the cursor. A type
+    // every run records is dense in the log, so it is read in order; any other is in the
+    // type index, whose condition the statement repeats so the planner may use it.
+    let (index, conditions) = match (&filter.run_id, &filter.event_type) {
+        (None, None) => (None, ""),
+        (Some(_), None) => (Some("events_run_idx"), " AND run_id = $4"),
+        (Some(_), Some(_)) => (Some("events_run_idx"), " AND run_id = $4 AND type = $5"),
         (None, Some(event_type)) if LOG_ORDER_EVENT_TYPES.contains(&event_type.as_str()) => {
-            concat!(
-                event_columns!(),
-                " WHERE playbook_pk = $1 AND seq > $2 AND type = $4 ORDER BY seq LIMIT $3"
-            )
+            (None, " AND type = $4")
         }
-        // SQLite's planner, without statistics, would rather read the log in `seq` order
-        // than the index; the index gives exactly the page asked for, so it is named.
-        (None, Some(_)) => match D::ENGINE {
-            Engine::Sqlite => concat!(
-                event_columns!(),
-                " INDEXED BY events_type_idx WHERE playbook_pk = $1 AND seq > $2 AND type = $4 \
-                 AND ",
-                indexed_event_types!(),
-                " ORDER BY seq LIMIT $3"
-            ),
-            Engine::Postgres => concat!(
-                event_columns!(),
-                " WHERE playbook_pk = $1 AND seq > $2 AND type = $4 AND ",
-                indexed_event_types!(),
-                " ORDER BY seq LIMIT $3"
-            ),
-        },
-        (Some(_), Some(_)) => match D::ENGINE {
-            Engine::Sqlite => concat!(
-                event_columns!(),
-                " INDEXED BY events_run_idx WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 \
-                 AND type = $5 ORDER BY seq LIMIT $3"
-            ),
-            Engine::Postgres => concat!(
-                event_columns!(),
-                " WHERE playbook_pk = $1 AND seq > $2 AND run_id = $4 AND type = $5 \
-                 ORDER BY seq LIMIT $3"
-            ),
-        },
-    }
+        (None, Some(_)) => (
+            Some("events_type_idx"),
+            concat!(" AND type = $4 AND ", indexed_event_types!()),
+        ),
+    };
+    // SQLite's planner, without statistics, would rather read the log in `seq` order than
+    // either index; the index gives exactly the page asked for, so it is named.
+    let named = match (D::ENGINE, index) {
+        (Engine::Sqlite, Some(index)) => format!(" INDEXED BY {index}"),
+        _ => String::new(),
+    };
+    format!(
+        "{}{named} WHERE playbook_pk = $1 AND seq > $2{conditions} ORDER BY seq LIMIT $3",
+        event_columns!()
+    )
 }
 
 #[cfg(test)]
@@ -869,7 +836,7 @@ mod plan_tests {
         let events = |run_id: Option<&str>, event_type: Option<&str>| {
             plan(
                 &c,
-                events_statement::<sqlx::Sqlite>(&EventFilter {
+                &events_statement::<sqlx::Sqlite>(&EventFilter {
                     run_id: run_id.map(str::to_owned),
                     event_type: event_type.map(str::to_owned),
                     ..EventFilter::default()
