@@ -51,8 +51,13 @@ impl DefinitionChecker for ComputationChecker {
     }
 }
 
-/// The one fenced `ts` block of a body: its text and its first line in the source, or issues.
-fn find_program(body: &str, body_first_line: u32) -> Result<(String, u32), Issue> {
+/// The one fenced `ts` block of a body of a `noun` (such as "computation function"): its text
+/// and its first line in the source, or the issue.
+pub(crate) fn find_program(
+    body: &str,
+    body_first_line: u32,
+    noun: &str,
+) -> Result<(String, u32), Issue> {
     let mut blocks = Vec::new();
     let mut open: Option<(u32, String, Vec<&str>)> = None;
     for (index, line) in body.lines().enumerate() {
@@ -82,12 +87,14 @@ fn find_program(body: &str, body_first_line: u32) -> Result<(String, u32), Issue
         0 => Err(Issue::at_line(
             body_first_line,
             "",
-            "The body has no ```ts block: a computation function's program is the one fenced ts block of its body.",
+            format!(
+                "The body has no ```ts block: a {noun}'s program is the one fenced ts block of its body."
+            ),
         )),
         _ => Err(Issue::at_line(
             blocks[1].0 - 1,
             "",
-            "The body has more than one ```ts block: a computation function has one program.",
+            format!("The body has more than one ```ts block: a {noun} has one program."),
         )),
     }
 }
@@ -113,7 +120,7 @@ pub fn check_computation(source: &str) -> Result<ComputationDocument, Vec<Issue>
     let (input_schema, input_default) = (input.schema, input.default);
     let (output_schema, output_shape) =
         check_output(&mut fields, &mut warnings, SchemaRole::Answer);
-    let program = match find_program(read.body, read.body_first_line) {
+    let program = match find_program(read.body, read.body_first_line, "computation function") {
         Ok((program, first_line)) => {
             for problem in auto_script::check_program(&program, &[]) {
                 let line = first_line + problem.line.saturating_sub(1);
@@ -209,13 +216,23 @@ pub fn run_computation(
                 },
             },
         )?;
+    output_checked(
+        value,
+        document.output_schema.as_ref(),
+        document.output_shape.as_deref(),
+    )
+}
+
+/// A program's value checked against the output contract (the schema, or the shape's), and
+/// given the shape's form; or how it missed.
+pub(crate) fn output_checked(
+    value: Value,
+    output_schema: Option<&Value>,
+    output_shape: Option<&str>,
+) -> Result<Value, Unworkable> {
     let mut issues = Vec::new();
     // A shape's schema is checked by `check_shape`, which lets an optional field be left out.
-    if let Some(schema) = document
-        .output_schema
-        .as_ref()
-        .filter(|_| document.output_shape.is_none())
-    {
+    if let Some(schema) = output_schema.filter(|_| output_shape.is_none()) {
         match CompiledSchema::compile(schema) {
             Ok(compiled) => issues.extend(auto_schema::render_answer_issues(
                 &compiled.validate(&value),
@@ -224,17 +241,14 @@ pub fn run_computation(
         }
     }
     if issues.is_empty()
-        && let Some(shape) = &document.output_shape
+        && let Some(shape) = output_shape
     {
         issues.extend(auto_schema::render_answer_issues(&check_shape(
             shape, &value,
         )));
     }
     if issues.is_empty() {
-        Ok(auto_schema::shape_output(
-            document.output_shape.as_deref(),
-            value,
-        ))
+        Ok(auto_schema::shape_output(output_shape, value))
     } else {
         Err(Unworkable {
             detail: format!(

@@ -226,6 +226,10 @@ impl Checkers {
                 Arc::new(crate::interaction::InteractionChecker::default()),
             )
             .with(
+                DefinitionType::Recall,
+                Arc::new(crate::recall::RecallChecker),
+            )
+            .with(
                 DefinitionType::Workflow,
                 Arc::new(crate::workflow::WorkflowChecker::default()),
             )
@@ -302,8 +306,8 @@ mod tests {
     #[test]
     fn a_type_without_a_checker_is_not_supported() {
         let err = Checkers::standard()
-            .check(DefinitionType::Recall, "x")
+            .check(DefinitionType::Prediction, "x")
             .unwrap_err();
-        assert_eq!(err, CheckError::NotSupported(DefinitionType::Recall));
+        assert_eq!(err, CheckError::NotSupported(DefinitionType::Prediction));
     }
 }

@@ -10,4 +10,5 @@ pub mod input;
 pub mod interaction;
 pub mod provider_options;
 pub mod reasoning;
+pub mod recall;
 pub mod workflow;

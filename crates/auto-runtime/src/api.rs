@@ -8,6 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::problem::ProblemIssue;
+
 /// `POST /v1/orgs`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -139,6 +141,39 @@ pub struct DefinitionOut {
     pub used_by: Vec<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// `check_definition`: what a save of the body would say; nothing is saved.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct DefinitionCheck {
+    /// Whether a save would be taken.
+    pub valid: bool,
+    /// What a save would be refused for, as in its problem document: fields and the document's
+    /// issues, each with its line where it has one.
+    pub issues: Vec<ProblemIssue>,
+    /// The warnings the definition would be saved with.
+    pub warnings: Vec<String>,
+    pub input_schema: Option<Value>,
+    pub output_schema: Option<Value>,
+    /// A workflow's generated overview, with its diagram.
+    pub overview: Option<String>,
+}
+
+/// `list_definition_versions`: every saved version, oldest first.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct DefinitionVersions {
+    pub versions: Vec<DefinitionOut>,
+}
+
+/// `get_caller`: who the request's key is, and what it may do.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct CallerOut {
+    /// The caller id: the key's, or `local` on a server without keys.
+    pub caller: String,
+    /// admin, editor (definitions), runner (runs and events) or viewer (reads).
+    pub role: String,
+    /// The one org the key reaches; null for every org.
+    pub org: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]

@@ -9,6 +9,7 @@ use auto_engine::computation::{ComputationDocument, check_computation};
 use auto_engine::definitions::DefinitionType;
 use auto_engine::interaction::InteractionDocument;
 use auto_engine::reasoning::{ReasoningDocument, check_reasoning};
+use auto_engine::recall::{RecallDocument, check_recall};
 use auto_engine::workflow::WorkflowLimits;
 use auto_engine::workflow::engine::Workflow;
 use auto_store::{DefinitionKey, PlaybookRef};
@@ -27,6 +28,8 @@ pub enum Checked {
     Computation(Arc<ComputationDocument>),
     Interaction(InteractionDocument),
     Workflow(Arc<Workflow>),
+    /// Shared, as folds and answers run on blocking tasks.
+    Recall(Arc<RecallDocument>),
 }
 
 impl Checked {
@@ -47,6 +50,13 @@ impl Checked {
     pub fn interaction(&self) -> Option<&InteractionDocument> {
         match self {
             Self::Interaction(document) => Some(document),
+            _ => None,
+        }
+    }
+
+    pub fn recall(&self) -> Option<&Arc<RecallDocument>> {
+        match self {
+            Self::Recall(document) => Some(document),
             _ => None,
         }
     }
@@ -151,7 +161,8 @@ impl Service {
                 };
                 Checked::Workflow(Arc::new(Workflow::from_source_with(source, &limits).ok()?))
             }
-            DefinitionType::Recall | DefinitionType::Prediction => return None,
+            DefinitionType::Recall => Checked::Recall(Arc::new(check_recall(source).ok()?)),
+            DefinitionType::Prediction => return None,
         })
     }
 }
@@ -187,8 +198,8 @@ mod tests {
             &service.checked(&other, &key, 1, PLAIN).expect("checked")
         ));
         // A type that does not run here has no checked document.
-        let recall = DefinitionKey::new("recall", "say");
-        assert!(service.checked(&pb, &recall, 1, PLAIN).is_none());
+        let prediction = DefinitionKey::new("prediction", "say");
+        assert!(service.checked(&pb, &prediction, 1, PLAIN).is_none());
     }
 
     #[tokio::test]

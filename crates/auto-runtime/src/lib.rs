@@ -17,6 +17,7 @@ mod reasoning;
 pub mod reasoning_room;
 pub mod reasoning_runs;
 pub mod reasoning_tools;
+pub mod recall_runs;
 pub mod run_events;
 pub mod runner;
 pub mod runs;

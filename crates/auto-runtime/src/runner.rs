@@ -90,6 +90,10 @@ macro_rules! with_runner {
                 let $runner = Workflows;
                 $body
             }
+            Runners::Recall => {
+                let $runner = crate::recall_runs::Recall;
+                $body
+            }
         }
     };
 }
@@ -102,6 +106,7 @@ pub(crate) enum Runners {
     Reasoning,
     Interaction,
     Workflow,
+    Recall,
 }
 
 impl Runners {
@@ -112,7 +117,8 @@ impl Runners {
             DefinitionType::Reasoning => Ok(Self::Reasoning),
             DefinitionType::Interaction => Ok(Self::Interaction),
             DefinitionType::Workflow => Ok(Self::Workflow),
-            DefinitionType::Recall | DefinitionType::Prediction => Err(Problem::new(
+            DefinitionType::Recall => Ok(Self::Recall),
+            DefinitionType::Prediction => Err(Problem::new(
                 Reason::Unavailable,
                 format!("The {} {name} cannot run yet", def_type.noun()),
                 format!(

@@ -887,8 +887,47 @@ pub struct RunQuery {
     pub def_type: Option<String>,
     pub name: Option<String>,
     pub status: Option<String>,
+    /// The reason of the run's problem: one of [`REASONS`].
+    pub reason: Option<String>,
+    /// Runs started at or after this time (RFC 3339).
+    pub since: Option<String>,
+    /// Runs started before this time (RFC 3339).
+    pub until: Option<String>,
     pub after: Option<String>,
     pub limit: Option<String>,
+}
+
+/// The reasons a run's problem may give, as `list_runs` takes them.
+pub const REASONS: [Reason; 8] = [
+    Reason::InvalidInput,
+    Reason::Forbidden,
+    Reason::NotFound,
+    Reason::Conflict,
+    Reason::Unavailable,
+    Reason::Cancelled,
+    Reason::Unanswered,
+    Reason::Failed,
+];
+
+/// A time of `list_runs`' query, at `/query/{name}`: RFC 3339, or an issue.
+fn query_time(
+    name: &str,
+    text: Option<&str>,
+    issues: &mut Vec<ProblemIssue>,
+) -> Option<chrono::DateTime<chrono::Utc>> {
+    let text = text.filter(|t| !t.is_empty())?;
+    match chrono::DateTime::parse_from_rfc3339(text) {
+        Ok(time) => Some(time.to_utc()),
+        Err(_) => {
+            issues.push(ProblemIssue::field(
+                format!("/query/{name}"),
+                format!(
+                    "{name} {text:?} is not a time in RFC 3339 form, such as 2026-12-01T09:30:00Z."
+                ),
+            ));
+            None
+        }
+    }
 }
 
 impl RunQuery {
@@ -920,6 +959,27 @@ impl RunQuery {
                 }
                 parsed
             });
+        let reason = self.reason.filter(|r| !r.is_empty());
+        if let Some(text) = reason.as_deref()
+            && !REASONS.iter().any(|r| r.as_str() == text)
+        {
+            issues.push(ProblemIssue::field(
+                "/query/reason",
+                format!(
+                    "reason {text:?} is not one of invalid_input, forbidden, not_found, conflict, unavailable, cancelled, unanswered or failed."
+                ),
+            ));
+        }
+        let since = query_time("since", self.since.as_deref(), &mut issues);
+        let until = query_time("until", self.until.as_deref(), &mut issues);
+        if let (Some(since), Some(until)) = (since, until)
+            && since >= until
+        {
+            issues.push(ProblemIssue::field(
+                "/query/until",
+                "until must be later than since.".to_string(),
+            ));
+        }
         let limit = page_limit(
             self.limit.as_deref(),
             (RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX),
@@ -932,6 +992,9 @@ impl RunQuery {
             def_type: self.def_type,
             name: self.name,
             status,
+            reason,
+            since,
+            until,
             after_run_id: self.after.filter(|a| !a.is_empty()),
             limit,
         })

@@ -35,6 +35,8 @@ pub struct Service {
     pub(crate) limits: crate::limits::RunLimits,
     /// The checked document of each version this server ran.
     pub(crate) documents: crate::documents::Documents,
+    /// The recall views this server is building.
+    pub(crate) recall_builds: crate::recall_runs::Builds,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -104,11 +106,34 @@ fn check_title(title: &Option<String>) -> Result<(), String> {
     }
 }
 
-fn field_problems(checks: Vec<(&str, Result<(), String>)>) -> Result<(), Problem> {
-    let issues: Vec<ProblemIssue> = checks
+/// The checks of a body's fields that failed, each at its pointer.
+fn field_issues(checks: Vec<(&str, Result<(), String>)>) -> Vec<ProblemIssue> {
+    checks
         .into_iter()
         .filter_map(|(pointer, result)| result.err().map(|m| ProblemIssue::field(pointer, m)))
-        .collect();
+        .collect()
+}
+
+/// The checks of a definition's fields beside its document: its name (on create), diagram and
+/// overview.
+fn definition_field_checks<'a>(
+    name: Option<&str>,
+    diagram: &str,
+    overview: Option<&str>,
+) -> Vec<(&'a str, Result<(), String>)> {
+    let mut checks = Vec::new();
+    if let Some(name) = name {
+        checks.push(("/name", check_name(name)));
+    }
+    checks.push(("/diagram", check_diagram(diagram)));
+    if let Some(overview) = overview {
+        checks.push(("/overview", check_overview(overview)));
+    }
+    checks
+}
+
+fn field_problems(checks: Vec<(&str, Result<(), String>)>) -> Result<(), Problem> {
+    let issues = field_issues(checks);
     if issues.is_empty() {
         Ok(())
     } else {
@@ -133,6 +158,7 @@ impl Service {
             documents: Default::default(),
             triggers: crate::triggers::Triggers::default(),
             limits: crate::limits::RunLimits::default(),
+            recall_builds: Default::default(),
         }
     }
 
@@ -311,6 +337,15 @@ impl Service {
         )))
     }
 
+    /// Who the caller is and what it may do, for a client that shows only what it may.
+    pub fn get_caller(&self, caller: &Caller) -> CallerOut {
+        CallerOut {
+            caller: caller.id.clone(),
+            role: caller.role.as_str().into(),
+            org: caller.org.clone(),
+        }
+    }
+
     // Definitions.
 
     pub async fn create_definition(
@@ -322,14 +357,11 @@ impl Service {
         caller.require(&pb.org, Permission::Define)?;
         self.require_playbook(pb).await?;
         let def_type = parse_type(&body.def_type)?;
-        let mut checks = vec![
-            ("/name", check_name(&body.name)),
-            ("/diagram", check_diagram(&body.diagram)),
-        ];
-        if let Some(overview) = &body.overview {
-            checks.push(("/overview", check_overview(overview)));
-        }
-        field_problems(checks)?;
+        field_problems(definition_field_checks(
+            Some(&body.name),
+            &body.diagram,
+            body.overview.as_deref(),
+        ))?;
         let checked = self.check_source(def_type, &body.name, &body.source)?;
         let key = DefinitionKey::new(def_type.as_str(), &body.name);
         if let Some(existing) = self
@@ -369,7 +401,15 @@ impl Service {
                     other => triggers_limit(other),
                 })?;
         self.triggers.wake();
+        self.after_save(pb, def_type, &body.name);
         self.definition_out(pb, saved, true).await
+    }
+
+    /// What a saved version sets going: a recall function's view is built from the log.
+    fn after_save(&self, pb: &PlaybookRef, def_type: DefinitionType, name: &str) {
+        if def_type == DefinitionType::Recall {
+            crate::recall_runs::start_build(self, pb, name);
+        }
     }
 
     pub async fn update_definition(
@@ -386,11 +426,11 @@ impl Service {
         if current.status == DefinitionStatus::Retired {
             return Err(retired_problem(def_type, name, "updated"));
         }
-        let mut checks = vec![("/diagram", check_diagram(&body.diagram))];
-        if let Some(overview) = &body.overview {
-            checks.push(("/overview", check_overview(overview)));
-        }
-        field_problems(checks)?;
+        field_problems(definition_field_checks(
+            None,
+            &body.diagram,
+            body.overview.as_deref(),
+        ))?;
         let checked = self.check_source(def_type, name, &body.source)?;
         let unchanged = current.source == body.source
             && current.diagram == body.diagram
@@ -435,6 +475,7 @@ impl Service {
                 other => triggers_limit(other),
             })?;
         self.triggers.wake();
+        self.after_save(pb, def_type, name);
         self.definition_out(pb, saved, true).await
     }
 
@@ -509,6 +550,102 @@ impl Service {
                 other => store_problem(other),
             })?;
         self.definition_out(pb, saved, true).await
+    }
+
+    /// What a save of `body` would say, saving nothing: the issues a create would refuse it
+    /// with (the fields' and the document's, by line), or the warnings, schemas and generated
+    /// overview it would be saved with. The Studio's editor calls it as a person types.
+    pub async fn check_definition(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        body: CreateDefinition,
+    ) -> Result<DefinitionCheck, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        let mut issues = field_issues(definition_field_checks(
+            Some(&body.name),
+            &body.diagram,
+            body.overview.as_deref(),
+        ));
+        let checked = match parse_type(&body.def_type)
+            .and_then(|def_type| self.check_source(def_type, &body.name, &body.source))
+        {
+            Ok(checked) => checked,
+            Err(problem) => {
+                issues.extend(problem.issues);
+                Checked::default()
+            }
+        };
+        Ok(DefinitionCheck {
+            valid: issues.is_empty(),
+            issues,
+            warnings: checked.warnings,
+            input_schema: checked.input_schema,
+            output_schema: checked.output_schema,
+            overview: checked.generated_overview,
+        })
+    }
+
+    /// Every saved version of a definition, oldest first, each with its overview.
+    pub async fn list_definition_versions(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        type_text: &str,
+        name: &str,
+    ) -> Result<DefinitionVersions, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        let (_, current) = self.find_definition(pb, type_text, name).await?;
+        let all = self
+            .store
+            .list_definitions(pb, None)
+            .await
+            .map_err(store_problem)?;
+        let users = used_by(&all, &current.key);
+        let mut versions = Vec::with_capacity(current.version as usize);
+        for number in 1..current.version {
+            let version = self
+                .store
+                .get_definition_version(pb, &current.key, number)
+                .await
+                .map_err(store_problem)?;
+            // Versions are never deleted; one missing would be the store's fault, not the
+            // caller's, and the listing shows the rest.
+            if let Some(version) = version {
+                versions.push(to_out(version, users.clone(), true));
+            }
+        }
+        versions.push(to_out(current, users, true));
+        Ok(DefinitionVersions { versions })
+    }
+
+    /// One saved version of a definition, as `get_definition` shows the latest.
+    pub async fn get_definition_version(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        type_text: &str,
+        name: &str,
+        version: i64,
+    ) -> Result<DefinitionOut, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        let (def_type, current) = self.find_definition(pb, type_text, name).await?;
+        let found = self
+            .store
+            .get_definition_version(pb, &current.key, version)
+            .await
+            .map_err(store_problem)?
+            .ok_or_else(|| {
+                Problem::not_found(format!(
+                    "The {} {name} has no version {version}: its versions are 1 to {}.",
+                    def_type.noun(),
+                    current.version
+                ))
+            })?;
+        self.definition_out(pb, found, true).await
     }
 
     /// Checks a source with its type's checker, as `auto check` does.
@@ -637,6 +774,29 @@ impl Service {
         let next = next_cursor(&found, limit, |e| e.seq.to_string());
         let events = found.iter().map(|e| events::event_out(e, false)).collect();
         Ok(EventList { events, next })
+    }
+
+    /// A reader of the playbook's log from the query's cursor on, for the events stream: the
+    /// caller's right to read is checked once, here. `after` may also be [`LOG_END`]: only
+    /// the events recorded from now on.
+    pub async fn open_event_follower(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        mut query: events::EventQuery,
+    ) -> Result<EventFollower, Problem> {
+        caller.require(&pb.org, Permission::Read)?;
+        self.require_playbook(pb).await?;
+        if query.after.as_deref() == Some(LOG_END) {
+            let end = self.store.log_end(pb).await.map_err(store_problem)?;
+            query.after = Some(end.to_string());
+        }
+        let filter = query.into_filter()?;
+        Ok(EventFollower {
+            store: self.store.clone(),
+            pb: pb.clone(),
+            filter,
+        })
     }
 
     pub async fn get_event(
@@ -810,5 +970,36 @@ fn to_out(version: DefinitionVersion, used_by: Vec<String>, with_overview: bool)
         used_by,
         created_at: version.created_at,
         updated_at: version.updated_at,
+    }
+}
+
+/// The cursor of the events stream that starts at the end of the log: only what is recorded
+/// after the stream opens.
+pub const LOG_END: &str = "end";
+
+/// Reads a playbook's log page by page from a cursor, as a follower does: every `seq` it shows
+/// is greater than the one before, and none visible is skipped (the store's promise).
+pub struct EventFollower {
+    store: Arc<dyn Store>,
+    pb: PlaybookRef,
+    filter: auto_store::EventFilter,
+}
+
+impl EventFollower {
+    /// The events after the cursor (at most a page, each with its `seq`), moving the cursor
+    /// past them; empty when there is nothing new yet.
+    pub async fn next_page(&mut self) -> Result<Vec<(i64, EventOut)>, Problem> {
+        let found = self
+            .store
+            .list_events(&self.pb, &self.filter)
+            .await
+            .map_err(store_problem)?;
+        if let Some(last) = found.last() {
+            self.filter.after_seq = Some(last.seq);
+        }
+        Ok(found
+            .iter()
+            .map(|e| (e.seq, events::event_out(e, false)))
+            .collect())
     }
 }

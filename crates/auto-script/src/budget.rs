@@ -28,6 +28,11 @@ pub const PROGRAM_TIME_MS_MAX: u64 = 10_000;
 /// engine steps, about three seconds on an idle core, so the work budget rather than the clock
 /// stops a runaway program on a machine that is not overloaded.
 pub const PROGRAM_CHECKPOINTS_MAX: u32 = 100_000;
+/// The work one call of a recall function's `fold` may do, in checkpoints: a fold meets each
+/// event once, so it is a tenth of a program's.
+pub const FOLD_CHECKPOINTS_MAX: u32 = 10_000;
+/// The time one call of `fold` may take.
+pub const FOLD_TIME_MS_MAX: u64 = 1_000;
 /// The JavaScript stack: deep enough for a value of [`VALUE_DEPTH_MAX`] levels to go through
 /// JSON, small enough to fit in a thread's 2 MiB stack with room for its Rust frames.
 pub const SANDBOX_STACK_BYTES_MAX: usize = 512 * 1024;
@@ -204,6 +209,8 @@ pub(crate) struct Allowance {
 pub(crate) enum CodeKind {
     Expression,
     Program,
+    /// One call of a recall function's `fold`.
+    Fold,
 }
 
 pub(crate) fn trip_error(trip: Trip, kind: CodeKind) -> ScriptError {
@@ -229,6 +236,12 @@ pub(crate) fn trip_error(trip: Trip, kind: CodeKind) -> ScriptError {
                 PROGRAM_TIME_MS_MAX / 1_000
             )
         }
+        (Trip::Work | Trip::InputWork, CodeKind::Fold) => {
+            format!("The fold did more than {FOLD_CHECKPOINTS_MAX} checkpoints of work.")
+        }
+        (Trip::Time, CodeKind::Fold) => {
+            format!("The fold ran longer than {FOLD_TIME_MS_MAX} milliseconds.")
+        }
     };
     let limit = if trip == Trip::Time {
         Limit::Time
@@ -242,6 +255,7 @@ pub(crate) fn too_large_error(kind: CodeKind) -> ScriptError {
     let what = match kind {
         CodeKind::Expression => "The expression's value",
         CodeKind::Program => "The program's value",
+        CodeKind::Fold => "The fold's value",
     };
     ScriptError::runtime(
         Limit::Memory,
@@ -256,6 +270,7 @@ pub(crate) fn memory_error(kind: CodeKind) -> ScriptError {
     let what = match kind {
         CodeKind::Expression => "The expression",
         CodeKind::Program => "The program",
+        CodeKind::Fold => "The fold",
     };
     ScriptError::runtime(
         Limit::Memory,

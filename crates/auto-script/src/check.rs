@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use oxc_allocator::Allocator;
-use oxc_ast::ast::{ExportDefaultDeclarationKind, Expression, Program, Statement};
+use oxc_ast::ast::{Declaration, ExportDefaultDeclarationKind, Expression, Program, Statement};
 use oxc_diagnostics::OxcDiagnostic;
 use oxc_parser::Parser;
 use oxc_semantic::SemanticBuilder;
@@ -106,13 +106,60 @@ fn check_expression_within(source: &str, place: &Place<'_>) -> Vec<ScriptProblem
 /// Checks that `source` is one module whose default export is a function, with no imports,
 /// whose free names are the library's or among `offered_names`. Problems come in source order.
 pub fn check_program(source: &str, offered_names: &[&str]) -> Vec<ScriptProblem> {
+    check_module(source, offered_names, ModuleShape::DefaultFunction)
+}
+
+/// An export a module must have: its name, and whether it is a function (or else a value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequiredExport {
+    pub name: &'static str,
+    pub function: bool,
+}
+
+/// What a module must export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleShape<'a> {
+    /// A default export of a function (a computation's program).
+    DefaultFunction,
+    /// These named exports (a recall function's `initial`, `fold` and `answer`).
+    Exports(&'a [RequiredExport]),
+}
+
+/// The refusal of a module without the export `name`.
+pub fn missing_export(name: &str) -> String {
+    format!("The program does not export {name}.")
+}
+
+/// The refusal of an export `name` that must be a function and is something else.
+pub fn export_not_function(name: &str) -> String {
+    format!("The {name} export must be a function that is neither async nor a generator.")
+}
+
+/// The refusal of an export `name` that must be a value and is a function.
+pub fn export_not_value(name: &str) -> String {
+    format!("The {name} export must be a value, not a function.")
+}
+
+/// Checks that `source` is one module of `shape`, with no imports, whose free names are the
+/// library's or among `offered_names`. Problems come in source order.
+pub fn check_module(
+    source: &str,
+    offered_names: &[&str],
+    shape: ModuleShape<'_>,
+) -> Vec<ScriptProblem> {
     if let Some(problem) = too_long(source) {
         return vec![problem];
     }
-    with_compiler_stack(source.len(), || check_program_within(source, offered_names))
+    with_compiler_stack(source.len(), || {
+        check_program_within(source, offered_names, shape)
+    })
 }
 
-fn check_program_within(source: &str, offered_names: &[&str]) -> Vec<ScriptProblem> {
+fn check_program_within(
+    source: &str,
+    offered_names: &[&str],
+    shape: ModuleShape<'_>,
+) -> Vec<ScriptProblem> {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, program_source_type()).parse();
     let mut found: Vec<Found> = parsed
@@ -124,7 +171,12 @@ fn check_program_within(source: &str, offered_names: &[&str]) -> Vec<ScriptProbl
     if !found.is_empty() {
         return sorted(locate_all(source, found));
     }
-    found.extend(check_module_shape(&parsed.program));
+    match shape {
+        ModuleShape::DefaultFunction => found.extend(check_module_shape(&parsed.program)),
+        ModuleShape::Exports(required) => {
+            found.extend(check_named_exports(&parsed.program, required));
+        }
+    }
     found.extend(check_names(&parsed.program, 0, |name| {
         is_library_global(name) || offered_names.contains(&name)
     }));
@@ -270,6 +322,79 @@ fn check_module_shape(program: &Program<'_>) -> Vec<Found> {
             ));
         }
         Some(_) => {}
+    }
+    problems
+}
+
+/// No imports, and each of `required` exported as what it must be. An export through a list
+/// (`export { f as fold }`) is taken as it is; the runner checks what it names.
+fn check_named_exports(program: &Program<'_>, required: &[RequiredExport]) -> Vec<Found> {
+    let mut problems = Vec::new();
+    // Each export found: its name, where, and whether it is a function (None: not known).
+    let mut exported: Vec<(String, u32, Option<bool>)> = Vec::new();
+    for statement in &program.body {
+        match statement {
+            Statement::ImportDeclaration(_)
+            | Statement::ExportAllDeclaration(_)
+            | Statement::ExportFromDeclaration(_)
+            | Statement::TSImportEqualsDeclaration(_) => {
+                problems.push(at(statement.span().start, NO_MODULES));
+            }
+            Statement::ExportDeclaration(export) => match &export.declaration {
+                Declaration::FunctionDeclaration(function) => {
+                    if let Some(id) = &function.id {
+                        let plain = !function.r#async && !function.generator;
+                        exported.push((id.name.to_string(), function.span.start, Some(plain)));
+                    }
+                }
+                Declaration::VariableDeclaration(variables) => {
+                    for declarator in &variables.declarations {
+                        let function = declarator.init.as_ref().map(|init| {
+                            let inner = init.get_inner_expression();
+                            match inner {
+                                Expression::ArrowFunctionExpression(_)
+                                | Expression::FunctionExpression(_) => {
+                                    is_plain_function_expression(inner)
+                                }
+                                _ => false,
+                            }
+                        });
+                        for id in declarator.id.get_binding_identifiers() {
+                            exported.push((
+                                id.name.to_string(),
+                                declarator.span.start,
+                                Some(function.unwrap_or(false)),
+                            ));
+                        }
+                    }
+                }
+                other => {
+                    if let Some(id) = other.id() {
+                        exported.push((id.name.to_string(), other.span().start, Some(false)));
+                    }
+                }
+            },
+            Statement::ExportNamedDeclaration(export) => {
+                for specifier in &export.specifiers {
+                    exported.push((specifier.exported.to_string(), specifier.span.start, None));
+                }
+            }
+            _ => {}
+        }
+    }
+    for export in required {
+        match exported.iter().find(|(name, _, _)| name == export.name) {
+            None => problems.push(at(program.span.end, missing_export(export.name))),
+            Some((_, offset, Some(function))) if *function != export.function => {
+                let text = if export.function {
+                    export_not_function(export.name)
+                } else {
+                    export_not_value(export.name)
+                };
+                problems.push(at(*offset, text));
+            }
+            Some(_) => {}
+        }
     }
     problems
 }

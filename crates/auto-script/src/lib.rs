@@ -43,21 +43,23 @@ mod tangle;
 
 pub use budget::{
     CHECKPOINT_STEPS, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX,
-    EXPRESSION_CHECKPOINTS_MAX, EXPRESSION_ERROR_STATUS, INPUT_CHECKPOINTS_MAX, INPUT_TIME_MS_MAX,
-    InputBudget, Limit, PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, RUNTIME_ERROR_STATUS,
-    SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX, ScriptError, VALUE_DEPTH_MAX, VALUE_TEXT_BYTES_MAX,
+    EXPRESSION_CHECKPOINTS_MAX, EXPRESSION_ERROR_STATUS, FOLD_CHECKPOINTS_MAX, FOLD_TIME_MS_MAX,
+    INPUT_CHECKPOINTS_MAX, INPUT_TIME_MS_MAX, InputBudget, Limit, PROGRAM_CHECKPOINTS_MAX,
+    PROGRAM_TIME_MS_MAX, RUNTIME_ERROR_STATUS, SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX,
+    ScriptError, VALUE_DEPTH_MAX, VALUE_TEXT_BYTES_MAX,
 };
 pub use check::{
     CheckTimedOut, DEFAULT_EXPORT_NOT_FUNCTION, DOCUMENT_CHECK_TIME_MS_MAX, DocumentCheck,
-    NO_DEFAULT_EXPORT, NO_MODULES, NOT_ONE_EXPRESSION, Place, TOO_LONG, cannot_find_name,
-    check_expression, check_program,
+    ModuleShape, NO_DEFAULT_EXPORT, NO_MODULES, NOT_ONE_EXPRESSION, Place, RequiredExport,
+    TOO_LONG, cannot_find_name, check_expression, check_module, check_program, export_not_function,
+    export_not_value, missing_export,
 };
 pub use depth::{COMPILER_STACK_BYTES_BASE, COMPILER_STACK_BYTES_PER_TEXT_BYTE, SCRIPT_BYTES_MAX};
 pub use guard::{NO_ASYNC, RESERVED_NAME};
 pub use inputs::{INPUT_CACHE_NAMES_MAX, INPUT_CACHE_VALUES_MAX};
 pub use library::{LIBRARY_GLOBALS, is_library_global};
 pub use position::{Position, ScriptOrigin, ScriptProblem};
-pub use sandbox::{Sandbox, evaluate, run_program, with_sandbox};
+pub use sandbox::{ExportCall, Sandbox, evaluate, run_program, with_sandbox};
 pub use strip::{STRIP_CACHE_ENTRIES_MAX, StrippedProgram, strip_expression, strip_program};
 pub use tangle::{
     ANGLE_NESTING_MAX, ANGLE_TOO_DEEP, ARROW_HEADS_MAX, ARROW_HEADS_TOO_DEEP,

@@ -24,9 +24,9 @@ use serde_json::Value as JsonValue;
 
 use crate::budget::{
     Allowance, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX, CodeKind,
-    EXPRESSION_CHECKPOINTS_MAX, INPUT_CHECKPOINTS_MAX, InputBudget, Limit, Meter,
-    PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX,
-    ScriptError, Trip, memory_error, too_large_error, trip_error,
+    EXPRESSION_CHECKPOINTS_MAX, FOLD_CHECKPOINTS_MAX, FOLD_TIME_MS_MAX, INPUT_CHECKPOINTS_MAX,
+    InputBudget, Limit, Meter, PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, SANDBOX_BYTES_MAX,
+    SANDBOX_STACK_BYTES_MAX, ScriptError, Trip, memory_error, too_large_error, trip_error,
 };
 use crate::bytecode::run_prelude;
 use crate::convert::{Outgoing, Refusal, to_js};
@@ -87,6 +87,25 @@ impl std::fmt::Debug for Sandbox {
     }
 }
 
+/// Whose budget a call of a program's export runs within.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportCall {
+    /// A program's: [`PROGRAM_CHECKPOINTS_MAX`], [`PROGRAM_TIME_MS_MAX`].
+    Program,
+    /// One fold's: [`FOLD_CHECKPOINTS_MAX`], [`FOLD_TIME_MS_MAX`].
+    Fold,
+}
+
+/// A program's budget.
+fn program_allowance() -> Allowance {
+    Allowance {
+        checkpoints_max: PROGRAM_CHECKPOINTS_MAX,
+        checkpoints_input_max: PROGRAM_CHECKPOINTS_MAX,
+        time: Duration::from_millis(PROGRAM_TIME_MS_MAX),
+        kind: CodeKind::Program,
+    }
+}
+
 /// What one run calls: `function` with `inputs` and the clock at `now_ms`; for a program,
 /// `export` names the export to call, `function` is the factory that returns the exports, and
 /// `lines` maps its errors back to the program's lines.
@@ -94,6 +113,8 @@ impl std::fmt::Debug for Sandbox {
 struct Code<'a> {
     function: &'a Persistent<Function<'static>>,
     export: &'a [&'a str],
+    /// Whether the export is read as a value rather than called.
+    read_value: bool,
     inputs: &'a [(&'a str, &'a JsonValue)],
     now_ms: i64,
     lines: Option<&'a StrippedProgram>,
@@ -213,6 +234,7 @@ impl Sandbox {
             let code = Code {
                 function: &function,
                 export: &[],
+                read_value: false,
                 inputs: vars,
                 now_ms,
                 lines: None,
@@ -234,17 +256,65 @@ impl Sandbox {
         input: &JsonValue,
         now_ms: i64,
     ) -> Result<JsonValue, ScriptError> {
-        let allowance = Allowance {
-            checkpoints_max: PROGRAM_CHECKPOINTS_MAX,
-            checkpoints_input_max: PROGRAM_CHECKPOINTS_MAX,
-            time: Duration::from_millis(PROGRAM_TIME_MS_MAX),
-            kind: CodeKind::Program,
-        };
+        let allowance = program_allowance();
         let (factory, lines) = self.compiled_program(program)?;
         let code = Code {
             function: &factory,
             export: &["default"],
+            read_value: false,
             inputs: &[("$input", input)],
+            now_ms,
+            lines: Some(&lines),
+        };
+        self.run(code, allowance, false)
+    }
+
+    /// Reads the export `name` of a program as a value (a recall function's `initial`), within
+    /// a program's budgets. A function's export is refused: its value is not data.
+    pub fn read_export(
+        &mut self,
+        program: &str,
+        name: &str,
+        now_ms: i64,
+    ) -> Result<JsonValue, ScriptError> {
+        let (factory, lines) = self.compiled_program(program)?;
+        let code = Code {
+            function: &factory,
+            export: &[name],
+            read_value: true,
+            inputs: &[],
+            now_ms,
+            lines: Some(&lines),
+        };
+        self.run(code, program_allowance(), false)
+    }
+
+    /// Calls the export `name` of a program with `args` (each name with its `$`, in order),
+    /// within the budget of `call`: a program's, or one fold's ([`FOLD_CHECKPOINTS_MAX`],
+    /// [`FOLD_TIME_MS_MAX`]).
+    pub fn call_export(
+        &mut self,
+        program: &str,
+        name: &str,
+        args: &[(&str, &JsonValue)],
+        now_ms: i64,
+        call: ExportCall,
+    ) -> Result<JsonValue, ScriptError> {
+        let allowance = match call {
+            ExportCall::Program => program_allowance(),
+            ExportCall::Fold => Allowance {
+                checkpoints_max: FOLD_CHECKPOINTS_MAX,
+                checkpoints_input_max: FOLD_CHECKPOINTS_MAX,
+                time: Duration::from_millis(FOLD_TIME_MS_MAX),
+                kind: CodeKind::Fold,
+            },
+        };
+        let (factory, lines) = self.compiled_program(program)?;
+        let code = Code {
+            function: &factory,
+            export: &[name],
+            read_value: false,
+            inputs: args,
             now_ms,
             lines: Some(&lines),
         };
@@ -418,6 +488,7 @@ impl Sandbox {
         let Code {
             function,
             export,
+            read_value,
             inputs,
             now_ms,
             lines,
@@ -439,7 +510,7 @@ impl Sandbox {
                 &ctx,
                 hooks,
                 function,
-                export,
+                (export, read_value),
                 inputs,
                 now_ms,
                 keep.then_some(&mut *kept),
@@ -586,7 +657,7 @@ fn call_in<'js>(
     ctx: &Ctx<'js>,
     hooks: &Hooks,
     function: &Persistent<Function<'static>>,
-    export: &[&str],
+    (export, read_value): (&[&str], bool),
     inputs: &[(&str, &JsonValue)],
     now_ms: i64,
     mut kept: Option<&mut InputCache>,
@@ -603,6 +674,15 @@ fn call_in<'js>(
     if let Some(name) = export.first() {
         let exports: Object = function.call(())?;
         let value: Value = exports.get(*name)?;
+        if read_value {
+            if value.is_function() {
+                let message = format!("The {name} export is a function, not a value");
+                return Err(
+                    ctx.throw(rquickjs::String::from_str(ctx.clone(), &message)?.into_value())
+                );
+            }
+            return Ok(value);
+        }
         function = match value.into_function() {
             Some(function) => function,
             None => {

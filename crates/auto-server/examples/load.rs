@@ -52,7 +52,7 @@ use auto_server::Options;
 use auto_server::auth::Keys;
 use auto_store::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
-    Org, Playbook, PlaybookRef, Run, RunEnding, RunFilter, Store,
+    Org, Playbook, PlaybookRef, RecallView, Run, RunEnding, RunFilter, Store,
 };
 use auto_testkit::{ProviderDouble, ProviderKind, Reply};
 use chrono::{DateTime, Utc};
@@ -288,6 +288,29 @@ impl Store for TimedStore {
     async fn get_playbook(&self, playbook: &PlaybookRef) -> StoreResult<Option<Playbook>> {
         self.time("get_playbook", self.inner.get_playbook(playbook))
             .await
+    }
+    async fn log_end(&self, playbook: &PlaybookRef) -> StoreResult<i64> {
+        self.time("log_end", self.inner.log_end(playbook)).await
+    }
+    async fn get_view(
+        &self,
+        playbook: &PlaybookRef,
+        name: &str,
+    ) -> StoreResult<Option<RecallView>> {
+        self.time("get_view", self.inner.get_view(playbook, name))
+            .await
+    }
+    async fn put_view(
+        &self,
+        playbook: &PlaybookRef,
+        view: &RecallView,
+        expected_revision: Option<i64>,
+    ) -> StoreResult<Option<RecallView>> {
+        self.time(
+            "put_view",
+            self.inner.put_view(playbook, view, expected_revision),
+        )
+        .await
     }
     async fn list_playbooks(&self, org: &str) -> StoreResult<Vec<Playbook>> {
         self.time("list_playbooks", self.inner.list_playbooks(org))

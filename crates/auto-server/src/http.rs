@@ -36,6 +36,8 @@ pub struct AppState {
     pub service: Service,
     pub keys: Arc<Keys>,
     pub metrics: Arc<Metrics>,
+    /// True once the server stops: the events streams end.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 type Answer<T> = Result<T, ProblemAnswer>;
@@ -78,6 +80,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/v1/openapi.json", get(openapi))
+        .route("/v1/me", get(get_caller))
         .route("/v1/orgs", post(create_org).get(list_orgs))
         .route("/v1/orgs/{org}", get(get_org))
         .route("/v1/orgs/{org}/models", get(list_models))
@@ -90,6 +93,11 @@ pub fn router(state: AppState) -> Router {
             &format!("{pb}/definitions"),
             post(create_definition).get(list_definitions),
         )
+        .route(&format!("{pb}/definitions/check"), post(check_definition))
+        .route(
+            &format!("{pb}/definitions/{{type}}/{{name}}/versions"),
+            get(list_definition_versions),
+        )
         .route(
             &format!("{pb}/definitions/{{type}}/{{name}}"),
             get(get_definition)
@@ -99,6 +107,10 @@ pub fn router(state: AppState) -> Router {
         .route(
             &format!("{pb}/events"),
             post(publish_event).get(list_events),
+        )
+        .route(
+            &format!("{pb}/events/stream"),
+            get(crate::stream::stream_events),
         )
         .route(&format!("{pb}/events/{{event_id}}"), get(get_event))
         .route(
@@ -129,6 +141,7 @@ pub fn router(state: AppState) -> Router {
             &format!("{pb}/requests/{{request_id}}/answer"),
             post(answer_interaction),
         )
+        .merge(crate::studio::routes())
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), observe))
@@ -557,16 +570,69 @@ pub(crate) fn query_problem(rejection: axum::extract::rejection::QueryRejection)
     )])
 }
 
+/// The query of `get_definition`: one saved version instead of the latest.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct DefinitionQuery {
+    version: Option<String>,
+}
+
 async fn get_definition(
     State(s): State<AppState>,
     Authed(c): Authed,
     Path((org, pb, def_type, name)): Path<(String, String, String, String)>,
+    query: Result<Query<DefinitionQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Answer<Json<DefinitionOut>> {
+    let Query(query) = query.map_err(query_problem)?;
+    let pb = pb_ref(org, pb);
+    let Some(text) = query.version.filter(|v| !v.is_empty()) else {
+        return Ok(Json(
+            s.service.get_definition(&c, &pb, &def_type, &name).await?,
+        ));
+    };
+    let version = text
+        .parse::<i64>()
+        .ok()
+        .filter(|v| *v >= 1)
+        .ok_or_else(|| {
+            Problem::invalid_request(vec![ProblemIssue::field(
+                "/query/version",
+                format!("version {text:?} is not a version number: versions count from 1."),
+            )])
+        })?;
     Ok(Json(
         s.service
-            .get_definition(&c, &pb_ref(org, pb), &def_type, &name)
+            .get_definition_version(&c, &pb, &def_type, &name, version)
             .await?,
     ))
+}
+
+async fn list_definition_versions(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb, def_type, name)): Path<(String, String, String, String)>,
+) -> Answer<Json<DefinitionVersions>> {
+    Ok(Json(
+        s.service
+            .list_definition_versions(&c, &pb_ref(org, pb), &def_type, &name)
+            .await?,
+    ))
+}
+
+async fn check_definition(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb)): Path<(String, String)>,
+    Body(body): Body<CreateDefinition>,
+) -> Answer<Json<DefinitionCheck>> {
+    Ok(Json(
+        s.service
+            .check_definition(&c, &pb_ref(org, pb), body)
+            .await?,
+    ))
+}
+
+async fn get_caller(State(s): State<AppState>, Authed(c): Authed) -> Json<CallerOut> {
+    Json(s.service.get_caller(&c))
 }
 
 async fn update_definition(

@@ -10,6 +10,8 @@ mod http_tools;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+mod stream;
+mod studio;
 
 // The runtime's modules, under the paths the server and its tests have always named them.
 pub use auto_runtime::{
@@ -24,7 +26,7 @@ use std::sync::Arc;
 use auto_engine::definitions::Checkers;
 use auto_store::Store;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::auth::Keys;
@@ -50,6 +52,8 @@ pub struct Options {
 pub struct Handle {
     pub addr: SocketAddr,
     shutdown: Option<oneshot::Sender<()>>,
+    /// Told first when the server stops, so the streams under way end and let it.
+    stopping: watch::Sender<bool>,
     task: JoinHandle<std::io::Result<()>>,
 }
 
@@ -61,6 +65,7 @@ impl Handle {
 
     /// Stops taking requests, lets those under way finish, and waits.
     pub async fn stop(mut self) -> std::io::Result<()> {
+        self.stopping.send_replace(true);
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
@@ -91,10 +96,12 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         "Claims of a work item this server could not read; each is kept, logged and claimed again when its lease ends",
         service.unreadable_work(),
     );
+    let (stopping, stopping_seen) = watch::channel(false);
     let state = AppState {
         service,
         keys: Arc::new(options.keys),
         metrics: Arc::new(metrics),
+        stopping: stopping_seen,
     };
     let workers = Workers::spawn(&state.service);
     let app = mcp::mount(http::router(state.clone()), &state, addr).layer(
@@ -110,6 +117,7 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
     Ok(Handle {
         addr,
         shutdown: Some(shutdown),
+        stopping,
         task,
     })
 }

@@ -268,6 +268,8 @@ pub async fn serve_local_stdio(
         service,
         keys: Arc::new(Keys::default()),
         metrics: Arc::new(Metrics::new()),
+        // Never told: the stdio server serves until its client leaves.
+        stopping: tokio::sync::watch::channel(false).1,
     });
     let served = serve_stdio(api, endpoint).await;
     workers.stop().await;

@@ -47,6 +47,18 @@ macro_rules! pb_path {
 /// Every operation the server has.
 pub const OPERATIONS: &[Operation] = &[
     Operation {
+        name: "get_caller",
+        method: "get",
+        path: "/v1/me",
+        summary: "Who the request's key is: its caller id, its role and the org it reaches (null for every org).",
+        read_only: true,
+        request: None,
+        response: schema::<CallerOut>,
+        success: 200,
+        query: &[],
+        flag: None,
+    },
+    Operation {
         name: "create_org",
         method: "post",
         path: "/v1/orgs",
@@ -158,10 +170,37 @@ pub const OPERATIONS: &[Operation] = &[
         name: "get_definition",
         method: "get",
         path: pb_path!("/definitions/{type}/{name}"),
-        summary: "Read a definition's latest version, with its overview.",
+        summary: "Read a definition's latest version, or the version asked for, with its overview.",
         read_only: true,
         request: None,
         response: schema::<DefinitionOut>,
+        success: 200,
+        query: &[(
+            "version",
+            "This saved version (from 1) instead of the latest.",
+        )],
+        flag: None,
+    },
+    Operation {
+        name: "list_definition_versions",
+        method: "get",
+        path: pb_path!("/definitions/{type}/{name}/versions"),
+        summary: "List every saved version of a definition, oldest first, each with its document and overview.",
+        read_only: true,
+        request: None,
+        response: schema::<DefinitionVersions>,
+        success: 200,
+        query: &[],
+        flag: None,
+    },
+    Operation {
+        name: "check_definition",
+        method: "post",
+        path: pb_path!("/definitions/check"),
+        summary: "Check a definition as create_definition would and save nothing: its issues by line, or the warnings and schemas it would be saved with.",
+        read_only: true,
+        request: Some(schema::<CreateDefinition>),
+        response: schema::<DefinitionCheck>,
         success: 200,
         query: &[],
         flag: None,
@@ -227,6 +266,16 @@ pub const OPERATIONS: &[Operation] = &[
             ("type", "Only runs of definitions of this type."),
             ("name", "Only runs of definitions of this name."),
             ("status", "started, succeeded, rejected or failed."),
+            (
+                "reason",
+                "Only runs whose problem has this reason: invalid_input, forbidden, not_found, \
+                 conflict, unavailable, cancelled, unanswered or failed.",
+            ),
+            (
+                "since",
+                "Only runs started at or after this time (RFC 3339).",
+            ),
+            ("until", "Only runs started before this time (RFC 3339)."),
             ("after", "The next of the page before."),
             (
                 "limit",
@@ -419,6 +468,35 @@ fn operation_object(op: &Operation, generator: &mut SchemaGenerator) -> Value {
     object
 }
 
+/// The events stream: HTTP only, as an MCP tool answers once.
+pub const EVENTS_STREAM_PATH: &str = pb_path!("/events/stream");
+
+fn events_stream(generator: &mut SchemaGenerator) -> Value {
+    let mut parameters = path_parameters(EVENTS_STREAM_PATH);
+    for (name, description) in [
+        ("run_id", "Only the events of this run."),
+        ("type", "Only events of this type."),
+        (
+            "after",
+            "Only events after this seq, or end: only those recorded from now on; Last-Event-ID takes its place.",
+        ),
+    ] {
+        parameters.push(json!({"name": name, "in": "query", "required": false, "description": description, "schema": {"type": "string"}}));
+    }
+    parameters.push(json!({"name": "Last-Event-ID", "in": "header", "required": false, "description": "The id (seq) of the last event read, to resume after it.", "schema": {"type": "string"}}));
+    let event = generator.subschema_for::<EventOut>();
+    json!({"get": {
+        "operationId": "stream_playbook_events",
+        "summary": "Follow the playbook's log as server-sent events: each message's id is the event's seq, its event the event's type, its data the event as list_playbook_events shows it; resumable with Last-Event-ID; ends when the server stops.",
+        "parameters": parameters,
+        "responses": {
+            "200": {"description": "The stream.", "content": {"text/event-stream": {"schema": {"type": "string"}, "x-message-data": event}}},
+            "default": {"description": "A rejection, as a problem document.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+        },
+        "x-read-only": true,
+    }})
+}
+
 /// The OpenAPI 3.1 document.
 pub fn document() -> Value {
     let mut settings = SchemaSettings::draft2020_12();
@@ -429,6 +507,7 @@ pub fn document() -> Value {
         let entry = paths.entry(op.path).or_insert_with(|| json!({}));
         entry[op.method] = operation_object(op, &mut generator);
     }
+    paths.insert(EVENTS_STREAM_PATH.into(), events_stream(&mut generator));
     generator.subschema_for::<Problem>();
     let schemas = generator.take_definitions(true);
     json!({

@@ -90,8 +90,8 @@ async fn keys_roles_and_orgs() {
     assert_eq!(published.status, 201);
     assert_eq!(published.body["caller"], "bot");
     runner
-        .post_definition(pb, "recall", "x", "x")
+        .post_definition(pb, "prediction", "x", "x")
         .await
         .assert_problem(403, "forbidden");
-    admin.save_definition(pb, "recall", "x", "x").await;
+    admin.save_definition(pb, "prediction", "x", "x").await;
 }

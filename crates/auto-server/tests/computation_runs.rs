@@ -365,3 +365,96 @@ async fn a_run_of_what_is_missing_names_what_is_missing() {
         assert_eq!(reply.body["detail"], detail, "{url}: {:#}", reply.body);
     }
 }
+
+/// `list_runs` by the problem's reason and by the time runs started, through HTTP; bad values
+/// are refused at their parameter with the wording the reference gives.
+#[tokio::test]
+async fn runs_are_listed_by_reason_and_by_time() {
+    let (server, runs) = saved().await;
+    let pb = "/v1/orgs/acme/playbooks/main";
+    let ok = server
+        .post(
+            &runs,
+            json!({"input": {"month": "2026-02"}, "run_id": "ok"}),
+        )
+        .await;
+    assert_eq!(ok.status, 200, "{:#}", ok.body);
+    let bad = server
+        .post(
+            &runs,
+            json!({"input": {"month": "2026-13"}, "run_id": "bad"}),
+        )
+        .await;
+    bad.assert_problem(409, "conflict");
+    let ids = |body: &Value| -> Vec<String> {
+        body["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["run_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let listed = server.get(&format!("{pb}/runs?reason=conflict")).await;
+    assert_eq!(listed.status, 200, "{:#}", listed.body);
+    assert_eq!(ids(&listed.body), ["bad"]);
+    let listed = server
+        .get(&format!("{pb}/runs?reason=conflict&status=succeeded"))
+        .await;
+    assert_eq!(ids(&listed.body), Vec::<String>::new());
+    let all = server.get(&format!("{pb}/runs")).await;
+    let started_ok = all.body["runs"][1]["started_at"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let started_bad = all.body["runs"][0]["started_at"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let encode = |t: &str| t.replace('+', "%2B");
+    let since = server
+        .get(&format!("{pb}/runs?since={}", encode(&started_ok)))
+        .await;
+    assert_eq!(ids(&since.body), ["bad", "ok"]);
+    let until = server
+        .get(&format!("{pb}/runs?until={}", encode(&started_ok)))
+        .await;
+    assert_eq!(ids(&until.body), Vec::<String>::new());
+    if started_ok != started_bad {
+        let only_ok = server
+            .get(&format!(
+                "{pb}/runs?since={}&until={}",
+                encode(&started_ok),
+                encode(&started_bad)
+            ))
+            .await;
+        assert_eq!(ids(&only_ok.body), ["ok"]);
+    }
+    let cases = [
+        (
+            "reason=refused",
+            "/query/reason",
+            "reason \"refused\" is not one of invalid_input, forbidden, not_found, conflict, unavailable, cancelled, unanswered or failed.",
+        ),
+        (
+            "since=yesterday",
+            "/query/since",
+            "since \"yesterday\" is not a time in RFC 3339 form, such as 2026-12-01T09:30:00Z.",
+        ),
+        (
+            "until=2026-12-01",
+            "/query/until",
+            "until \"2026-12-01\" is not a time in RFC 3339 form, such as 2026-12-01T09:30:00Z.",
+        ),
+        (
+            "since=2026-12-01T10:00:00Z&until=2026-12-01T10:00:00Z",
+            "/query/until",
+            "until must be later than since.",
+        ),
+    ];
+    for (query, pointer, message) in cases {
+        let reply = server.get(&format!("{pb}/runs?{query}")).await;
+        let problem = reply.assert_problem(422, "invalid_input");
+        assert_eq!(problem["issues"][0]["pointer"], pointer, "{query}");
+        assert_eq!(problem["issues"][0]["message"], message, "{query}");
+    }
+}

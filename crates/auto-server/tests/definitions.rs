@@ -8,7 +8,7 @@ use common::TestServer;
 use serde_json::{Value, json};
 
 fn create_body(name: &str, source: &str) -> Value {
-    json!({"type": "recall", "name": name, "source": source, "overview": "Adds things up.", "diagram": "flowchart TD\n  a --> b"})
+    json!({"type": "prediction", "name": name, "source": source, "overview": "Adds things up.", "diagram": "flowchart TD\n  a --> b"})
 }
 
 #[tokio::test]
@@ -23,7 +23,7 @@ async fn a_definition_is_created_read_and_listed() {
         .await;
     assert_eq!(reply.status, 201, "{:#}", reply.body);
     let def = &reply.body;
-    assert_eq!(def["type"], "recall");
+    assert_eq!(def["type"], "prediction");
     assert_eq!(def["name"], "sum");
     assert_eq!(def["version"], 1);
     assert_eq!(def["status"], "active");
@@ -33,7 +33,9 @@ async fn a_definition_is_created_read_and_listed() {
     for field in ["warnings", "triggers", "used_by"] {
         assert!(def[field].is_array(), "{field}");
     }
-    let got = server.get(&format!("{pb}/definitions/recall/sum")).await;
+    let got = server
+        .get(&format!("{pb}/definitions/prediction/sum"))
+        .await;
     assert_eq!(got.status, 200);
     assert_eq!(got.body["overview"], "Adds things up.");
     let list = server.get(&format!("{pb}/definitions")).await;
@@ -56,7 +58,7 @@ async fn each_change_is_a_version_and_an_event() {
     server
         .post(&format!("{pb}/definitions"), create_body("sum", "v1"))
         .await;
-    let path = format!("{pb}/definitions/recall/sum");
+    let path = format!("{pb}/definitions/prediction/sum");
 
     // An update that changes nothing makes no version.
     let same = server
@@ -101,8 +103,8 @@ async fn each_change_is_a_version_and_an_event() {
         ]
     );
     for (event, version) in events.iter().zip([1, 2, 3, 3]) {
-        assert_eq!(event["source"], "/definitions/recall/sum");
-        assert_eq!(event["subject"], "recall/sum");
+        assert_eq!(event["source"], "/definitions/prediction/sum");
+        assert_eq!(event["subject"], "prediction/sum");
         assert_eq!(event["caller"], "local");
         assert_eq!(event["definitionversion"], version);
     }
@@ -117,7 +119,7 @@ async fn a_retired_definition_takes_no_updates() {
     server
         .post(&format!("{pb}/definitions"), create_body("sum", "v1"))
         .await;
-    let path = format!("{pb}/definitions/recall/sum");
+    let path = format!("{pb}/definitions/prediction/sum");
     server.delete(&path).await;
     server
         .put(&path, json!({"source": "v2", "diagram": "none"}))
@@ -152,7 +154,7 @@ async fn documents_with_problems_are_refused_with_their_issues() {
     let problem = reply.assert_problem(422, "invalid_input");
     assert_eq!(
         problem["title"],
-        "The recall function sum was not saved: its document has problems"
+        "The prediction function sum was not saved: its document has problems"
     );
     let issues = problem["issues"].as_array().unwrap();
     assert_eq!(issues.len(), 21);
@@ -167,14 +169,14 @@ async fn documents_with_problems_are_refused_with_their_issues() {
     // Nothing was stored.
     assert!(server.all_events(&pb).await.is_empty());
     server
-        .get(&format!("{pb}/definitions/recall/sum"))
+        .get(&format!("{pb}/definitions/prediction/sum"))
         .await
         .assert_problem(404, "not_found");
 }
 
 #[tokio::test]
 async fn a_type_without_a_checker_cannot_be_saved_yet() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_standard().await;
     let pb = server.playbook().await;
     let mut body = create_body("flow", "x");
     body["type"] = json!("prediction");
@@ -194,41 +196,44 @@ async fn bad_definition_bodies_are_refused() {
     let pb = server.playbook().await;
     let defs = format!("{pb}/definitions");
     let cases: Vec<(Value, &str)> = vec![
-        (json!({"type": "recall", "name": "sum", "source": "x"}), ""),
+        (
+            json!({"type": "prediction", "name": "sum", "source": "x"}),
+            "",
+        ),
         (
             json!({"type": "nope", "name": "sum", "source": "x", "diagram": "none"}),
             "/type",
         ),
         (
-            json!({"type": "recall", "name": "Sum", "source": "x", "diagram": "none"}),
+            json!({"type": "prediction", "name": "Sum", "source": "x", "diagram": "none"}),
             "/name",
         ),
         (
-            json!({"type": "recall", "name": format!("s{}", "u".repeat(64)), "source": "x", "diagram": "none"}),
+            json!({"type": "prediction", "name": format!("s{}", "u".repeat(64)), "source": "x", "diagram": "none"}),
             "/name",
         ),
         (
-            json!({"type": "recall", "name": "sum", "source": 3, "diagram": "none"}),
+            json!({"type": "prediction", "name": "sum", "source": 3, "diagram": "none"}),
             "/source",
         ),
         (
-            json!({"type": "recall", "name": "sum", "source": "x", "diagram": "pie\n a"}),
+            json!({"type": "prediction", "name": "sum", "source": "x", "diagram": "pie\n a"}),
             "/diagram",
         ),
         (
-            json!({"type": "recall", "name": "sum", "source": "x", "diagram": format!("graph TD\n{}", "x".repeat(8192))}),
+            json!({"type": "prediction", "name": "sum", "source": "x", "diagram": format!("graph TD\n{}", "x".repeat(8192))}),
             "/diagram",
         ),
         (
-            json!({"type": "recall", "name": "sum", "source": "x", "diagram": "none", "overview": ""}),
+            json!({"type": "prediction", "name": "sum", "source": "x", "diagram": "none", "overview": ""}),
             "/overview",
         ),
         (
-            json!({"type": "recall", "name": "sum", "source": "x", "diagram": "none", "overview": "o".repeat(16_385)}),
+            json!({"type": "prediction", "name": "sum", "source": "x", "diagram": "none", "overview": "o".repeat(16_385)}),
             "/overview",
         ),
         (
-            json!({"type": "recall", "name": "sum", "source": "x", "diagram": "none", "extra": 1}),
+            json!({"type": "prediction", "name": "sum", "source": "x", "diagram": "none", "extra": 1}),
             "/extra",
         ),
     ];
@@ -241,7 +246,7 @@ async fn bad_definition_bodies_are_refused() {
             "{problem:#}"
         );
     }
-    let at_edge = json!({"type": "recall", "name": format!("s{}", "u".repeat(63)), "source": "x", "diagram": "none", "overview": "o".repeat(16_384)});
+    let at_edge = json!({"type": "prediction", "name": format!("s{}", "u".repeat(63)), "source": "x", "diagram": "none", "overview": "o".repeat(16_384)});
     assert_eq!(server.post(&defs, at_edge).await.status, 201);
     assert_eq!(server.all_events(&pb).await.len(), 1);
 }
@@ -251,22 +256,22 @@ async fn missing_definitions_and_playbooks_are_not_found() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;
     for path in [
-        format!("{pb}/definitions/recall/none"),
+        format!("{pb}/definitions/prediction/none"),
         format!("{pb}/definitions/nonsense/none"),
-        "/v1/orgs/acme/playbooks/other/definitions/recall/none".to_owned(),
+        "/v1/orgs/acme/playbooks/other/definitions/prediction/none".to_owned(),
         "/v1/orgs/other/playbooks/main/definitions".to_owned(),
     ] {
         server.get(&path).await.assert_problem(404, "not_found");
     }
     server
         .put(
-            &format!("{pb}/definitions/recall/none"),
+            &format!("{pb}/definitions/prediction/none"),
             json!({"source": "x", "diagram": "none"}),
         )
         .await
         .assert_problem(404, "not_found");
     server
-        .delete(&format!("{pb}/definitions/recall/none"))
+        .delete(&format!("{pb}/definitions/prediction/none"))
         .await
         .assert_problem(404, "not_found");
 }

@@ -199,7 +199,7 @@ async fn calls_run_the_operations_and_rejections_are_problem_documents() {
     let missing_diagram = call(
         &client,
         "create_definition",
-        json!({"org": "acme", "playbook": "main", "type": "recall", "name": "sum", "source": "ok"}),
+        json!({"org": "acme", "playbook": "main", "type": "prediction", "name": "sum", "source": "ok"}),
     )
     .await;
     let missing = problem(&missing_diagram, 422, "invalid_input");
@@ -211,7 +211,7 @@ async fn calls_run_the_operations_and_rejections_are_problem_documents() {
     let bad_source = call(
         &client,
         "create_definition",
-        json!({"org": "acme", "playbook": "main", "type": "recall", "name": "sum",
+        json!({"org": "acme", "playbook": "main", "type": "prediction", "name": "sum",
                "source": "ok\nbad line", "diagram": "none"}),
     )
     .await;
@@ -233,13 +233,13 @@ async fn calls_run_the_operations_and_rejections_are_problem_documents() {
     let created = call(
         &client,
         "create_definition",
-        json!({"org": "acme", "playbook": "main", "type": "recall", "name": "sum",
+        json!({"org": "acme", "playbook": "main", "type": "prediction", "name": "sum",
                "source": "Adds.", "overview": "Adds numbers.", "diagram": "none"}),
     )
     .await;
     assert_eq!(ok(&created)["version"], json!(1));
     let over_http = server
-        .get("/v1/orgs/acme/playbooks/main/definitions/recall/sum")
+        .get("/v1/orgs/acme/playbooks/main/definitions/prediction/sum")
         .await;
     assert_eq!(over_http.body["overview"], json!("Adds numbers."));
 

@@ -76,7 +76,12 @@ as a tool result with `isError` whose text is the document.
 
 `GET /v1/openapi.json` serves the OpenAPI 3.1 description of the same operations, with every
 schema in full; `GET /healthz` and `GET /metrics` serve operations (see
-[Operations](../operations.md)). Each operation's text below is the description an agent reads
+[Operations](../operations.md)). `GET /v1/orgs/{org}/playbooks/{pb}/events/stream` follows the
+playbook's log as server-sent events, over HTTP only: each message's `id` is the event's `seq`,
+its `event` the event's type and its `data` the event as `list_playbook_events` shows it; it
+takes `run_id`, `type` and `after` as that operation does (`after=end`: only what is recorded
+from now on), resumes after the `Last-Event-ID` a
+client sends, and ends when the server stops. The Studio is served at `/studio/`. Each operation's text below is the description an agent reads
 when it lists the MCP tools.
 
 ";

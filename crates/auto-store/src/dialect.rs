@@ -79,6 +79,9 @@ pub(crate) trait Dialect:
     /// The database's time `lease_ms` (the statement's parameter `$1`, a float) from now.
     const LEASE_UNTIL: &'static str = Self::ENGINE.lease_until();
 
+    /// A run's `problem.reason`, as text (null for a run without a problem).
+    const PROBLEM_REASON: &'static str = Self::ENGINE.problem_reason();
+
     /// A JSON column, read without serde_json's limit of 128 levels (see
     /// [`crate::shared::deep_json`]).
     fn json(row: &Self::Row, column: &str, what: &str) -> Result<Option<Value>>;
@@ -181,6 +184,13 @@ impl Engine {
                 "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', printf('+%.3f seconds', $1 / 1000.0))"
             }
             Engine::Postgres => "clock_timestamp() + make_interval(secs => $1 / 1000.0)",
+        }
+    }
+
+    pub(crate) const fn problem_reason(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "json_extract(problem, '$.reason')",
+            Engine::Postgres => "(problem ->> 'reason')",
         }
     }
 

@@ -134,6 +134,23 @@ pub trait Store: Send + Sync + 'static {
     /// Fails with `NotFound` when the org does not exist, `Conflict` when the playbook does.
     async fn create_playbook(&self, org: &str, id: &str, title: Option<&str>) -> Result<Playbook>;
     async fn get_playbook(&self, playbook: &PlaybookRef) -> Result<Option<Playbook>>;
+    /// The `seq` of the playbook's last event committed (0 before any), where a follower that
+    /// wants only what comes next starts; `NotFound` when the playbook does not exist. Every
+    /// event up to it is visible: appends to one playbook commit in `seq` order.
+    async fn log_end(&self, playbook: &PlaybookRef) -> Result<i64>;
+
+    /// The kept view of the playbook's recall function `name`, if one is kept.
+    async fn get_view(&self, playbook: &PlaybookRef, name: &str) -> Result<Option<RecallView>>;
+    /// Keeps `view` (its `revision` is ignored) and answers the row as kept, or `None` when the
+    /// row is not as the writer read it: with `expected_revision`, the row of that revision
+    /// and the same version; without, no row, or a row of an older version (a new version's
+    /// view replaces it).
+    async fn put_view(
+        &self,
+        playbook: &PlaybookRef,
+        view: &RecallView,
+        expected_revision: Option<i64>,
+    ) -> Result<Option<RecallView>>;
     /// The org's playbooks by id; `NotFound` when the org does not exist.
     async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>>;
 

@@ -406,6 +406,12 @@ pub struct RunFilter {
     pub def_type: Option<String>,
     pub name: Option<String>,
     pub status: Option<RunStatus>,
+    /// Only runs whose problem has this `reason` (`invalid_input`, `conflict`, ...).
+    pub reason: Option<String>,
+    /// Only runs started at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only runs started before this time.
+    pub until: Option<DateTime<Utc>>,
     /// Only runs listed after this one (newest first): the `run_id` of the last run of the page
     /// before.
     pub after_run_id: Option<String>,
@@ -594,4 +600,20 @@ pub struct RequestFilter {
     /// At most this many; 0 means [`crate::REQUESTS_PAGE_MAX`], and a larger value is cut to
     /// it.
     pub limit: u32,
+}
+
+/// A recall function's view as kept (see the `views` table): the view of one version, the last
+/// seq of the log it met, whether it has caught up with the log once, and where a fold threw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecallView {
+    pub name: String,
+    pub version: i64,
+    /// Raised by every change; a writer names the revision it read.
+    pub revision: i64,
+    pub view: Value,
+    pub folded_seq: i64,
+    pub built: bool,
+    /// The event a fold threw at and its error, as the runtime wrote them.
+    pub stalled: Option<Value>,
+    pub updated_at: DateTime<Utc>,
 }

@@ -169,6 +169,8 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
         reader: pool,
         _file_lock: None,
         raw: None,
+        // Other servers change definitions on the same database.
+        latest: None,
     })
 }
 

@@ -163,11 +163,26 @@ pub(crate) fn saved_version(
 }
 
 /// A page of a playbook's runs or requests, newest first: its statement, and the values of its
-/// text parameters, which are bound after the playbook's pk (`$1`) and before the limit.
+/// parameters, which are bound after the playbook's pk (`$1`) and before the limit.
 pub(crate) struct PageQuery<'a> {
     pub(crate) sql: String,
-    pub(crate) params: Vec<&'a str>,
+    pub(crate) params: Vec<PageParam<'a>>,
     pub(crate) limit: i64,
+}
+
+/// A value a page's statement is given.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum PageParam<'a> {
+    Text(&'a str),
+    /// A time, bound as the database keeps its times.
+    Time(DateTime<Utc>),
+}
+
+/// A condition of a page beyond the listing's own: `{expression} {op} $n` for a value given.
+pub(crate) struct PageCondition<'a> {
+    pub(crate) expression: &'static str,
+    pub(crate) op: &'static str,
+    pub(crate) value: PageParam<'a>,
 }
 
 /// What a page lists: the table, its columns, and the time and id it is ordered by (both
@@ -186,6 +201,7 @@ struct Listing {
 fn page_query<'a>(
     listing: &Listing,
     filters: &[(&str, Option<&'a str>)],
+    conditions: Vec<PageCondition<'a>>,
     index_condition: Option<&str>,
     after: Option<&'a str>,
     limit: i64,
@@ -200,16 +216,25 @@ fn page_query<'a>(
     let mut params = Vec::new();
     for (column, value) in filters {
         if let Some(value) = value {
-            params.push(*value);
+            params.push(PageParam::Text(value));
             sql.push_str(&format!(" AND {column} = ${}", params.len() + 1));
         }
+    }
+    for PageCondition {
+        expression,
+        op,
+        value,
+    } in conditions
+    {
+        params.push(value);
+        sql.push_str(&format!(" AND {expression} {op} ${}", params.len() + 1));
     }
     if let Some(condition) = index_condition {
         sql.push_str(" AND ");
         sql.push_str(condition);
     }
     if let Some(after) = after {
-        params.push(after);
+        params.push(PageParam::Text(after));
         sql.push_str(&format!(
             " AND ({time_column}, {id_column}) < (SELECT {time_column}, {id_column} FROM {table} \
              WHERE playbook_pk = $1 AND {id_column} = ${})",
@@ -224,8 +249,13 @@ fn page_query<'a>(
 }
 
 /// The `list_runs` page a filter asks for: at most `limit` (0 and any value above
-/// [`RUNS_PAGE_MAX`] mean `RUNS_PAGE_MAX`).
-pub(crate) fn runs_page(filter: &RunFilter) -> PageQuery<'_> {
+/// [`RUNS_PAGE_MAX`] mean `RUNS_PAGE_MAX`). The reason is read from the run's problem
+/// (`reason_expression`: the database's way to read `problem.reason` as text); the times
+/// bound `started_at`, since inclusive and until exclusive.
+pub(crate) fn runs_page<'a>(
+    filter: &'a RunFilter,
+    reason_expression: &'static str,
+) -> PageQuery<'a> {
     let listing = Listing {
         table: "runs",
         columns: run_columns!(),
@@ -244,9 +274,32 @@ pub(crate) fn runs_page(filter: &RunFilter) -> PageQuery<'_> {
         .status
         .filter(|status| *status != RunStatus::Succeeded)
         .map(|_| "status <> 'succeeded'");
+    let mut conditions = Vec::new();
+    if let Some(reason) = filter.reason.as_deref() {
+        conditions.push(PageCondition {
+            expression: reason_expression,
+            op: "=",
+            value: PageParam::Text(reason),
+        });
+    }
+    if let Some(since) = filter.since {
+        conditions.push(PageCondition {
+            expression: "started_at",
+            op: ">=",
+            value: PageParam::Time(since),
+        });
+    }
+    if let Some(until) = filter.until {
+        conditions.push(PageCondition {
+            expression: "started_at",
+            op: "<",
+            value: PageParam::Time(until),
+        });
+    }
     page_query(
         &listing,
         &filters,
+        conditions,
         index_condition,
         filter.after_run_id.as_deref(),
         limit,
@@ -267,6 +320,7 @@ pub(crate) fn requests_page(filter: &crate::RequestFilter) -> PageQuery<'_> {
     page_query(
         &listing,
         &filters,
+        Vec::new(),
         None,
         filter.after_request_id.as_deref(),
         limit,
@@ -424,7 +478,7 @@ pub(crate) fn check_close_status(close: &crate::RequestClose, request_id: &str) 
 
 /// The names of the store's migrations, in order: the same on both databases, each written in
 /// the database's own SQL in `migrations/<database>/`.
-const MIGRATION_NAMES: [&str; 12] = [
+const MIGRATION_NAMES: [&str; 13] = [
     "the store",
     "runs",
     "workflows",
@@ -437,6 +491,7 @@ const MIGRATION_NAMES: [&str; 12] = [
     "ending work",
     "opaque work",
     "lean indexes",
+    "views",
 ];
 
 /// The store's migrations from one database's folder (`sqlite` or `postgres`), compiled in.
@@ -467,6 +522,7 @@ macro_rules! migration_sources {
             include_str!(concat!("../migrations/", $folder, "/0010_ending_work.sql")),
             include_str!(concat!("../migrations/", $folder, "/0011_opaque_work.sql")),
             include_str!(concat!("../migrations/", $folder, "/0012_lean_indexes.sql")),
+            include_str!(concat!("../migrations/", $folder, "/0013_views.sql")),
         ]
     };
 }

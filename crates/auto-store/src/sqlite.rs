@@ -189,6 +189,7 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
         writer,
         reader,
         _file_lock: Some(file_lock),
+        latest: Some(Default::default()),
     })
 }
 
@@ -207,6 +208,7 @@ async fn open_in_memory(options: SqliteConnectOptions) -> Result<SqlStore<Sqlite
         reader: pool,
         _file_lock: None,
         raw: None,
+        latest: Some(Default::default()),
     })
 }
 

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use auto_store::{
     DefinitionKey, DefinitionStatus, EndedChild, EventFilter, LISTENERS_MAX, NewDefinitionVersion,
-    NewEvent, NewRequest, NewRun, NewWork, PlaybookRef, RequestClose, RequestFilter, RequestStatus,
-    Result, Run, RunEnding, RunFilter, RunStatus, Store, StoreError, WorkflowStep,
+    NewEvent, NewRequest, NewRun, NewWork, PlaybookRef, RecallView, RequestClose, RequestFilter,
+    RequestStatus, Result, Run, RunEnding, RunFilter, RunStatus, Store, StoreError, WorkflowStep,
 };
 use chrono::{TimeZone, Utc};
 use serde_json::{Map, json};
@@ -43,6 +43,7 @@ store_suite!(
     definition_changes_refused_append_nothing,
     definitions_list_by_type_then_name,
     events_append_single_and_batched,
+    the_log_ends_at_its_last_seq,
     large_events_append_in_order_and_whole,
     seq_is_per_playbook,
     duplicate_event_id_appends_nothing,
@@ -60,6 +61,7 @@ store_suite!(
     runs_restart_under_their_id,
     run_last_event_at_follows_the_database_clock,
     runs_list_newest_first,
+    views_are_kept_by_revision_and_replaced_by_a_newer_version,
     concurrent_run_events_one_wins,
     workflow_steps_are_compare_and_set,
     a_step_records_the_children_it_began_and_ended,
@@ -463,6 +465,24 @@ async fn large_events_append_in_order_and_whole(store: Arc<dyn Store>) -> Result
         .await;
     assert!(is_conflict(&refused), "{refused:?}");
     assert_eq!(all_events(&*store, &playbook).await?.len(), 3);
+    Ok(())
+}
+
+async fn the_log_ends_at_its_last_seq(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    assert_eq!(store.log_end(&playbook).await?, 0);
+    store
+        .append_events(
+            &playbook,
+            vec![event("a", "published"), event("b", "published")],
+        )
+        .await?;
+    assert_eq!(store.log_end(&playbook).await?, 2);
+    let missing = PlaybookRef::new(playbook.org.clone(), "nope");
+    assert!(matches!(
+        store.log_end(&missing).await,
+        Err(StoreError::NotFound(_))
+    ));
     Ok(())
 }
 
@@ -1631,6 +1651,77 @@ async fn runs_list_newest_first(store: Arc<dyn Store>) -> Result<()> {
         })
         .await?
         .is_empty()
+    );
+    // By the problem's reason, alone and with the status.
+    store
+        .end_run(
+            &playbook,
+            "r05",
+            RunEnding {
+                status: RunStatus::Rejected,
+                output: None,
+                record: None,
+                problem: Some(json!({"reason": "conflict", "kind": "unworkable", "status": 409})),
+            },
+            Vec::new(),
+        )
+        .await?;
+    let by_reason = |reason: &str, status: Option<RunStatus>| RunFilter {
+        reason: text(reason),
+        status,
+        ..Default::default()
+    };
+    assert_eq!(list(by_reason("unavailable", None)).await?, ["r06"]);
+    assert_eq!(list(by_reason("conflict", None)).await?, ["r05"]);
+    assert_eq!(
+        list(by_reason("conflict", Some(RunStatus::Rejected))).await?,
+        ["r05"]
+    );
+    assert!(
+        list(by_reason("conflict", Some(RunStatus::Failed)))
+            .await?
+            .is_empty()
+    );
+    assert!(list(by_reason("cancelled", None)).await?.is_empty());
+    // By the time each started: since inclusive, until exclusive, alone, together and with
+    // other filters; the expected lists are the full list's, filtered here.
+    let all = store.list_runs(&playbook, &RunFilter::default()).await?;
+    let started: Vec<_> = all
+        .iter()
+        .map(|r| (r.run_id.clone(), r.started_at))
+        .collect();
+    let within = |since: Option<chrono::DateTime<chrono::Utc>>,
+                  until: Option<chrono::DateTime<chrono::Utc>>| {
+        started
+            .iter()
+            .filter(|(_, at)| since.is_none_or(|s| *at >= s) && until.is_none_or(|u| *at < u))
+            .map(|(id, _)| id.clone())
+            .collect::<Vec<_>>()
+    };
+    for (since, until) in [
+        (Some(started[3].1), None),
+        (None, Some(started[3].1)),
+        (Some(started[5].1), Some(started[1].1)),
+        (Some(started[0].1), None),
+        (None, Some(started[6].1)),
+        (Some(started[0].1 + chrono::Duration::milliseconds(1)), None),
+    ] {
+        let listed = list(RunFilter {
+            since,
+            until,
+            ..Default::default()
+        })
+        .await?;
+        assert_eq!(listed, within(since, until), "{since:?} {until:?}");
+    }
+    assert_eq!(
+        list(RunFilter {
+            since: Some(started[6].1),
+            name: text("b"),
+            ..Default::default()
+        })
+        .await?,
+        ["r07", "r03"]
     );
 
     // Pages by cursor: each starts after the last run of the page before.
@@ -2846,5 +2937,91 @@ async fn requests_list_newest_first_by_status(store: Arc<dyn Store>) -> Result<(
         .list_requests(&PlaybookRef::new("acme", "nope"), &RequestFilter::default())
         .await;
     assert!(is_not_found(&missing), "{missing:?}");
+    Ok(())
+}
+
+async fn views_are_kept_by_revision_and_replaced_by_a_newer_version(
+    store: Arc<dyn Store>,
+) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    assert_eq!(store.get_view(&playbook, "orders").await?, None);
+    let view = |version: i64, view: serde_json::Value, folded_seq: i64| RecallView {
+        name: "orders".into(),
+        version,
+        revision: 0,
+        view,
+        folded_seq,
+        built: false,
+        stalled: None,
+        updated_at: chrono::Utc::now(),
+    };
+    // The first of a version is kept at revision 1; a second of the same version is not.
+    let first = store
+        .put_view(&playbook, &view(1, json!({}), 0), None)
+        .await?
+        .expect("kept");
+    assert_eq!((first.revision, first.version, first.folded_seq), (1, 1, 0));
+    assert_eq!(first.view, json!({}));
+    assert!(
+        store
+            .put_view(&playbook, &view(1, json!([]), 0), None)
+            .await?
+            .is_none()
+    );
+    assert_eq!(
+        store.get_view(&playbook, "orders").await?,
+        Some(first.clone())
+    );
+    // A change names the revision it read: the first writer's is kept, the second's refused.
+    let next = RecallView {
+        view: json!({"2026-01": 2}),
+        folded_seq: 7,
+        built: true,
+        ..first.clone()
+    };
+    let kept = store
+        .put_view(&playbook, &next, Some(1))
+        .await?
+        .expect("kept");
+    assert_eq!((kept.revision, kept.folded_seq, kept.built), (2, 7, true));
+    assert_eq!(kept.view, json!({"2026-01": 2}));
+    assert!(store.put_view(&playbook, &next, Some(1)).await?.is_none());
+    // A stall is kept as written.
+    let stalled = RecallView {
+        stalled: Some(json!({"seq": 9, "error": "bad"})),
+        ..kept.clone()
+    };
+    let kept = store
+        .put_view(&playbook, &stalled, Some(2))
+        .await?
+        .expect("kept");
+    assert_eq!(kept.stalled, Some(json!({"seq": 9, "error": "bad"})));
+    // A change of another version's row is refused; a newer version replaces the row.
+    assert!(
+        store
+            .put_view(&playbook, &view(2, json!({}), 0), Some(3))
+            .await?
+            .is_none()
+    );
+    let replaced = store
+        .put_view(&playbook, &view(2, json!({}), 0), None)
+        .await?
+        .expect("replaced");
+    assert_eq!(
+        (replaced.version, replaced.folded_seq, replaced.revision),
+        (2, 0, 4)
+    );
+    assert_eq!((replaced.built, replaced.stalled.clone()), (false, None));
+    // An older version does not replace a newer one.
+    assert!(
+        store
+            .put_view(&playbook, &view(1, json!({}), 0), None)
+            .await?
+            .is_none()
+    );
+    // Views are per playbook.
+    store.create_playbook("acme", "other", None).await?;
+    let other = PlaybookRef::new("acme", "other");
+    assert_eq!(store.get_view(&other, "orders").await?, None);
     Ok(())
 }

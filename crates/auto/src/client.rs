@@ -229,6 +229,40 @@ impl Client {
         Ok(Answer { status, body })
     }
 
+    /// Opens a server-sent events stream at `path`, resuming after `last_id` when given;
+    /// `Ok(Err(problem))` is a rejection the server answered.
+    pub(crate) async fn stream(
+        &self,
+        path: &str,
+        last_id: Option<&str>,
+    ) -> Result<Result<EventStream, Value>> {
+        let url = format!("{}{path}", self.remote.url.trim_end_matches('/'));
+        let mut request = self
+            .http
+            .get(&url)
+            .header(reqwest::header::ACCEPT, "text/event-stream");
+        if let Some(key) = &self.remote.key {
+            request = request.bearer_auth(key);
+        }
+        if let Some(id) = last_id {
+            request = request.header("last-event-id", id);
+        }
+        let response = request.send().await.context(Unreachable(format!(
+            "cannot reach {url}; is `auto serve` running?"
+        )))?;
+        if !response.status().is_success() {
+            let text = response.text().await.unwrap_or_default();
+            return Ok(Err(
+                serde_json::from_str(&text).unwrap_or(Value::String(text))
+            ));
+        }
+        Ok(Ok(EventStream {
+            response,
+            buffer: Vec::new(),
+            message: Message::default(),
+        }))
+    }
+
     /// Calls the API; `Ok(Err(problem))` is a rejection the server answered.
     async fn call(
         &self,
@@ -692,4 +726,111 @@ pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
         ))
         .into()
     })
+}
+
+/// One message of a server-sent events stream.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Message {
+    pub(crate) id: Option<String>,
+    pub(crate) event: Option<String>,
+    pub(crate) data: String,
+}
+
+/// A server-sent events stream, read message by message as its bytes arrive.
+pub(crate) struct EventStream {
+    response: reqwest::Response,
+    buffer: Vec<u8>,
+    message: Message,
+}
+
+impl EventStream {
+    /// The next message; `None` when the server ended the stream or it broke off.
+    pub(crate) async fn next(&mut self) -> Option<Message> {
+        loop {
+            while let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line);
+                if let Some(message) =
+                    read_line(&mut self.message, line.trim_end_matches(['\n', '\r']))
+                {
+                    return Some(message);
+                }
+            }
+            match self.response.chunk().await {
+                Ok(Some(bytes)) => self.buffer.extend_from_slice(&bytes),
+                Ok(None) | Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// Reads one line of the stream into `message`; a blank line ends it and gives it, when it
+/// holds data (the format of the WHATWG's HTML standard, "Server-sent events").
+fn read_line(message: &mut Message, line: &str) -> Option<Message> {
+    if line.is_empty() {
+        let done = std::mem::take(message);
+        return (!done.data.is_empty()).then(|| Message {
+            data: done
+                .data
+                .strip_suffix('\n')
+                .unwrap_or(&done.data)
+                .to_owned(),
+            ..done
+        });
+    }
+    if line.starts_with(':') {
+        return None;
+    }
+    let (field, value) = line.split_once(':').unwrap_or((line, ""));
+    let value = value.strip_prefix(' ').unwrap_or(value);
+    match field {
+        "id" => message.id = Some(value.to_owned()),
+        "event" => message.event = Some(value.to_owned()),
+        "data" => {
+            message.data.push_str(value);
+            message.data.push('\n');
+        }
+        _ => {}
+    }
+    None
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+
+    fn read(text: &str) -> Vec<Message> {
+        let mut message = Message::default();
+        text.split('\n')
+            .filter_map(|line| read_line(&mut message, line.trim_end_matches('\r')))
+            .collect()
+    }
+
+    #[test]
+    fn messages_are_read_with_their_id_type_and_data() {
+        let messages = read(
+            ": keep-alive\n\nid: 7\nevent: run_started\ndata: {\"a\":1}\n\nid:8\r\ndata: one\r\ndata: two\r\n\r\n",
+        );
+        assert_eq!(
+            messages,
+            [
+                Message {
+                    id: Some("7".into()),
+                    event: Some("run_started".into()),
+                    data: "{\"a\":1}".into(),
+                },
+                Message {
+                    id: Some("8".into()),
+                    event: None,
+                    data: "one\ntwo".into(),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_message_without_data_or_not_ended_gives_nothing() {
+        assert!(read("id: 3\nevent: x\n\n").is_empty());
+        assert!(read("id: 3\ndata: x").is_empty());
+    }
 }

@@ -101,6 +101,19 @@ pub enum RunsCommand {
         /// Only runs with this status.
         #[arg(long, value_parser = ["started", "succeeded", "rejected", "failed"])]
         status: Option<String>,
+        /// Only runs whose problem has this reason.
+        #[arg(long, value_parser = [
+            "invalid_input", "forbidden", "not_found", "conflict", "unavailable", "cancelled",
+            "unanswered", "failed",
+        ])]
+        reason: Option<String>,
+        /// Only runs started at or after this time: RFC 3339 (2026-12-01T09:00:00Z), or a time
+        /// ago such as 90s, 15m, 2h or 7d.
+        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        since: Option<String>,
+        /// Only runs started before this time, written as for --since.
+        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        until: Option<String>,
         /// At most this many runs (the server's default is 50).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=RUNS_PAGE_MAX as i64))]
         limit: Option<u32>,
@@ -173,7 +186,7 @@ fn read_input(input: &str) -> Result<Value> {
     }
 }
 
-/// How often `auto run --wait` and `auto runs follow` read a run that goes on.
+/// How long `auto run --wait` and `auto runs follow` pause before opening a stream again.
 const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
 pub async fn run(args: RunArgs) -> Result<ExitCode> {
@@ -233,11 +246,18 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
     }
 }
 
+/// The event types that end a run.
+const RUN_ENDINGS: [&str; 3] = ["run_succeeded", "run_rejected", "run_failed"];
+
 /// Reads a run until it ends; `Ok(Err(problem))` is a refusal of a read. With `steps`, each
 /// event of its history is printed on stderr as it is recorded.
 ///
-/// Invariant: the run is read before its events, and a run's ending is recorded with its last
-/// events, so once a read finds it ended, the events read after hold its whole history.
+/// The run's events come from the playbook's events stream, resumed after the last one read
+/// when it breaks off (a server stopping, say), so nothing is polled while the run waits.
+///
+/// Invariant: a run's ending is recorded with its last events, and the stream shows events in
+/// `seq` order, so once its ending has come, every event of its history has been printed; and
+/// a run read as ended before the stream opened has all of its events listed after it.
 async fn follow(
     client: &Client,
     at: &PlaybookArgs,
@@ -245,20 +265,51 @@ async fn follow(
     steps: bool,
 ) -> Result<Result<Value, Value>> {
     let run_path = format!("{}/runs/{}", pb_path(at), encode(run_id));
+    let stream_path = format!(
+        "{}/events/stream{}",
+        pb_path(at),
+        query(&[("run_id", Some(run_id.to_owned()))])
+    );
     // The seq of the last event printed.
-    let mut after = None;
+    let mut after: Option<String> = None;
     loop {
         let answer = client.send(Method::GET, &run_path, None).await?;
         if !answer.ok() {
             return Ok(Err(answer.body));
         }
-        if steps && let Err(problem) = print_new_steps(client, at, run_id, &mut after).await? {
-            return Ok(Err(problem));
-        }
         if answer.body["status"] != "started" {
+            if steps && let Err(problem) = print_new_steps(client, at, run_id, &mut after).await? {
+                return Ok(Err(problem));
+            }
             return Ok(Ok(answer.body));
         }
-        tokio::time::sleep(WAIT_POLL).await;
+        let mut stream = match client.stream(&stream_path, after.as_deref()).await? {
+            Ok(stream) => stream,
+            Err(problem) => return Ok(Err(problem)),
+        };
+        let mut ended = false;
+        while let Some(message) = stream.next().await {
+            if message.event.as_deref() == Some("error") {
+                break;
+            }
+            if let Some(id) = message.id {
+                after = Some(id);
+            }
+            if steps {
+                let event: Value = serde_json::from_str(&message.data).unwrap_or(Value::Null);
+                eprintln!("{}", step_line(&event));
+            }
+            if RUN_ENDINGS.contains(&message.event.as_deref().unwrap_or_default()) {
+                ended = true;
+                break;
+            }
+        }
+        // The run ended, and is read at once; or the stream broke off, and is opened again
+        // after the last event shown, after a pause that keeps a failing server from being
+        // hammered.
+        if !ended {
+            tokio::time::sleep(WAIT_POLL).await;
+        }
     }
 }
 
@@ -382,6 +433,9 @@ pub async fn runs(command: RunsCommand) -> Result<ExitCode> {
             def_type,
             name,
             status,
+            reason,
+            since,
+            until,
             limit,
             after,
             at,
@@ -391,6 +445,9 @@ pub async fn runs(command: RunsCommand) -> Result<ExitCode> {
                 ("type", def_type),
                 ("name", name),
                 ("status", status),
+                ("reason", reason),
+                ("since", since),
+                ("until", until),
                 ("after", after),
                 ("limit", limit.map(|l| l.to_string())),
             ]);
@@ -529,6 +586,39 @@ fn print_run(run: &Value) {
     }
 }
 
+/// A time of `--since` or `--until`, as RFC 3339 in UTC: one given so, or one a number of
+/// seconds (s), minutes (m), hours (h) or days (d) before now.
+fn parse_time(text: &str) -> Result<String, String> {
+    if let Ok(time) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(time
+            .to_utc()
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    }
+    let ago = text
+        .char_indices()
+        .last()
+        .and_then(|(at, unit)| {
+            let count: i64 = text[..at].parse().ok().filter(|n| *n >= 0)?;
+            match unit {
+                's' => chrono::Duration::try_seconds(count),
+                'm' => chrono::Duration::try_minutes(count),
+                'h' => chrono::Duration::try_hours(count),
+                'd' => chrono::Duration::try_days(count),
+                _ => None,
+            }
+        })
+        .ok_or_else(|| {
+            format!(
+                "{text:?} is neither a time in RFC 3339 form (2026-12-01T09:00:00Z) nor a time \
+                 ago such as 90s, 15m, 2h or 7d"
+            )
+        })?;
+    let time = chrono::Utc::now()
+        .checked_sub_signed(ago)
+        .ok_or_else(|| format!("{text:?} is too long ago"))?;
+    Ok(time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
 /// The runs as a table: run id, definition, version, status, start and duration.
 fn print_runs(list: &Value) {
     let runs = list["runs"].as_array().cloned().unwrap_or_default();
@@ -601,6 +691,32 @@ mod tests {
         assert_eq!(
             duration(&json!({"started_at": "2026-02-01T09:00:00Z"})),
             "-"
+        );
+    }
+
+    #[test]
+    fn times_are_rfc_3339_or_a_time_ago() {
+        assert_eq!(
+            parse_time("2026-12-01T10:00:00+01:00").unwrap(),
+            "2026-12-01T09:00:00.000Z"
+        );
+        let ago = |text: &str| {
+            let time = parse_time(text).unwrap().parse::<DateTime<Utc>>().unwrap();
+            (Utc::now() - time).num_seconds()
+        };
+        assert!((89..=91).contains(&ago("90s")));
+        assert!((899..=901).contains(&ago("15m")));
+        assert!((7_199..=7_201).contains(&ago("2h")));
+        assert!((604_799..=604_801).contains(&ago("7d")));
+        assert!((0..=1).contains(&ago("0s")));
+        for bad in ["", "h", "2w", "-2h", "2.5h", "yesterday", "2026-12-01"] {
+            let error = parse_time(bad).unwrap_err();
+            assert!(error.contains("RFC 3339"), "{bad}: {error}");
+        }
+        assert!(
+            parse_time("99999999d")
+                .unwrap_err()
+                .contains("too long ago")
         );
     }
 

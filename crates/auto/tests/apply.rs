@@ -218,8 +218,8 @@ fn a_broken_file_stops_the_whole_set() {
     write(dir.path(), "computations/gone.diagram.mmd", DIAGRAM);
     write(
         dir.path(),
-        "recalls/views.md",
-        "---\nevents: [com.example.viewed]\n---\n",
+        "predictions/views.md",
+        "---\nhorizon: 12\n---\n",
     );
     let d = dir.path().display();
 
@@ -240,11 +240,11 @@ fn a_broken_file_stops_the_whole_set() {
              hint: an overview or diagram sits beside its document and shares its name: \
              reasoning/review.md takes reasoning/review.overview.md and \
              reasoning/review.diagram.mmd\n  \
+             {d}/predictions/views.md: A prediction function cannot be saved yet: this runtime \
+             has no checker for the type prediction.\n  \
              {d}/reasoning/review.md: Line 4, /config/temperature: Expected number.\n  \
              {d}/reasoning/review.md: Line 5, /config/seed: Expected a whole number of 0 or \
              more.\n  \
-             {d}/recalls/views.md: A recall function cannot be saved yet: this runtime has no \
-             checker for the type recall.\n  \
              {d}/workflows/pause.diagram.mmd: The diagram is not a flowchart or a state \
              diagram: its first line starts with flowchart, graph or stateDiagram, or the \
              diagram is the word none.\n"
@@ -265,11 +265,11 @@ fn a_broken_file_stops_the_whole_set() {
     assert_eq!(issues.len(), 7);
     assert_eq!(issues[0]["line"], Value::Null);
     assert!(issues[0]["hint"].is_string());
-    assert_eq!(issues[3]["file"], format!("{d}/reasoning/review.md"));
-    assert_eq!(issues[3]["line"], 4);
-    assert_eq!(issues[3]["pointer"], "/config/temperature");
+    assert_eq!(issues[4]["file"], format!("{d}/reasoning/review.md"));
+    assert_eq!(issues[4]["line"], 4);
+    assert_eq!(issues[4]["pointer"], "/config/temperature");
     assert_eq!(
-        issues[3]["message"],
+        issues[4]["message"],
         "Line 4, /config/temperature: Expected number."
     );
 }

@@ -223,3 +223,60 @@ fn ended(server: &common::Server, run_id: &str) -> Value {
         (run["status"] != "started").then_some(run)
     })
 }
+
+#[test]
+fn the_recall_guide_runs_as_written() {
+    let server = common::serve();
+    ok(&server, &["org", "create", "acme"]);
+    ok(&server, &["playbook", "create", "main"]);
+    let orders = example("orders-by-month.recall.md");
+    ok(
+        &server,
+        &[
+            "def",
+            "create",
+            "recall",
+            "orders-by-month",
+            "--file",
+            &orders,
+        ],
+    );
+    for data in [
+        r#"{"placed_at": "2026-02-03T10:00:00Z", "amount": 120}"#,
+        r#"{"placed_at": "2026-02-17T16:30:00Z", "amount": 80.5}"#,
+        r#"{"placed_at": "2026-03-01T09:00:00Z", "amount": 42}"#,
+    ] {
+        ok(
+            &server,
+            &["events", "publish", "order.placed", "--data", data],
+        );
+    }
+    let run = ok(
+        &server,
+        &[
+            "run",
+            "recall/orders-by-month",
+            "--input",
+            r#"{"month": "2026-02"}"#,
+        ],
+    );
+    assert_eq!(
+        run["output"],
+        json!({"orders": 2, "total": 200.5}),
+        "{run:#}"
+    );
+    let march = ok(
+        &server,
+        &[
+            "run",
+            "recall/orders-by-month",
+            "--input",
+            r#"{"month": "2026-03"}"#,
+        ],
+    );
+    assert_eq!(
+        march["output"],
+        json!({"orders": 1, "total": 42}),
+        "{march:#}"
+    );
+}

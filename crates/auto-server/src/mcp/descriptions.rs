@@ -15,6 +15,15 @@ not_found or conflict; detail says what to do.";
 /// `(operation name, description)`.
 const DESCRIPTIONS: &[(&str, &str)] = &[
     (
+        "check_definition",
+        "Check a definition as create_definition would, and save nothing. Takes the same \
+         arguments (type, name, source, overview, diagram). Returns valid, issues[] (each \
+         with pointer, line and message, exactly as a save would be refused with), warnings, \
+         input_schema and output_schema, and for a workflow its generated overview. Check a \
+         document while writing it; save it with create_definition or update_definition once \
+         valid is true.",
+    ),
+    (
         "search",
         "List the tool servers the operator set up for the playbook, each with the tools it \
          allows (name, model_name, description, read_only); a server that cannot list its tools \
@@ -164,9 +173,11 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     (
         "list_runs",
         "List the playbook's runs, newest first, without input and output. Filters: type, \
-         name, status (started, succeeded, rejected, failed), limit (1 to 1,000, 50 by \
-         default) and after (the run_id where the previous page ended, from next). Returns \
-         {runs: [...], next}.",
+         name, status (started, succeeded, rejected, failed), reason (the problem's: \
+         invalid_input, forbidden, not_found, conflict, unavailable, cancelled, unanswered, \
+         failed), since and until (RFC 3339 times bounding the start, since inclusive), limit \
+         (1 to 1,000, 50 by default) and after (the run_id where the previous page ended, from \
+         next). Returns {runs: [...], next}.",
     ),
     (
         "cancel_run",

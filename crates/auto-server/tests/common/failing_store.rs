@@ -75,6 +75,20 @@ impl Store for FailingStore {
     async fn get_playbook(&self, playbook: &PlaybookRef) -> Result<Option<Playbook>> {
         self.inner.get_playbook(playbook).await
     }
+    async fn log_end(&self, playbook: &PlaybookRef) -> Result<i64> {
+        self.inner.log_end(playbook).await
+    }
+    async fn get_view(&self, playbook: &PlaybookRef, name: &str) -> Result<Option<RecallView>> {
+        self.inner.get_view(playbook, name).await
+    }
+    async fn put_view(
+        &self,
+        playbook: &PlaybookRef,
+        view: &RecallView,
+        expected_revision: Option<i64>,
+    ) -> Result<Option<RecallView>> {
+        self.inner.put_view(playbook, view, expected_revision).await
+    }
     async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>> {
         self.inner.list_playbooks(org).await
     }

@@ -193,7 +193,38 @@ impl TestServer {
     ) -> Self {
         // Saved under the same longest run as the runs are, as `auto serve` does.
         let checkers = auto_server::server_checkers_with(limits.workflow_max_duration_ms)
-            .with(DefinitionType::Recall, Arc::new(LineChecker));
+            .with(DefinitionType::Prediction, Arc::new(LineChecker));
+        Self::start_checked(store, keys, models, limits, http, dir, checkers).await
+    }
+
+    /// A server with `auto serve`'s own checkers, without [`LineChecker`].
+    pub async fn start_standard() -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = test_store(dir.path()).await;
+        let checkers = auto_server::server_checkers_with(
+            auto_server::config::RunLimits::default().workflow_max_duration_ms,
+        );
+        Self::start_checked(
+            store,
+            Vec::new(),
+            auto_server::reasoning_runs::Models::none(),
+            Default::default(),
+            Default::default(),
+            dir,
+            checkers,
+        )
+        .await
+    }
+
+    async fn start_checked(
+        store: Arc<dyn auto_store::Store>,
+        keys: Vec<KeyEntry>,
+        models: auto_server::reasoning_runs::Models,
+        limits: auto_server::config::RunLimits,
+        http: auto_server::config::HttpLimits,
+        dir: tempfile::TempDir,
+        checkers: auto_engine::definitions::Checkers,
+    ) -> Self {
         let handle = auto_server::start(Options {
             listen: "127.0.0.1:0".parse().expect("an address"),
             store,

@@ -9,6 +9,7 @@
 
 mod definitions;
 mod group;
+mod latest;
 mod requests;
 mod rows;
 mod runs;
@@ -22,24 +23,26 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use sqlx::types::Json;
 use sqlx::{Pool, Transaction};
 
 use crate::dialect::{Dialect, Engine, SqlRow, Stamp, StoredTime, built_sql, sql};
 use crate::shared::{
-    PageQuery, event_insert_error, page_limit, playbook_not_found, recorded_event, requests_page,
-    run_columns, runs_page,
+    PageParam, PageQuery, event_insert_error, page_limit, playbook_not_found, recorded_event,
+    requests_page, run_columns, runs_page,
 };
 use crate::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, LOG_ORDER_EVENT_TYPES, Listener,
     NewDefinitionVersion, NewEvent, NewRequest, NewRun, NewWork, Org, Playbook, PlaybookRef,
-    Queued, Request, RequestClose, RequestFilter, Result, Run, RunEnding, RunFilter, RunInboxEvent,
-    StartOutcome, StepCommitted, Store, StoreError, Trigger, TriggerStart, Work, WorkflowStep,
+    Queued, RecallView, Request, RequestClose, RequestFilter, Result, Run, RunEnding, RunFilter,
+    RunInboxEvent, StartOutcome, StepCommitted, Store, StoreError, Trigger, TriggerStart, Work,
+    WorkflowStep,
 };
 
 pub(crate) use group::{Opener, RawGroup};
 use rows::{definition_columns, definition_from_row, event_from_row, org_from_row};
 use rows::{event_columns, indexed_event_types};
-use rows::{playbook_from_row, run_from_row};
+use rows::{playbook_from_row, run_from_row, view_columns, view_from_row};
 
 /// The store on a database of dialect `D`.
 pub(crate) struct SqlStore<D: Dialect> {
@@ -56,6 +59,9 @@ pub(crate) struct SqlStore<D: Dialect> {
     /// its events, its ending), made on a connection of its own without a thread hop per
     /// statement (see [`sqlite_changes`]).
     pub(crate) raw: Option<RawGroup>,
+    /// Where this store is its database's only writer (SQLite), the latest version of each
+    /// definition read (see [`latest`]).
+    pub(crate) latest: Option<latest::LatestDefinitions>,
 }
 
 /// The seqs a change takes, and the database's time of the change.
@@ -211,12 +217,23 @@ impl<D: Dialect> SqlStore<D> {
         let playbook_pk = self.require_playbook(playbook).await?;
         let mut statement = built_sql::<D>(query.sql).bind(playbook_pk);
         for param in query.params {
-            statement = statement.bind(param);
+            statement = match param {
+                PageParam::Text(text) => statement.bind(text),
+                PageParam::Time(time) => statement.bind(D::Time::from_time(time)),
+            };
         }
         statement
             .bind(query.limit)
             .fetch_all_as(&self.reader, from_row)
             .await
+    }
+
+    /// After every change of a definition, committed or not: what was kept of the latest
+    /// versions is forgotten.
+    fn definitions_changed(&self) {
+        if let Some(latest) = &self.latest {
+            latest.changed();
+        }
     }
 
     /// The definition of the playbook named `key`, at `version` or, without one, at its latest.
@@ -340,6 +357,72 @@ impl<D: Dialect> Store for SqlStore<D> {
             .await
     }
 
+    async fn log_end(&self, playbook: &PlaybookRef) -> Result<i64> {
+        sql::<D>("SELECT last_seq FROM playbooks WHERE org = $1 AND id = $2")
+            .bind_playbook(playbook)
+            .scalar_optional::<i64>(&self.reader)
+            .await?
+            .ok_or_else(|| playbook_not_found(playbook))
+    }
+
+    async fn get_view(&self, playbook: &PlaybookRef, name: &str) -> Result<Option<RecallView>> {
+        sql::<D>(concat!(
+            "SELECT ",
+            view_columns!(),
+            " FROM views WHERE playbook_pk = (SELECT pk FROM playbooks WHERE org = $1 AND id = $2) \
+             AND name = $3"
+        ))
+        .bind_playbook(playbook)
+        .bind(name)
+        .fetch_optional_as(&self.reader, view_from_row)
+        .await
+    }
+
+    async fn put_view(
+        &self,
+        playbook: &PlaybookRef,
+        view: &RecallView,
+        expected_revision: Option<i64>,
+    ) -> Result<Option<RecallView>> {
+        let playbook_pk = self.require_playbook(playbook).await?;
+        let statement = match expected_revision {
+            Some(_) => built_sql::<D>(format!(
+                "UPDATE views SET revision = revision + 1, view = $4, folded_seq = $5, \
+                 built = $6, stalled = $7, updated_at = {now} \
+                 WHERE playbook_pk = $1 AND name = $2 AND version = $3 AND revision = $8 \
+                 RETURNING {columns}",
+                now = D::NOW,
+                columns = view_columns!(),
+            )),
+            None => built_sql::<D>(format!(
+                "INSERT INTO views AS v (playbook_pk, name, version, revision, view, folded_seq, \
+                 built, stalled, updated_at) VALUES ($1, $2, $3, 1, $4, $5, $6, $7, {now}) \
+                 ON CONFLICT (playbook_pk, name) DO UPDATE SET version = excluded.version, \
+                 revision = v.revision + 1, view = excluded.view, \
+                 folded_seq = excluded.folded_seq, built = excluded.built, \
+                 stalled = excluded.stalled, updated_at = excluded.updated_at \
+                 WHERE v.version < excluded.version RETURNING {columns}",
+                now = D::NOW,
+                columns = view_columns!(),
+            )),
+        };
+        let mut statement = statement
+            .bind(playbook_pk)
+            .bind(view.name.as_str())
+            .bind(view.version)
+            .bind(Json(&view.view))
+            .bind(view.folded_seq)
+            .bind(view.built)
+            .bind(view.stalled.as_ref().map(Json));
+        if let Some(revision) = expected_revision {
+            statement = statement.bind(revision);
+        }
+        let kept = statement
+            .fetch_optional_as(&self.writer, view_from_row)
+            .await?;
+        Ok(kept)
+    }
+
     async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>> {
         let playbooks =
             sql::<D>("SELECT org, id, title, created_at FROM playbooks WHERE org = $1 ORDER BY id")
@@ -361,7 +444,9 @@ impl<D: Dialect> Store for SqlStore<D> {
         new: NewDefinitionVersion,
         event: NewEvent,
     ) -> Result<(DefinitionVersion, Event)> {
-        definitions::create(self, playbook, new, event).await
+        let changed = definitions::create(self, playbook, new, event).await;
+        self.definitions_changed();
+        changed
     }
 
     async fn update_definition(
@@ -371,7 +456,9 @@ impl<D: Dialect> Store for SqlStore<D> {
         new: NewDefinitionVersion,
         event: NewEvent,
     ) -> Result<(DefinitionVersion, Event)> {
-        definitions::update(self, playbook, expected_version, new, event).await
+        let changed = definitions::update(self, playbook, expected_version, new, event).await;
+        self.definitions_changed();
+        changed
     }
 
     async fn retire_definition(
@@ -380,7 +467,9 @@ impl<D: Dialect> Store for SqlStore<D> {
         key: &DefinitionKey,
         event: NewEvent,
     ) -> Result<(DefinitionVersion, Event)> {
-        definitions::retire(self, playbook, key, event).await
+        let changed = definitions::retire(self, playbook, key, event).await;
+        self.definitions_changed();
+        changed
     }
 
     async fn get_definition(
@@ -388,7 +477,16 @@ impl<D: Dialect> Store for SqlStore<D> {
         playbook: &PlaybookRef,
         key: &DefinitionKey,
     ) -> Result<Option<DefinitionVersion>> {
-        self.definition_at(playbook, key, None).await
+        let Some(latest) = &self.latest else {
+            return self.definition_at(playbook, key, None).await;
+        };
+        let generation = match latest.get(playbook, key) {
+            Ok(kept) => return Ok(kept),
+            Err(generation) => generation,
+        };
+        let found = self.definition_at(playbook, key, None).await?;
+        latest.fill(generation, playbook, key, &found);
+        Ok(found)
     }
 
     async fn get_definition_version(
@@ -519,7 +617,8 @@ impl<D: Dialect> Store for SqlStore<D> {
     }
 
     async fn list_runs(&self, playbook: &PlaybookRef, filter: &RunFilter) -> Result<Vec<Run>> {
-        self.page(playbook, runs_page(filter), run_from_row).await
+        self.page(playbook, runs_page(filter, D::PROBLEM_REASON), run_from_row)
+            .await
     }
 
     async fn commit_workflow_step(
@@ -861,7 +960,10 @@ mod plan_tests {
                 status,
                 ..RunFilter::default()
             };
-            plan(&c, &crate::shared::runs_page(&filter).sql)
+            plan(
+                &c,
+                &crate::shared::runs_page(&filter, Engine::Sqlite.problem_reason()).sql,
+            )
         };
         for status in [RunStatus::Started, RunStatus::Failed, RunStatus::Rejected] {
             let read = runs(Some(status));
@@ -870,12 +972,15 @@ mod plan_tests {
         }
         let by_name = plan(
             &c,
-            &crate::shared::runs_page(&RunFilter {
-                def_type: Some("workflow".into()),
-                name: Some("flow".into()),
-                after_run_id: Some("r".into()),
-                ..RunFilter::default()
-            })
+            &crate::shared::runs_page(
+                &RunFilter {
+                    def_type: Some("workflow".into()),
+                    name: Some("flow".into()),
+                    after_run_id: Some("r".into()),
+                    ..RunFilter::default()
+                },
+                Engine::Sqlite.problem_reason(),
+            )
             .sql,
         );
         assert!(

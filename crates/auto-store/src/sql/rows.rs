@@ -6,8 +6,8 @@ use serde_json::Value;
 use crate::dialect::{Dialect, SqlRow};
 use crate::shared::{parse_request_status, parse_run_status, parse_status};
 use crate::{
-    DefinitionKey, DefinitionVersion, Event, Listener, Org, Playbook, PlaybookRef, Request, Result,
-    Run, RunInboxEvent, StoreError, Trigger, TriggerStart, Work,
+    DefinitionKey, DefinitionVersion, Event, Listener, Org, Playbook, PlaybookRef, RecallView,
+    Request, Result, Run, RunInboxEvent, StoreError, Trigger, TriggerStart, Work,
 };
 
 /// The columns `event_from_row` reads, in the order a `SELECT` lists them.
@@ -101,6 +101,27 @@ pub(crate) fn org_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Org> {
         id: row.get("id")?,
         title: row.get("title")?,
         created_at: row.time("created_at")?,
+    })
+}
+
+/// The columns `view_from_row` reads, from `views`.
+macro_rules! view_columns {
+    () => {
+        "name, version, revision, view, folded_seq, built, stalled, updated_at"
+    };
+}
+pub(crate) use view_columns;
+
+pub(crate) fn view_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<RecallView> {
+    Ok(RecallView {
+        name: row.get("name")?,
+        version: row.get("version")?,
+        revision: row.get("revision")?,
+        view: row.json("view", "a recall function's view")?,
+        folded_seq: row.get("folded_seq")?,
+        built: row.get("built")?,
+        stalled: row.optional_json("stalled", "a stalled view's event")?,
+        updated_at: row.time("updated_at")?,
     })
 }
 

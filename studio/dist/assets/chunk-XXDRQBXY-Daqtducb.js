@@ -1,0 +1,1 @@
+import{_ as a,j as o}from"./mermaid.core-De2tHFz2.js";var g=a((t,e)=>{let n;return e==="sandbox"&&(n=o("#i"+t)),(e==="sandbox"?o(n.nodes()[0].contentDocument.body):o("body")).select(`[id="${t}"]`)},"getDiagramElement");export{g};
