@@ -230,6 +230,10 @@ impl Checkers {
                 Arc::new(crate::recall::RecallChecker),
             )
             .with(
+                DefinitionType::Prediction,
+                Arc::new(crate::prediction::PredictionChecker),
+            )
+            .with(
                 DefinitionType::Workflow,
                 Arc::new(crate::workflow::WorkflowChecker::default()),
             )
@@ -305,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_type_without_a_checker_is_not_supported() {
-        let err = Checkers::standard()
+        let err = Checkers::default()
             .check(DefinitionType::Prediction, "x")
             .unwrap_err();
         assert_eq!(err, CheckError::NotSupported(DefinitionType::Prediction));

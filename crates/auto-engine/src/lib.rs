@@ -8,6 +8,7 @@ pub mod definitions;
 pub mod events_kept;
 pub mod input;
 pub mod interaction;
+pub mod prediction;
 pub mod provider_options;
 pub mod reasoning;
 pub mod recall;

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use auto_engine::computation::{ComputationDocument, check_computation};
 use auto_engine::definitions::DefinitionType;
 use auto_engine::interaction::InteractionDocument;
+use auto_engine::prediction::{PredictionDocument, check_prediction};
 use auto_engine::reasoning::{ReasoningDocument, check_reasoning};
 use auto_engine::recall::{RecallDocument, check_recall};
 use auto_engine::workflow::WorkflowLimits;
@@ -30,6 +31,7 @@ pub enum Checked {
     Workflow(Arc<Workflow>),
     /// Shared, as folds and answers run on blocking tasks.
     Recall(Arc<RecallDocument>),
+    Prediction(Arc<PredictionDocument>),
 }
 
 impl Checked {
@@ -57,6 +59,13 @@ impl Checked {
     pub fn recall(&self) -> Option<&Arc<RecallDocument>> {
         match self {
             Self::Recall(document) => Some(document),
+            _ => None,
+        }
+    }
+
+    pub fn prediction(&self) -> Option<&Arc<PredictionDocument>> {
+        match self {
+            Self::Prediction(document) => Some(document),
             _ => None,
         }
     }
@@ -162,7 +171,9 @@ impl Service {
                 Checked::Workflow(Arc::new(Workflow::from_source_with(source, &limits).ok()?))
             }
             DefinitionType::Recall => Checked::Recall(Arc::new(check_recall(source).ok()?)),
-            DefinitionType::Prediction => return None,
+            DefinitionType::Prediction => {
+                Checked::Prediction(Arc::new(check_prediction(source).ok()?))
+            }
         })
     }
 }

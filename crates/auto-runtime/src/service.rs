@@ -35,8 +35,8 @@ pub struct Service {
     pub(crate) limits: crate::limits::RunLimits,
     /// The checked document of each version this server ran.
     pub(crate) documents: crate::documents::Documents,
-    /// The recall views this server is building.
-    pub(crate) recall_builds: crate::recall_runs::Builds,
+    /// The playbooks whose recall views this server is folding.
+    pub(crate) recall_follows: crate::recall_runs::Follows,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -158,7 +158,7 @@ impl Service {
             documents: Default::default(),
             triggers: crate::triggers::Triggers::default(),
             limits: crate::limits::RunLimits::default(),
-            recall_builds: Default::default(),
+            recall_follows: Default::default(),
         }
     }
 
@@ -408,7 +408,7 @@ impl Service {
     /// What a saved version sets going: a recall function's view is built from the log.
     fn after_save(&self, pb: &PlaybookRef, def_type: DefinitionType, name: &str) {
         if def_type == DefinitionType::Recall {
-            crate::recall_runs::start_build(self, pb, name);
+            crate::recall_runs::saved(self, pb, name);
         }
     }
 

@@ -268,8 +268,20 @@ impl Service {
             }
         }
         let listeners = self.store.list_listeners().await.map_err(store_problem)?;
+        // Recall views are kept up to date by one follower of each playbook's log.
+        let views = self.store.list_views(None).await.map_err(store_problem)?;
+        let mut followed = HashSet::new();
+        let views: Vec<_> = views
+            .into_iter()
+            .filter(|head| crate::recall_runs::is_recall_view(&head.name))
+            .collect();
+        for head in views.iter().filter(|head| !head.stalled) {
+            if followed.insert(&head.playbook) {
+                crate::recall_runs::start_follow(self, &head.playbook);
+            }
+        }
         self.triggers.active.store(
-            !triggers.is_empty() || !listeners.is_empty(),
+            !triggers.is_empty() || !listeners.is_empty() || !views.is_empty(),
             std::sync::atomic::Ordering::Relaxed,
         );
         let mut listening: HashMap<&PlaybookRef, Vec<&Listener>> = HashMap::new();

@@ -52,7 +52,7 @@ use auto_server::Options;
 use auto_server::auth::Keys;
 use auto_store::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
-    Org, Playbook, PlaybookRef, RecallView, Run, RunEnding, RunFilter, Store,
+    Org, Playbook, PlaybookRef, RecallView, Run, RunEnding, RunFilter, Store, ViewHead,
 };
 use auto_testkit::{ProviderDouble, ProviderKind, Reply};
 use chrono::{DateTime, Utc};
@@ -309,6 +309,23 @@ impl Store for TimedStore {
         self.time(
             "put_view",
             self.inner.put_view(playbook, view, expected_revision),
+        )
+        .await
+    }
+    async fn list_views(&self, playbook: Option<&PlaybookRef>) -> StoreResult<Vec<ViewHead>> {
+        self.time("list_views", self.inner.list_views(playbook))
+            .await
+    }
+    async fn hold_view(
+        &self,
+        playbook: &PlaybookRef,
+        name: &str,
+        holder: &str,
+        lease: Duration,
+    ) -> StoreResult<bool> {
+        self.time(
+            "hold_view",
+            self.inner.hold_view(playbook, name, holder, lease),
         )
         .await
     }

@@ -175,22 +175,6 @@ async fn documents_with_problems_are_refused_with_their_issues() {
 }
 
 #[tokio::test]
-async fn a_type_without_a_checker_cannot_be_saved_yet() {
-    let server = TestServer::start_standard().await;
-    let pb = server.playbook().await;
-    let mut body = create_body("flow", "x");
-    body["type"] = json!("prediction");
-    let reply = server.post(&format!("{pb}/definitions"), body).await;
-    reply.assert_problem(422, "invalid_input");
-    assert_eq!(
-        reply.issue_messages(),
-        vec![
-            "A prediction function cannot be saved yet: this runtime has no checker for the type prediction."
-        ]
-    );
-}
-
-#[tokio::test]
 async fn bad_definition_bodies_are_refused() {
     let server = TestServer::start().await;
     let pb = server.playbook().await;

@@ -241,3 +241,161 @@ async fn a_recall_document_is_checked_at_save() {
         "{messages:?}"
     );
 }
+
+/// `count` order.placed events of March 2026, each of amount 1, recorded straight into the
+/// store under ids that begin with `prefix`.
+async fn record_orders(store: &dyn auto_store::Store, prefix: &str, count: usize) {
+    let pb = auto_store::PlaybookRef::new("acme", "main");
+    let ids: Vec<usize> = (0..count).collect();
+    for chunk in ids.chunks(256) {
+        let events = chunk
+            .iter()
+            .map(|i| auto_store::NewEvent {
+                id: format!("{prefix}-{i}"),
+                event_type: "order.placed".into(),
+                source: "/shop".into(),
+                subject: None,
+                time: None,
+                datacontenttype: Some("application/json".into()),
+                data: Some(json!({"id": i, "month": "2026-03", "amount": 1})),
+                extensions: Default::default(),
+                run_id: None,
+                run_seq: None,
+            })
+            .collect();
+        store.append_events(&pb, events).await.expect("recorded");
+    }
+}
+
+/// Waits until `done` holds of the kept view of `orders`, for at most 60 seconds.
+async fn view_until(
+    store: &dyn auto_store::Store,
+    what: &str,
+    done: impl Fn(&auto_store::RecallView) -> bool,
+) -> auto_store::RecallView {
+    let pb = auto_store::PlaybookRef::new("acme", "main");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(view) = store.get_view(&pb, "orders").await.expect("read") {
+            if done(&view) {
+                return view;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{what}: the view is {:?} at seq {}",
+                view.view,
+                view.folded_seq
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_run_folds_8192_events_itself_and_past_that_answers_rebuilding_until_the_view_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner = common::test_store(dir.path()).await;
+    let failing = common::failing_store::FailingStore::new(inner.clone());
+    // Another server holds the views and has stopped: until its hold ends, runs fold alone.
+    failing.hold_views_elsewhere(true);
+    let store: std::sync::Arc<dyn auto_store::Store> = failing.clone();
+    let server = TestServer::start_on(
+        store,
+        Vec::new(),
+        auto_server::reasoning_runs::Models::none(),
+        dir,
+    )
+    .await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "recall", "orders", &orders_by_month("month.count"))
+        .await;
+    // At the limit: a run meets 8,192 events itself and answers. The save recorded one, and
+    // the run's own start is the last it meets.
+    let logged = inner
+        .log_end(&auto_store::PlaybookRef::new("acme", "main"))
+        .await
+        .unwrap();
+    assert_eq!(logged, 1, "the save's event");
+    record_orders(&*inner, "first", 8_190).await;
+    let (status, run) = ask(&server, &pb, "2026-03").await;
+    assert_eq!(status, 200, "{run:#}");
+    assert_eq!(run["output"], 8_190);
+    // One past (the first run's ending, 8,191 orders and the next run's start): the run keeps
+    // what it folded and answers that the view is being built.
+    record_orders(&*inner, "second", 8_191).await;
+    let (status, problem) = ask(&server, &pb, "2026-03").await;
+    assert_eq!(status, 503, "{problem:#}");
+    assert_eq!(problem["reason"], "unavailable");
+    assert_eq!(problem["kind"], "rebuilding");
+    assert_eq!(
+        problem["title"],
+        "The recall function orders is rebuilding its view"
+    );
+    // The hold ends: this server's follower takes the view and brings it to the log's end,
+    // with no run asking.
+    failing.hold_views_elsewhere(false);
+    let built = view_until(&*inner, "built by the follower", |view| {
+        view.view["2026-03"]["count"] == 8_190 + 8_191
+    })
+    .await;
+    assert!(built.built);
+    let (status, run) = ask(&server, &pb, "2026-03").await;
+    assert_eq!(status, 200, "{run:#}");
+    assert_eq!(run["output"], 8_190 + 8_191);
+}
+
+#[tokio::test]
+async fn the_follower_keeps_a_view_up_to_date_as_events_are_recorded_on_either_of_two_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::test_store(dir.path()).await;
+    let first = TestServer::start_on(
+        store.clone(),
+        Vec::new(),
+        auto_server::reasoning_runs::Models::none(),
+        dir,
+    )
+    .await;
+    let second = TestServer::start_on(
+        store.clone(),
+        Vec::new(),
+        auto_server::reasoning_runs::Models::none(),
+        tempfile::tempdir().unwrap(),
+    )
+    .await;
+    let pb = first.playbook().await;
+    record_orders(&*store, "before", 1_000).await;
+    first
+        .save_definition(&pb, "recall", "orders", &orders_by_month("month.count"))
+        .await;
+    // Built from the log before any run asks.
+    let built = view_until(&*store, "built", |view| view.built).await;
+    assert_eq!(built.view["2026-03"]["count"], 1_000);
+    // Events recorded on either server are folded as they come, each once.
+    for server in [&first, &second, &first] {
+        publish(
+            server,
+            &pb,
+            "order.placed",
+            json!({"id": "x", "month": "2026-04", "amount": 2}),
+        )
+        .await;
+    }
+    let kept = view_until(&*store, "three more folded", |view| {
+        view.view["2026-04"]["count"] == 3
+    })
+    .await;
+    assert_eq!(kept.view["2026-04"]["total"], 6);
+    assert_eq!(kept.view["2026-03"]["count"], 1_000);
+    let end = store
+        .log_end(&auto_store::PlaybookRef::new("acme", "main"))
+        .await
+        .unwrap();
+    assert_eq!(
+        view_until(&*store, "at the end", |v| v.folded_seq == end)
+            .await
+            .folded_seq,
+        end
+    );
+    assert_eq!(ask(&second, &pb, "2026-04").await.1["output"], 3);
+}

@@ -151,6 +151,19 @@ pub trait Store: Send + Sync + 'static {
         view: &RecallView,
         expected_revision: Option<i64>,
     ) -> Result<Option<RecallView>>;
+    /// The views kept (without their values), of one playbook or of every playbook, by
+    /// playbook then name: what a follower of the log needs to know of each.
+    async fn list_views(&self, playbook: Option<&PlaybookRef>) -> Result<Vec<ViewHead>>;
+    /// Holds the view of `name` for `holder` (a server, by an id of its own) for `lease`, when
+    /// no other holder's lease is live: one server folds a view at a time. `false` when another
+    /// holds it or there is no such view. Holding leaves the view's `revision` as it was.
+    async fn hold_view(
+        &self,
+        playbook: &PlaybookRef,
+        name: &str,
+        holder: &str,
+        lease: std::time::Duration,
+    ) -> Result<bool>;
     /// The org's playbooks by id; `NotFound` when the org does not exist.
     async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>>;
 

@@ -617,3 +617,15 @@ pub struct RecallView {
     pub stalled: Option<Value>,
     pub updated_at: DateTime<Utc>,
 }
+
+/// A recall function's view as a follower of the log sees it: where it is and how far it has
+/// come, without its value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewHead {
+    pub playbook: PlaybookRef,
+    pub name: String,
+    pub version: i64,
+    pub folded_seq: i64,
+    pub built: bool,
+    pub stalled: bool,
+}

@@ -62,6 +62,7 @@ store_suite!(
     run_last_event_at_follows_the_database_clock,
     runs_list_newest_first,
     views_are_kept_by_revision_and_replaced_by_a_newer_version,
+    views_are_listed_and_held_by_one_server_at_a_time,
     concurrent_run_events_one_wins,
     workflow_steps_are_compare_and_set,
     a_step_records_the_children_it_began_and_ended,
@@ -3023,5 +3024,101 @@ async fn views_are_kept_by_revision_and_replaced_by_a_newer_version(
     store.create_playbook("acme", "other", None).await?;
     let other = PlaybookRef::new("acme", "other");
     assert_eq!(store.get_view(&other, "orders").await?, None);
+    Ok(())
+}
+
+async fn views_are_listed_and_held_by_one_server_at_a_time(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store.create_playbook("acme", "other", None).await?;
+    let other = PlaybookRef::new("acme", "other");
+    let view = |name: &str, folded_seq: i64| RecallView {
+        name: name.into(),
+        version: 1,
+        revision: 0,
+        view: json!({"big": "not listed"}),
+        folded_seq,
+        built: folded_seq > 0,
+        stalled: None,
+        updated_at: chrono::Utc::now(),
+    };
+    assert!(store.list_views(None).await?.is_empty());
+    let kept = store
+        .put_view(&playbook, &view("orders", 0), None)
+        .await?
+        .expect("kept");
+    store
+        .put_view(&playbook, &view("customers", 4), None)
+        .await?;
+    let stalled = RecallView {
+        stalled: Some(json!({"seq": 3, "error": "bad"})),
+        ..view("refunds", 2)
+    };
+    store.put_view(&other, &stalled, None).await?;
+    let heads = store.list_views(None).await?;
+    let listed: Vec<_> = heads
+        .iter()
+        .map(|h| {
+            (
+                h.playbook.playbook.as_str(),
+                h.name.as_str(),
+                h.folded_seq,
+                h.built,
+                h.stalled,
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("other", "refunds", 2, true, true),
+            ("support", "customers", 4, true, false),
+            ("support", "orders", 0, false, false),
+        ]
+    );
+    assert_eq!(store.list_views(Some(&other)).await?.len(), 1);
+    // One holder at a time while its lease lives; the holder renews its own.
+    let lease = std::time::Duration::from_secs(30);
+    assert!(
+        store
+            .hold_view(&playbook, "orders", "server-a", lease)
+            .await?
+    );
+    assert!(
+        !store
+            .hold_view(&playbook, "orders", "server-b", lease)
+            .await?
+    );
+    assert!(
+        store
+            .hold_view(&playbook, "orders", "server-a", lease)
+            .await?
+    );
+    // Holding leaves the view as it was, revision and all.
+    assert_eq!(store.get_view(&playbook, "orders").await?, Some(kept));
+    // A lease that ran out is taken over.
+    let short = std::time::Duration::from_millis(50);
+    assert!(
+        store
+            .hold_view(&playbook, "customers", "server-a", short)
+            .await?
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
+    assert!(
+        store
+            .hold_view(&playbook, "customers", "server-b", lease)
+            .await?
+    );
+    assert!(
+        !store
+            .hold_view(&playbook, "customers", "server-a", lease)
+            .await?
+    );
+    // No view, nothing held.
+    assert!(
+        !store
+            .hold_view(&playbook, "nope", "server-a", lease)
+            .await?
+    );
+    assert!(!store.hold_view(&other, "orders", "server-a", lease).await?);
     Ok(())
 }

@@ -68,6 +68,13 @@ pub struct Scheduler {
     unreadable_seen: Arc<Mutex<std::collections::HashSet<i64>>>,
 }
 
+impl Scheduler {
+    /// The id this server holds leases under: its work claims, and the recall views it folds.
+    pub(crate) fn holder(&self) -> &str {
+        &self.claimer
+    }
+}
+
 impl Default for Scheduler {
     fn default() -> Self {
         Self {

@@ -1,6 +1,7 @@
 //! A store that cannot record the start of a run of some definitions, as a database that is
-//! down for a moment cannot: every other operation goes to the store it wraps. What a server
-//! answers when it cannot take a start is tested with it.
+//! down for a moment cannot, and in which another server may hold every recall view: every
+//! other operation goes to the store it wraps. What a server answers when it cannot take a
+//! start, and what its runs do while another server folds the views, are tested with it.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -15,6 +16,7 @@ use std::time::Duration;
 pub struct FailingStore {
     inner: Arc<dyn Store>,
     refused: Mutex<HashSet<String>>,
+    views_held_elsewhere: std::sync::atomic::AtomicBool,
 }
 
 impl FailingStore {
@@ -22,7 +24,14 @@ impl FailingStore {
         Arc::new(Self {
             inner,
             refused: Mutex::new(HashSet::new()),
+            views_held_elsewhere: Default::default(),
         })
+    }
+
+    /// Whether another server (one that stopped, say) holds every recall view from now on.
+    pub fn hold_views_elsewhere(&self, held: bool) {
+        self.views_held_elsewhere
+            .store(held, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// From now on, a run of a definition of this name cannot be recorded.
@@ -88,6 +97,24 @@ impl Store for FailingStore {
         expected_revision: Option<i64>,
     ) -> Result<Option<RecallView>> {
         self.inner.put_view(playbook, view, expected_revision).await
+    }
+    async fn list_views(&self, playbook: Option<&PlaybookRef>) -> Result<Vec<ViewHead>> {
+        self.inner.list_views(playbook).await
+    }
+    async fn hold_view(
+        &self,
+        playbook: &PlaybookRef,
+        name: &str,
+        holder: &str,
+        lease: Duration,
+    ) -> Result<bool> {
+        if self
+            .views_held_elsewhere
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return Ok(false);
+        }
+        self.inner.hold_view(playbook, name, holder, lease).await
     }
     async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>> {
         self.inner.list_playbooks(org).await

@@ -35,8 +35,8 @@ use crate::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, LOG_ORDER_EVENT_TYPES, Listener,
     NewDefinitionVersion, NewEvent, NewRequest, NewRun, NewWork, Org, Playbook, PlaybookRef,
     Queued, RecallView, Request, RequestClose, RequestFilter, Result, Run, RunEnding, RunFilter,
-    RunInboxEvent, StartOutcome, StepCommitted, Store, StoreError, Trigger, TriggerStart, Work,
-    WorkflowStep,
+    RunInboxEvent, StartOutcome, StepCommitted, Store, StoreError, Trigger, TriggerStart, ViewHead,
+    Work, WorkflowStep,
 };
 
 pub(crate) use group::{Opener, RawGroup};
@@ -421,6 +421,66 @@ impl<D: Dialect> Store for SqlStore<D> {
             .fetch_optional_as(&self.writer, view_from_row)
             .await?;
         Ok(kept)
+    }
+
+    async fn list_views(&self, playbook: Option<&PlaybookRef>) -> Result<Vec<ViewHead>> {
+        let only = if playbook.is_some() {
+            " WHERE p.org = $1 AND p.id = $2"
+        } else {
+            ""
+        };
+        let statement = built_sql::<D>(format!(
+            "SELECT p.org, p.id AS playbook, v.name, v.version, v.folded_seq, v.built, \
+             v.stalled IS NOT NULL AS stalled FROM views v \
+             JOIN playbooks p ON p.pk = v.playbook_pk{only} ORDER BY p.org, p.id, v.name"
+        ));
+        let statement = match playbook {
+            Some(playbook) => statement.bind_playbook(playbook),
+            None => statement,
+        };
+        statement
+            .fetch_all(&self.reader)
+            .await?
+            .iter()
+            .map(|row| {
+                Ok(ViewHead {
+                    playbook: PlaybookRef::new(
+                        row.get::<String>("org")?,
+                        row.get::<String>("playbook")?,
+                    ),
+                    name: row.get("name")?,
+                    version: row.get("version")?,
+                    folded_seq: row.get("folded_seq")?,
+                    built: row.get("built")?,
+                    stalled: row.get("stalled")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn hold_view(
+        &self,
+        playbook: &PlaybookRef,
+        name: &str,
+        holder: &str,
+        lease: Duration,
+    ) -> Result<bool> {
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+        let held = built_sql::<D>(format!(
+            "UPDATE views SET held_by = $2, held_until = {lease_until} \
+             WHERE playbook_pk = (SELECT pk FROM playbooks WHERE org = $3 AND id = $4) \
+             AND name = $5 AND (held_by IS NULL OR held_by = $2 OR held_until <= {now}) \
+             RETURNING name",
+            now = D::NOW,
+            lease_until = D::LEASE_UNTIL,
+        ))
+        .bind(lease_ms as f64)
+        .bind(holder)
+        .bind_playbook(playbook)
+        .bind(name)
+        .fetch_optional(&self.writer)
+        .await?;
+        Ok(held.is_some())
     }
 
     async fn list_playbooks(&self, org: &str) -> Result<Vec<Playbook>> {
