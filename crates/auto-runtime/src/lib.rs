@@ -12,6 +12,7 @@ pub mod interaction_delivery;
 pub mod interaction_runs;
 pub mod interaction_tools;
 pub mod limits;
+pub mod prediction_runs;
 pub mod problem;
 mod reasoning;
 pub mod reasoning_room;

@@ -611,7 +611,6 @@ async fn recall_ending(
 /// prepared against its schema), for another function that reads it (a prediction's source):
 /// the view brought up to the log's end, then answered from; the refusal a run of it would
 /// get, or `Ok(Err)`.
-#[allow(dead_code)] // Read by prediction runs, which land next.
 pub(crate) async fn answer_of(
     service: &Service,
     pb: &PlaybookRef,

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::auth::Caller;
 use crate::documents::{self, Checked};
 use crate::interaction_runs::Interactions;
-use crate::problem::{Problem, ProblemIssue, Reason};
+use crate::problem::{Problem, ProblemIssue};
 use crate::reasoning_runs::{self, CancelOrder};
 use crate::runs::{
     Ask, Outcome, answer_of, fact, prepared_input, rejection, run_attributes, still_running,
@@ -94,12 +94,15 @@ macro_rules! with_runner {
                 let $runner = crate::recall_runs::Recall;
                 $body
             }
+            Runners::Prediction => {
+                let $runner = crate::prediction_runs::Prediction;
+                $body
+            }
         }
     };
 }
 
-/// The runner of each type that runs; a type without one is refused before anything is
-/// recorded.
+/// The runner of each type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Runners {
     Computation,
@@ -107,26 +110,19 @@ pub(crate) enum Runners {
     Interaction,
     Workflow,
     Recall,
+    Prediction,
 }
 
 impl Runners {
-    /// The runner of `def_type`, or the refusal of a type this runtime saves but cannot run.
-    pub(crate) fn of(def_type: DefinitionType, name: &str) -> Result<Self, Problem> {
+    /// The runner of `def_type`.
+    pub(crate) fn of(def_type: DefinitionType) -> Self {
         match def_type {
-            DefinitionType::Computation => Ok(Self::Computation),
-            DefinitionType::Reasoning => Ok(Self::Reasoning),
-            DefinitionType::Interaction => Ok(Self::Interaction),
-            DefinitionType::Workflow => Ok(Self::Workflow),
-            DefinitionType::Recall => Ok(Self::Recall),
-            DefinitionType::Prediction => Err(Problem::new(
-                Reason::Unavailable,
-                format!("The {} {name} cannot run yet", def_type.noun()),
-                format!(
-                    "This runtime cannot run a {} yet; it can save and check one.",
-                    def_type.noun()
-                ),
-            )
-            .with_kind("not_runnable")),
+            DefinitionType::Computation => Self::Computation,
+            DefinitionType::Reasoning => Self::Reasoning,
+            DefinitionType::Interaction => Self::Interaction,
+            DefinitionType::Workflow => Self::Workflow,
+            DefinitionType::Recall => Self::Recall,
+            DefinitionType::Prediction => Self::Prediction,
         }
     }
 
@@ -136,7 +132,7 @@ impl Runners {
             run.key.def_type.parse::<DefinitionType>().map_err(|_| {
                 Problem::internal(&format!("a run of the type {}", run.key.def_type))
             })?;
-        Self::of(def_type, &run.key.name)
+        Ok(Self::of(def_type))
     }
 
     pub(crate) async fn begin(

@@ -482,7 +482,7 @@ impl Service {
                 ),
             ));
         }
-        let runner = Runners::of(def_type, name)?;
+        let runner = Runners::of(def_type);
         let slot = (pb.clone(), ask.run_id.clone());
         let receiver = {
             let mut runs = self

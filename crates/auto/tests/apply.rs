@@ -229,7 +229,7 @@ fn a_broken_file_stops_the_whole_set() {
     assert_eq!(
         stderr(&refused),
         format!(
-            "error: 7 issues in 6 files; nothing was applied\n  \
+            "error: 8 issues in 6 files; nothing was applied\n  \
              {d}/notes.md: is not a definition, an overview or a diagram\n    \
              hint: name it notes.TYPE.md, such as notes.reasoning.md, or put it in a type \
              folder, such as reasoning/notes.md\n  \
@@ -240,8 +240,10 @@ fn a_broken_file_stops_the_whole_set() {
              hint: an overview or diagram sits beside its document and shares its name: \
              reasoning/review.md takes reasoning/review.overview.md and \
              reasoning/review.diagram.mmd\n  \
-             {d}/predictions/views.md: A prediction function cannot be saved yet: this runtime \
-             has no checker for the type prediction.\n  \
+             {d}/predictions/views.md: Line 2: The field period is missing: the time between two \
+             points of the series, such as period: P1M.\n  \
+             {d}/predictions/views.md: Line 2: The field source is missing: where the series \
+             comes from, such as source: {{recall: orders-by-month}}.\n  \
              {d}/reasoning/review.md: Line 4, /config/temperature: Expected number.\n  \
              {d}/reasoning/review.md: Line 5, /config/seed: Expected a whole number of 0 or \
              more.\n  \
@@ -262,14 +264,14 @@ fn a_broken_file_stops_the_whole_set() {
     let out: Value = serde_json::from_slice(&as_json.stdout).expect("JSON on stdout");
     assert_eq!(out["applied"], false);
     let issues = out["issues"].as_array().expect("issues");
-    assert_eq!(issues.len(), 7);
+    assert_eq!(issues.len(), 8);
     assert_eq!(issues[0]["line"], Value::Null);
     assert!(issues[0]["hint"].is_string());
-    assert_eq!(issues[4]["file"], format!("{d}/reasoning/review.md"));
-    assert_eq!(issues[4]["line"], 4);
-    assert_eq!(issues[4]["pointer"], "/config/temperature");
+    assert_eq!(issues[5]["file"], format!("{d}/reasoning/review.md"));
+    assert_eq!(issues[5]["line"], 4);
+    assert_eq!(issues[5]["pointer"], "/config/temperature");
     assert_eq!(
-        issues[4]["message"],
+        issues[5]["message"],
         "Line 4, /config/temperature: Expected number."
     );
 }

@@ -280,3 +280,74 @@ fn the_recall_guide_runs_as_written() {
         "{march:#}"
     );
 }
+
+#[test]
+fn the_prediction_guide_runs_as_written() {
+    let server = common::serve();
+    ok(&server, &["org", "create", "acme"]);
+    ok(&server, &["playbook", "create", "main"]);
+    for (name, file) in [
+        ("recall", "orders-by-month-series"),
+        ("prediction", "orders-ahead"),
+    ] {
+        let path = example(&format!("{file}.{name}.md"));
+        ok(&server, &["def", "create", name, file, "--file", &path]);
+    }
+    // Two years and a half of orders: more in the spring, a few more each year.
+    let months = 30;
+    let count = |month: usize| 1 + [0, 0, 1, 2, 3, 2, 1, 0, 0, 1, 0, 0][month % 12] + month / 12;
+    for month in 0..months {
+        let placed_at = format!("{}-{:02}-10T12:00:00Z", 2024 + month / 12, month % 12 + 1);
+        for _ in 0..count(month) {
+            let data = json!({ "placed_at": placed_at }).to_string();
+            ok(
+                &server,
+                &["events", "publish", "order.placed", "--data", &data],
+            );
+        }
+    }
+    let built = ok(
+        &server,
+        &[
+            "run",
+            "prediction/orders-ahead",
+            "--input",
+            r#"{"build": true}"#,
+        ],
+    );
+    assert_eq!(built["status"], "succeeded", "{built:#}");
+    assert_eq!(built["output"]["points"], months);
+    assert_eq!(built["output"]["season"], 12);
+    assert_eq!(built["output"]["candidates"].as_array().unwrap().len(), 7);
+    let asked = ok(
+        &server,
+        &[
+            "run",
+            "prediction/orders-ahead",
+            "--input",
+            r#"{"periods": 3}"#,
+        ],
+    );
+    let lines = asked["output"]["lines"].as_array().expect("lines");
+    assert_eq!(lines[0]["name"], "history");
+    assert_eq!(lines[0]["points"].as_array().unwrap().len(), months);
+    assert_eq!(lines[1]["name"], "prediction");
+    let xs: Vec<&Value> = lines[1]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["x"])
+        .collect();
+    assert_eq!(
+        xs,
+        [
+            &json!("2026-07-01"),
+            &json!("2026-08-01"),
+            &json!("2026-09-01")
+        ]
+    );
+    for point in lines[1]["points"].as_array().unwrap() {
+        let y = point["y"].as_f64().expect("a number");
+        assert!((0.0..20.0).contains(&y), "{asked:#}");
+    }
+}

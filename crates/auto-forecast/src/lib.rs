@@ -1,0 +1,249 @@
+//! Forecasting for prediction functions (supplement §7, "prediction"): a *build* fits up to
+//! [`CANDIDATES_MAX`] candidate models on the series less its last `horizon` points, scores each
+//! on those points by MASE, picks the best and refits it on the whole series; the fitted model
+//! then answers any number of periods ahead, with a 95% interval.
+//!
+//! The models are our own code, small and deterministic: seasonal naive (or naive), drift,
+//! simple exponential smoothing, Holt's damped trend, additive Holt-Winters with a damped trend,
+//! the Theta method (Hyndman & Billah's SES with drift, on a multiplicatively deseasonalised
+//! series) and an ARIMA(p,d,0)(0,D,0) chosen by AIC. The Rust forecasting crates on crates.io
+//! (`augurs`) fit ETS and MSTL but neither Theta nor ARIMA, and their fitted models cannot be
+//! serialised, while a build here is kept in the store and answers questions for days: every
+//! fitted model is plain data ([`Fitted`]), and a build of the same series gives the same bits.
+//!
+//! The smoothing models are fitted by least squares of their one-step errors with a
+//! Nelder-Mead search over bounded parameters ([`optimize`]); their intervals use the
+//! additive state-space variances (Hyndman & Athanasopoulos, *Forecasting: Principles and
+//! Practice*, §8.7), the ARIMA's its psi weights.
+
+mod models;
+mod optimize;
+mod season;
+
+use serde::{Deserialize, Serialize};
+
+pub use models::Fitted;
+
+/// Periods a build holds out and a question asks, at most (the spec's horizon limit).
+pub const HORIZON_MAX: usize = 1000;
+/// Points of a series a build takes, at most.
+pub const SERIES_POINTS_MAX: usize = 100_000;
+/// Candidate models a build tries, at most (the spec's limit).
+pub const CANDIDATES_MAX: usize = 8;
+/// The shortest season: a season of one point is no season.
+pub const SEASON_MIN: usize = 2;
+/// Points of training a build needs besides one season, at least: a level, a trend and one
+/// error to measure.
+pub const TRAINING_POINTS_MIN: usize = 3;
+/// Points the models are fitted on, at most: the latest ones. Past a few thousand points the
+/// older ones no longer move the smoothing parameters, and this keeps a build of
+/// [`SERIES_POINTS_MAX`] points within a second.
+pub const FIT_POINTS_MAX: usize = 5_000;
+
+/// What a build is asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Periods held out to score the candidates, and predicted by default.
+    pub horizon: usize,
+    /// Points in one season; found from the series when absent.
+    pub season: Option<usize>,
+}
+
+/// What a build found, and the model it picked, fitted on the whole series.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Build {
+    /// The season used: given, or found; none when the series shows none.
+    pub season: Option<usize>,
+    /// Whether the season was found from the series rather than given.
+    pub season_found: bool,
+    /// Every candidate tried, in a fixed order.
+    pub candidates: Vec<Candidate>,
+    /// The name of the candidate picked.
+    pub pick: String,
+    /// The candidate picked, fitted on the whole series.
+    pub model: Fitted,
+}
+
+/// One candidate model of a build and how it did on the held-out points.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Candidate {
+    pub name: String,
+    /// Its MASE on the held-out points; none when it could not be fitted.
+    pub mase: Option<f64>,
+    /// Why it could not be fitted.
+    pub error: Option<String>,
+    /// Its parameters as fitted without the held-out points.
+    pub parameters: serde_json::Value,
+}
+
+/// Periods ahead: the mean, and the 95% interval where the model gives one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Forecast {
+    pub mean: Vec<f64>,
+    pub lower: Option<Vec<f64>>,
+    pub upper: Option<Vec<f64>>,
+}
+
+/// Why a build or a forecast cannot be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ForecastError {
+    #[error("The horizon must be from 1 to {HORIZON_MAX} periods; it is {0}.")]
+    Horizon(usize),
+    #[error("The periods asked must be from 1 to {HORIZON_MAX}; they are {0}.")]
+    Periods(usize),
+    #[error("The series has {points} points; at most {SERIES_POINTS_MAX} can be fitted.")]
+    TooLong { points: usize },
+    #[error(
+        "The series has {points} points; a horizon of {horizon} needs at least {needed} (the horizon and {training} to train on)."
+    )]
+    TooShort {
+        points: usize,
+        horizon: usize,
+        needed: usize,
+        training: usize,
+    },
+    #[error("The series holds a value that is not a finite number, at point {0}.")]
+    NotFinite(usize),
+    #[error("The season must be {SEASON_MIN} points or more; it is {0}.")]
+    Season(usize),
+    #[error("No candidate model could be fitted: {0}")]
+    NoCandidate(String),
+}
+
+/// Fits the candidates on `ys` less its last `horizon` points, picks the one with the lowest
+/// MASE on those points (the first in order on a tie) and refits it on the whole series.
+pub fn build(ys: &[f64], options: &Options) -> Result<Build, ForecastError> {
+    let horizon = options.horizon;
+    if horizon == 0 || horizon > HORIZON_MAX {
+        return Err(ForecastError::Horizon(horizon));
+    }
+    if ys.len() > SERIES_POINTS_MAX {
+        return Err(ForecastError::TooLong { points: ys.len() });
+    }
+    if let Some(at) = ys.iter().position(|y| !y.is_finite()) {
+        return Err(ForecastError::NotFinite(at));
+    }
+    // A season longer than the series is refused below as a series too short for it.
+    if let Some(season) = options.season
+        && season < SEASON_MIN
+    {
+        return Err(ForecastError::Season(season));
+    }
+    let training = TRAINING_POINTS_MIN.max(options.season.map_or(0, |m| m + 1));
+    if ys.len() < horizon + training {
+        return Err(ForecastError::TooShort {
+            points: ys.len(),
+            horizon,
+            needed: horizon + training,
+            training,
+        });
+    }
+    let train = &ys[..ys.len() - horizon];
+    let held = &ys[ys.len() - horizon..];
+    let (season, season_found) = match options.season {
+        Some(season) => (Some(season), false),
+        None => (season::find(tail(train)), true),
+    };
+    let scale = mase_scale(tail(train), season.unwrap_or(1));
+    let mut candidates = Vec::with_capacity(CANDIDATES_MAX);
+    let mut best: Option<(usize, f64)> = None;
+    for (i, kind) in models::Kind::ALL.iter().enumerate() {
+        let name = kind.name(season).to_owned();
+        match models::fit(*kind, tail(train), season) {
+            Ok(fitted) => {
+                let mean = fitted.forecast(horizon).mean;
+                let error = mean
+                    .iter()
+                    .zip(held)
+                    .map(|(f, y)| (f - y).abs())
+                    .sum::<f64>()
+                    / horizon as f64;
+                let mase = error / scale;
+                if !mase.is_finite() {
+                    candidates.push(Candidate {
+                        name,
+                        mase: None,
+                        error: Some("its forecast is not a finite number".into()),
+                        parameters: fitted.parameters(),
+                    });
+                    continue;
+                }
+                if best.is_none_or(|(_, b)| mase < b) {
+                    best = Some((i, mase));
+                }
+                candidates.push(Candidate {
+                    name,
+                    mase: Some(mase),
+                    error: None,
+                    parameters: fitted.parameters(),
+                });
+            }
+            Err(error) => candidates.push(Candidate {
+                name,
+                mase: None,
+                error: Some(error),
+                parameters: serde_json::Value::Object(Default::default()),
+            }),
+        }
+    }
+    let Some((picked, _)) = best else {
+        let why = candidates
+            .iter()
+            .map(|c| format!("{}: {}", c.name, c.error.as_deref().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(ForecastError::NoCandidate(why));
+    };
+    let kind = models::Kind::ALL[picked];
+    let model = models::fit(kind, tail(ys), season).map_err(ForecastError::NoCandidate)?;
+    Ok(Build {
+        season,
+        season_found,
+        pick: candidates[picked].name.clone(),
+        candidates,
+        model,
+    })
+}
+
+impl Build {
+    /// The `periods` after the series, from the model picked.
+    pub fn forecast(&self, periods: usize) -> Result<Forecast, ForecastError> {
+        if periods == 0 || periods > HORIZON_MAX {
+            return Err(ForecastError::Periods(periods));
+        }
+        Ok(self.model.forecast(periods))
+    }
+}
+
+/// The latest [`FIT_POINTS_MAX`] points.
+fn tail(ys: &[f64]) -> &[f64] {
+    &ys[ys.len().saturating_sub(FIT_POINTS_MAX)..]
+}
+
+/// The in-sample mean absolute error of the seasonal naive model (lag `season`): what MASE
+/// divides by. A series it fits exactly (a constant, a repeated season) scales by 1, so the
+/// candidates are compared by their mean absolute error.
+fn mase_scale(train: &[f64], season: usize) -> f64 {
+    let lag = season.min(train.len() - 1).max(1);
+    let count = train.len() - lag;
+    let scale = (lag..train.len())
+        .map(|t| (train[t] - train[t - lag]).abs())
+        .sum::<f64>()
+        / count as f64;
+    if scale > f64::EPSILON * train.iter().map(|y| y.abs()).fold(1.0, f64::max) {
+        scale
+    } else {
+        1.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scale_of_a_constant_series_is_one() {
+        assert_eq!(mase_scale(&[5.0; 10], 1), 1.0);
+        assert_eq!(mase_scale(&[1.0, 2.0, 4.0], 1), 1.5);
+    }
+}

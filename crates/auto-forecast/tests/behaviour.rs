@@ -1,0 +1,248 @@
+//! What a build and a forecast promise: the limits at their edges, exact answers on series a
+//! model describes exactly, intervals that hold the mean and widen, and determinism.
+
+use auto_forecast::{
+    Build, ForecastError, HORIZON_MAX, Options, SERIES_POINTS_MAX, TRAINING_POINTS_MIN, build,
+};
+
+fn options(horizon: usize, season: Option<usize>) -> Options {
+    Options { horizon, season }
+}
+
+/// A series with a trend, a season of 12 and a little deterministic noise.
+fn monthly(points: usize) -> Vec<f64> {
+    let pattern = [
+        5.0, 3.0, 8.0, 13.0, 9.0, 4.0, 2.0, 7.0, 11.0, 6.0, 1.0, 10.0,
+    ];
+    (0..points)
+        .map(|t| 100.0 + 0.5 * t as f64 + pattern[t % 12] + ((t * 7919) % 13) as f64 / 10.0)
+        .collect()
+}
+
+#[test]
+fn the_horizon_is_from_1_to_1000() {
+    let ys = monthly(HORIZON_MAX + 40);
+    assert!(build(&ys, &options(HORIZON_MAX, Some(12))).is_ok());
+    let error = build(&ys, &options(HORIZON_MAX + 1, Some(12))).unwrap_err();
+    assert_eq!(error, ForecastError::Horizon(1001));
+    assert_eq!(
+        error.to_string(),
+        "The horizon must be from 1 to 1000 periods; it is 1001."
+    );
+    assert_eq!(
+        build(&ys, &options(0, None)).unwrap_err(),
+        ForecastError::Horizon(0)
+    );
+}
+
+#[test]
+fn a_series_holds_at_most_100000_points() {
+    let ys: Vec<f64> = (0..SERIES_POINTS_MAX).map(|t| (t % 7) as f64).collect();
+    let built = build(&ys, &options(7, Some(7))).unwrap();
+    let next: Vec<f64> = (0..7)
+        .map(|h| ((SERIES_POINTS_MAX + h) % 7) as f64)
+        .collect();
+    assert_eq!(built.forecast(7).unwrap().mean, next);
+    let mut more = ys.clone();
+    more.push(0.0);
+    let error = build(&more, &options(7, Some(7))).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "The series has 100001 points; at most 100000 can be fitted."
+    );
+}
+
+#[test]
+fn a_series_too_short_for_its_horizon_is_refused_with_the_counts() {
+    let ys = monthly(10 + TRAINING_POINTS_MIN);
+    assert!(build(&ys, &options(10, None)).is_ok());
+    let error = build(&ys[1..], &options(10, None)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "The series has 12 points; a horizon of 10 needs at least 13 (the horizon and 3 to train on)."
+    );
+    // A season needs a season and one point to train on.
+    let error = build(&monthly(24), &options(12, Some(12))).unwrap_err();
+    assert_eq!(
+        error,
+        ForecastError::TooShort {
+            points: 24,
+            horizon: 12,
+            needed: 25,
+            training: 13
+        }
+    );
+}
+
+#[test]
+fn a_season_is_2_or_more_within_the_series_and_values_are_finite() {
+    let ys = monthly(48);
+    assert!(build(&ys, &options(4, Some(2))).is_ok());
+    assert_eq!(
+        build(&ys, &options(4, Some(1))).unwrap_err().to_string(),
+        "The season must be 2 points or more; it is 1."
+    );
+    // A season needs a season and a point to train on, besides the horizon.
+    assert!(build(&ys, &options(4, Some(43))).is_ok());
+    assert_eq!(
+        build(&ys, &options(4, Some(44))).unwrap_err(),
+        ForecastError::TooShort {
+            points: 48,
+            horizon: 4,
+            needed: 49,
+            training: 45
+        }
+    );
+    let mut broken = ys.clone();
+    broken[5] = f64::NAN;
+    assert_eq!(
+        build(&broken, &options(4, None)).unwrap_err().to_string(),
+        "The series holds a value that is not a finite number, at point 5."
+    );
+}
+
+#[test]
+fn periods_asked_are_from_1_to_1000() {
+    let built = build(&monthly(60), &options(12, None)).unwrap();
+    assert_eq!(built.forecast(HORIZON_MAX).unwrap().mean.len(), HORIZON_MAX);
+    assert_eq!(
+        built.forecast(HORIZON_MAX + 1).unwrap_err().to_string(),
+        "The periods asked must be from 1 to 1000; they are 1001."
+    );
+    assert_eq!(built.forecast(0).unwrap_err(), ForecastError::Periods(0));
+}
+
+#[test]
+fn a_straight_line_is_continued_exactly() {
+    let ys: Vec<f64> = (0..40).map(|t| 3.0 + 1.5 * t as f64).collect();
+    let built = build(&ys, &options(5, None)).unwrap();
+    let forecast = built.forecast(5).unwrap();
+    for (h, f) in forecast.mean.iter().enumerate() {
+        let expected = 3.0 + 1.5 * (40 + h) as f64;
+        assert!(
+            (f - expected).abs() < 1e-6,
+            "{} gave {forecast:?}",
+            built.pick
+        );
+    }
+}
+
+#[test]
+fn a_repeated_season_is_found_and_continued_exactly() {
+    let pattern = [4.0, 9.0, 1.0, 7.0, 3.0];
+    let ys: Vec<f64> = (0..60).map(|t| pattern[t % 5]).collect();
+    let built = build(&ys, &options(5, None)).unwrap();
+    assert_eq!(built.season, Some(5));
+    assert!(built.season_found);
+    assert_eq!(built.pick, "seasonal_naive");
+    let forecast = built.forecast(10).unwrap();
+    for (h, f) in forecast.mean.iter().enumerate() {
+        assert!((f - pattern[(60 + h) % 5]).abs() < 1e-9, "{forecast:?}");
+    }
+}
+
+#[test]
+fn a_constant_series_forecasts_itself_with_no_nan() {
+    let built = build(&[42.0; 30], &options(6, None)).unwrap();
+    assert_eq!(built.season, None);
+    let forecast = built.forecast(6).unwrap();
+    assert!(
+        forecast.mean.iter().all(|f| (f - 42.0).abs() < 1e-9),
+        "{forecast:?}"
+    );
+    for bound in [forecast.lower.unwrap(), forecast.upper.unwrap()] {
+        assert!(bound.iter().all(|b| (b - 42.0).abs() < 1e-6), "{bound:?}");
+    }
+    assert!(
+        built
+            .candidates
+            .iter()
+            .all(|c| c.mase.is_none_or(f64::is_finite))
+    );
+}
+
+#[test]
+fn every_candidate_is_reported_and_the_pick_has_the_lowest_mase() {
+    let built = build(&monthly(120), &options(12, Some(12))).unwrap();
+    let names: Vec<&str> = built.candidates.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "seasonal_naive",
+            "drift",
+            "ses",
+            "holt_damped",
+            "holt_winters",
+            "theta",
+            "arima"
+        ]
+    );
+    assert!(built.candidates.len() <= auto_forecast::CANDIDATES_MAX);
+    let best = built
+        .candidates
+        .iter()
+        .filter_map(|c| c.mase)
+        .fold(f64::INFINITY, f64::min);
+    let pick = built
+        .candidates
+        .iter()
+        .find(|c| c.name == built.pick)
+        .unwrap();
+    assert_eq!(pick.mase, Some(best));
+    assert!(pick.parameters.is_object());
+    // Without a season, Holt-Winters says why it was not fitted.
+    let ys: Vec<f64> = (0..50).map(|t| (t as f64).sqrt()).collect();
+    let built = build(&ys, &options(5, None)).unwrap();
+    let holt_winters = built
+        .candidates
+        .iter()
+        .find(|c| c.name == "holt_winters")
+        .unwrap();
+    assert_eq!(holt_winters.mase, None);
+    assert_eq!(
+        holt_winters.error.as_deref(),
+        Some("it needs a season, and the series shows none")
+    );
+}
+
+#[test]
+fn intervals_hold_the_mean_and_widen() {
+    let built = build(&monthly(120), &options(12, Some(12))).unwrap();
+    let forecast = built.forecast(24).unwrap();
+    let (lower, upper) = (forecast.lower.unwrap(), forecast.upper.unwrap());
+    for h in 0..24 {
+        assert!(
+            lower[h] < forecast.mean[h] && forecast.mean[h] < upper[h],
+            "{h}"
+        );
+        if h > 0 {
+            assert!(
+                upper[h] - lower[h] >= upper[h - 1] - lower[h - 1] - 1e-9,
+                "{h}"
+            );
+        }
+    }
+    assert!(upper[23] - lower[23] > upper[0] - lower[0]);
+}
+
+#[test]
+fn a_build_is_deterministic_and_survives_a_round_trip() {
+    let ys = monthly(300);
+    let first = serde_json::to_string(&build(&ys, &options(12, None)).unwrap()).unwrap();
+    let second = serde_json::to_string(&build(&ys, &options(12, None)).unwrap()).unwrap();
+    assert_eq!(first, second);
+    let kept: Build = serde_json::from_str(&first).unwrap();
+    let again = build(&ys, &options(12, None)).unwrap();
+    assert_eq!(kept.forecast(30).unwrap(), again.forecast(30).unwrap());
+}
+
+#[test]
+fn every_model_forecasts_finite_values_on_a_noisy_series() {
+    let ys = monthly(200);
+    let built = build(&ys, &options(12, Some(12))).unwrap();
+    for candidate in &built.candidates {
+        assert!(candidate.error.is_none(), "{candidate:?}");
+    }
+    let forecast = built.forecast(HORIZON_MAX).unwrap();
+    assert!(forecast.mean.iter().all(|f| f.is_finite()));
+}

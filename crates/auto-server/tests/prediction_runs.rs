@@ -1,0 +1,284 @@
+//! Prediction functions end to end through HTTP: a build over a recall function's series, the
+//! questions answered from it, its limits, and the refusals of a source with no series.
+
+mod common;
+
+use common::TestServer;
+use serde_json::{Value, json};
+
+/// Sales by month, as a series: the sum of each month's `sale.recorded` amounts.
+const SALES_SERIES: &str = r#"---
+description: Sales by month
+events: [sale.recorded]
+output:
+  shape: series
+---
+Each sale counts in its month.
+
+```ts
+type View = Record<string, number>;
+export const initial: View = {};
+export function fold(view: View, event: any): View {
+  view[event.data.month] = (view[event.data.month] ?? 0) + event.data.amount;
+  return view;
+}
+export function answer(view: View) {
+  const months = Object.keys(view).sort();
+  return { lines: [{ name: "sales", points: months.map((m) => ({ x: m, y: view[m] })) }] };
+}
+```
+"#;
+
+fn sales_ahead(source: &str, horizon: u32) -> String {
+    format!(
+        "---\ndescription: Sales ahead\nsource:\n  recall: {source}\nhorizon: {horizon}\nperiod: P1M\nseason: 12\n---\nThe sales of the coming months.\n"
+    )
+}
+
+/// A month's sales: a trend, a season of twelve and a wobble.
+fn sales_of(month: usize) -> f64 {
+    let season = [
+        12.0, 9.0, 14.0, 18.0, 21.0, 25.0, 30.0, 28.0, 22.0, 17.0, 13.0, 20.0,
+    ];
+    100.0 + 2.0 * month as f64 + season[month % 12] + (month * 7 % 5) as f64
+}
+
+fn month_of(index: usize) -> String {
+    format!("{}-{:02}-01", 2026 + index / 12, index % 12 + 1)
+}
+
+async fn record_sales(server: &TestServer, pb: &str, months: std::ops::Range<usize>) {
+    for month in months {
+        let reply = server
+            .post(
+                &format!("{pb}/events"),
+                json!({
+                    "type": "sale.recorded",
+                    "source": "/shop",
+                    "data": {"month": month_of(month), "amount": sales_of(month)},
+                }),
+            )
+            .await;
+        assert_eq!(reply.status, 201, "{:#}", reply.body);
+    }
+}
+
+async fn predict(server: &TestServer, pb: &str, input: Value) -> (u16, Value) {
+    let reply = server
+        .start_run(pb, "prediction", "sales-ahead", json!({"input": input}))
+        .await;
+    (reply.status.as_u16(), reply.body)
+}
+
+fn line<'a>(series: &'a Value, name: &str) -> &'a Vec<Value> {
+    let lines = series["lines"].as_array().expect("lines");
+    let line = lines.iter().find(|l| l["name"] == name).expect(name);
+    line["points"].as_array().expect("points")
+}
+
+#[tokio::test]
+async fn a_build_picks_a_model_and_questions_answer_history_prediction_and_interval() {
+    let server = TestServer::start_standard().await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "recall", "sales-series", SALES_SERIES)
+        .await;
+    server
+        .save_definition(
+            &pb,
+            "prediction",
+            "sales-ahead",
+            &sales_ahead("sales-series", 6),
+        )
+        .await;
+    record_sales(&server, &pb, 0..36).await;
+
+    // A question before any build builds first, then answers the horizon.
+    let (status, run) = predict(&server, &pb, json!({})).await;
+    assert_eq!(status, 200, "{run:#}");
+    let series = &run["output"];
+    let names: Vec<&str> = series["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["history", "prediction", "lower", "upper"]);
+    assert_eq!(line(series, "history").len(), 36);
+    assert_eq!(
+        line(series, "history")[0],
+        json!({"x": "2026-01-01", "y": sales_of(0)})
+    );
+    let predicted = line(series, "prediction");
+    let xs: Vec<&str> = predicted.iter().map(|p| p["x"].as_str().unwrap()).collect();
+    assert_eq!(
+        xs,
+        [
+            "2029-01-01",
+            "2029-02-01",
+            "2029-03-01",
+            "2029-04-01",
+            "2029-05-01",
+            "2029-06-01"
+        ]
+    );
+    for (k, point) in predicted.iter().enumerate() {
+        let (y, truth) = (point["y"].as_f64().unwrap(), sales_of(36 + k));
+        assert!(
+            (y - truth).abs() / truth < 0.1,
+            "month {k}: {y} against {truth}"
+        );
+        let (lower, upper) = (
+            line(series, "lower")[k]["y"].as_f64().unwrap(),
+            line(series, "upper")[k]["y"].as_f64().unwrap(),
+        );
+        assert!(lower < y && y < upper, "{lower} {y} {upper}");
+    }
+
+    // A build reports every candidate, the pick and its parameters.
+    let (status, run) = predict(&server, &pb, json!({"build": true})).await;
+    assert_eq!(status, 200, "{run:#}");
+    let outcome = &run["output"];
+    assert_eq!(outcome["points"], 36);
+    assert_eq!(outcome["season"], 12);
+    assert_eq!(outcome["season_found"], false);
+    let candidates = outcome["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 7);
+    assert!(candidates.len() <= auto_forecast::CANDIDATES_MAX);
+    let pick = outcome["pick"].as_str().unwrap();
+    let picked = candidates.iter().find(|c| c["name"] == pick).unwrap();
+    let best = candidates
+        .iter()
+        .filter_map(|c| c["mase"].as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(picked["mase"].as_f64(), Some(best));
+    assert_eq!(outcome["parameters"], picked["parameters"]);
+
+    // A question answers from the latest build: more months recorded change nothing until
+    // the next build.
+    record_sales(&server, &pb, 36..48).await;
+    let (status, run) = predict(&server, &pb, json!({"periods": 3})).await;
+    assert_eq!(status, 200, "{run:#}");
+    assert_eq!(line(&run["output"], "history").len(), 36);
+    assert_eq!(line(&run["output"], "prediction").len(), 3);
+    let (_, built) = predict(&server, &pb, json!({"build": true})).await;
+    assert_eq!(built["output"]["points"], 48);
+    let (_, run) = predict(&server, &pb, json!({"periods": 1})).await;
+    assert_eq!(line(&run["output"], "prediction")[0]["x"], "2030-01-01");
+}
+
+#[tokio::test]
+async fn periods_are_from_1_to_the_horizon_and_the_input_is_a_build_or_a_question() {
+    let server = TestServer::start_standard().await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "recall", "sales-series", SALES_SERIES)
+        .await;
+    server
+        .save_definition(
+            &pb,
+            "prediction",
+            "sales-ahead",
+            &sales_ahead("sales-series", 6),
+        )
+        .await;
+    record_sales(&server, &pb, 0..30).await;
+    let (status, run) = predict(&server, &pb, json!({"periods": 6})).await;
+    assert_eq!(status, 200, "{run:#}");
+    assert_eq!(line(&run["output"], "prediction").len(), 6);
+    for (input, pointer, message) in [
+        (
+            json!({"periods": 7}),
+            "/input/periods",
+            "Expected a whole number of periods from 1 to the horizon, 6.",
+        ),
+        (
+            json!({"periods": 0}),
+            "/input/periods",
+            "Expected a whole number of periods from 1 to the horizon, 6.",
+        ),
+        (
+            json!({"build": false}),
+            "/input/build",
+            "Expected true: {\"build\": true} fits the models again.",
+        ),
+        (
+            json!({"build": true, "periods": 2}),
+            "/input/periods",
+            "Not allowed beside build: a run builds or asks, not both.",
+        ),
+    ] {
+        let reply = server
+            .start_run(&pb, "prediction", "sales-ahead", json!({"input": input}))
+            .await;
+        reply.assert_problem(422, "invalid_input");
+        assert_eq!(
+            reply.body["issues"][0]["pointer"], pointer,
+            "{:#}",
+            reply.body
+        );
+        assert_eq!(reply.body["issues"][0]["message"], message);
+    }
+}
+
+#[tokio::test]
+async fn a_source_without_a_series_refuses_the_run_with_why() {
+    let server = TestServer::start_standard().await;
+    let pb = server.playbook().await;
+    // The recall function named does not exist.
+    server
+        .save_definition(&pb, "prediction", "sales-ahead", &sales_ahead("nowhere", 6))
+        .await;
+    let (status, problem) = predict(&server, &pb, json!({"build": true})).await;
+    assert_eq!(status, 404, "{problem:#}");
+    assert_eq!(
+        problem["title"],
+        "The prediction function sales-ahead could not read its series"
+    );
+    assert_eq!(
+        problem["detail"],
+        "Its source, the recall function nowhere, answered: Not found (The recall function nowhere does not exist in this playbook.)"
+    );
+    // Too few points for the horizon and a season: the forecaster's count, said plainly.
+    server
+        .save_definition(&pb, "recall", "sales-series", SALES_SERIES)
+        .await;
+    let updated = server
+        .update_definition(
+            &pb,
+            "prediction",
+            "sales-ahead",
+            &sales_ahead("sales-series", 6),
+        )
+        .await;
+    assert_eq!(updated.status, 200, "{:#}", updated.body);
+    record_sales(&server, &pb, 0..18).await;
+    let (status, problem) = predict(&server, &pb, json!({})).await;
+    assert_eq!(status, 409, "{problem:#}");
+    assert_eq!(problem["kind"], "unworkable");
+    assert_eq!(
+        problem["title"],
+        "The prediction function sales-ahead has no series to build on"
+    );
+    assert_eq!(
+        problem["detail"],
+        "The series has 18 points; a horizon of 6 needs at least 19 (the horizon and 13 to train on)."
+    );
+}
+
+#[tokio::test]
+async fn a_series_uploaded_through_the_inbox_is_refused_at_save() {
+    let server = TestServer::start_standard().await;
+    let pb = server.playbook().await;
+    let source = "---\nsource:\n  request: {to: ops@example.com, expires: P2D}\nhorizon: 6\nperiod: P1M\n---\nUploaded.\n";
+    let reply = server
+        .post_definition(&pb, "prediction", "uploaded", source)
+        .await;
+    reply.assert_problem(422, "invalid_input");
+    assert_eq!(
+        reply.issue_messages(),
+        vec![
+            "Line 3, /source/request: A series uploaded by a person through the inbox is not gathered by this runtime yet: use source: {recall: name}, a recall function whose answer is a series."
+        ]
+    );
+}
