@@ -153,6 +153,14 @@ async fn a_build_picks_a_model_and_questions_answer_history_prediction_and_inter
         .fold(f64::INFINITY, f64::min);
     assert_eq!(picked["mase"].as_f64(), Some(best));
     assert_eq!(outcome["parameters"], picked["parameters"]);
+    // The outcome is the build's fact in the log, recorded with the run's ending.
+    let run_id = run["run_id"].as_str().unwrap();
+    let types = server.event_types(&pb, run_id).await;
+    assert_eq!(types, ["run_started", "prediction_built", "run_succeeded"]);
+    let facts = server
+        .events(&pb, &format!("run_id={run_id}&type=prediction_built"))
+        .await;
+    assert_eq!(facts[0]["data"]["pick"], outcome["pick"]);
 
     // A question answers from the latest build: more months recorded change nothing until
     // the next build.
@@ -281,4 +289,58 @@ async fn a_series_uploaded_through_the_inbox_is_refused_at_save() {
             "Line 3, /source/request: A series uploaded by a person through the inbox is not gathered by this runtime yet: use source: {recall: name}, a recall function whose answer is a series."
         ]
     );
+}
+
+/// The workflow page's call of a prediction function: a build, then a question.
+const BUILD_THEN_ASK: &str = r#"do:
+  - build:
+      call: run_definition
+      with: { type: prediction, name: sales-ahead, input: { build: true } }
+      output:
+        as: '${ ({ pick: $data.pick }) }'
+  - ask:
+      call: run_definition
+      with: { type: prediction, name: sales-ahead, input: { periods: 2 } }
+      output:
+        as: '${ ({ pick: $input.pick, months: $data.lines[1].points.map((p) => p.x) }) }'
+"#;
+
+#[tokio::test]
+async fn a_workflow_calls_a_prediction_to_build_and_to_ask() {
+    let server = TestServer::start_standard().await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "recall", "sales-series", SALES_SERIES)
+        .await;
+    server
+        .save_definition(
+            &pb,
+            "prediction",
+            "sales-ahead",
+            &sales_ahead("sales-series", 6),
+        )
+        .await;
+    server
+        .save_definition(&pb, "workflow", "plan", &common::workflow(BUILD_THEN_ASK))
+        .await;
+    record_sales(&server, &pb, 0..30).await;
+    let reply = server
+        .start_run(
+            &pb,
+            "workflow",
+            "plan",
+            json!({"input": {}, "run_id": "plan-1"}),
+        )
+        .await;
+    assert!(
+        reply.status == 200 || reply.status == 202,
+        "{:#}",
+        reply.body
+    );
+    let run = server
+        .ended(&pb, "plan-1", std::time::Duration::from_secs(30))
+        .await;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert!(run["output"]["pick"].is_string(), "{run:#}");
+    assert_eq!(run["output"]["months"], json!(["2028-07-01", "2028-08-01"]));
 }
