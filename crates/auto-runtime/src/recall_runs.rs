@@ -562,13 +562,7 @@ impl Function for Recall {
         _: &str,
         _: Option<&str>,
     ) -> Result<(), Problem> {
-        Err(Problem::conflict(
-            "The run cannot be cancelled",
-            format!(
-                "The run {} is of a recall function, which finishes within its call; it cannot be cancelled.",
-                run.run_id
-            ),
-        ))
+        Err(crate::runner::within_call(run))
     }
 }
 

@@ -402,13 +402,7 @@ impl Function for Computation {
         _: &str,
         _: Option<&str>,
     ) -> Result<(), Problem> {
-        Err(Problem::conflict(
-            "The run cannot be cancelled",
-            format!(
-                "The run {} is of a {} function, which finishes within its call; it cannot be cancelled.",
-                run.run_id, run.key.def_type
-            ),
-        ))
+        Err(within_call(run))
     }
 }
 
@@ -539,4 +533,16 @@ pub(crate) async fn computation_ending(run: &Run, document: Arc<ComputationDocum
         }
         Err(join) => rejection(Problem::internal(&join), &run.run_id),
     }
+}
+
+/// The refusal to cancel a run of a function that finishes within its call (computation,
+/// recall, prediction): nothing is left to stop by the time a cancel could reach it.
+pub(crate) fn within_call(run: &Run) -> Problem {
+    Problem::conflict(
+        "The run cannot be cancelled",
+        format!(
+            "The run {} is of a {} function, which finishes within its call; it cannot be cancelled.",
+            run.run_id, run.key.def_type
+        ),
+    )
 }

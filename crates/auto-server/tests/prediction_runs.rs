@@ -63,6 +63,25 @@ async fn record_sales(server: &TestServer, pb: &str, months: std::ops::Range<usi
     }
 }
 
+/// A server with the recall function `sales-series` and the prediction `sales-ahead` on it
+/// (horizon 6) saved in a new playbook.
+async fn with_sales_ahead() -> (TestServer, String) {
+    let server = TestServer::start_standard().await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "recall", "sales-series", SALES_SERIES)
+        .await;
+    server
+        .save_definition(
+            &pb,
+            "prediction",
+            "sales-ahead",
+            &sales_ahead("sales-series", 6),
+        )
+        .await;
+    (server, pb)
+}
+
 async fn predict(server: &TestServer, pb: &str, input: Value) -> (u16, Value) {
     let reply = server
         .start_run(pb, "prediction", "sales-ahead", json!({"input": input}))
@@ -78,19 +97,7 @@ fn line<'a>(series: &'a Value, name: &str) -> &'a Vec<Value> {
 
 #[tokio::test]
 async fn a_build_picks_a_model_and_questions_answer_history_prediction_and_interval() {
-    let server = TestServer::start_standard().await;
-    let pb = server.playbook().await;
-    server
-        .save_definition(&pb, "recall", "sales-series", SALES_SERIES)
-        .await;
-    server
-        .save_definition(
-            &pb,
-            "prediction",
-            "sales-ahead",
-            &sales_ahead("sales-series", 6),
-        )
-        .await;
+    let (server, pb) = with_sales_ahead().await;
     record_sales(&server, &pb, 0..36).await;
 
     // A question before any build builds first, then answers the horizon.
@@ -177,19 +184,7 @@ async fn a_build_picks_a_model_and_questions_answer_history_prediction_and_inter
 
 #[tokio::test]
 async fn periods_are_from_1_to_the_horizon_and_the_input_is_a_build_or_a_question() {
-    let server = TestServer::start_standard().await;
-    let pb = server.playbook().await;
-    server
-        .save_definition(&pb, "recall", "sales-series", SALES_SERIES)
-        .await;
-    server
-        .save_definition(
-            &pb,
-            "prediction",
-            "sales-ahead",
-            &sales_ahead("sales-series", 6),
-        )
-        .await;
+    let (server, pb) = with_sales_ahead().await;
     record_sales(&server, &pb, 0..30).await;
     let (status, run) = predict(&server, &pb, json!({"periods": 6})).await;
     assert_eq!(status, 200, "{run:#}");
@@ -307,19 +302,7 @@ const BUILD_THEN_ASK: &str = r#"do:
 
 #[tokio::test]
 async fn a_workflow_calls_a_prediction_to_build_and_to_ask() {
-    let server = TestServer::start_standard().await;
-    let pb = server.playbook().await;
-    server
-        .save_definition(&pb, "recall", "sales-series", SALES_SERIES)
-        .await;
-    server
-        .save_definition(
-            &pb,
-            "prediction",
-            "sales-ahead",
-            &sales_ahead("sales-series", 6),
-        )
-        .await;
+    let (server, pb) = with_sales_ahead().await;
     server
         .save_definition(&pb, "workflow", "plan", &common::workflow(BUILD_THEN_ASK))
         .await;
