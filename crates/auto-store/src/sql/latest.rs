@@ -113,11 +113,18 @@ mod tests {
     fn the_cache_is_emptied_past_its_size() {
         let cache = LatestDefinitions::default();
         let pb = PlaybookRef::new("acme", "main");
-        for n in 0..=LATEST_DEFINITIONS_MAX {
+        let fill = |n: usize| {
             let key = DefinitionKey::new("computation", format!("d{n}"));
             cache.fill(0, &pb, &key, &None);
-        }
-        let kept = cache.kept.lock().unwrap();
-        assert_eq!(kept.latest.len(), 1);
+        };
+        // At the limit: every definition is kept.
+        (0..LATEST_DEFINITIONS_MAX).for_each(fill);
+        assert_eq!(
+            cache.kept.lock().unwrap().latest.len(),
+            LATEST_DEFINITIONS_MAX
+        );
+        // One past: the cache starts again with the newest.
+        fill(LATEST_DEFINITIONS_MAX);
+        assert_eq!(cache.kept.lock().unwrap().latest.len(), 1);
     }
 }
