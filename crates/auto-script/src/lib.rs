@@ -38,6 +38,7 @@ mod library;
 mod plain;
 mod position;
 mod sandbox;
+mod stack_top;
 mod strip;
 mod tangle;
 

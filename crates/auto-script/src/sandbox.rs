@@ -34,6 +34,7 @@ use crate::freeze::freeze_reachable;
 use crate::guard::CAUGHT_HOOK;
 use crate::inputs::InputCache;
 use crate::plain::PlainShapes;
+use crate::stack_top::entered;
 use crate::strip::{StrippedProgram, strip_expression, strip_program};
 
 const PRELUDE: &str = include_str!("prelude.js");
@@ -441,7 +442,7 @@ impl Sandbox {
         file: &str,
     ) -> Result<Persistent<Function<'static>>, ScriptError> {
         let outer = format!("(function ({CAUGHT_HOOK}) {{ \"use strict\"; return {source}; }})");
-        self.context.with(|ctx| {
+        entered(&self.context, |ctx| {
             let compiled = ctx
                 .eval_with_options::<Function, _>(outer, options(file))
                 .and_then(|outer| {
@@ -505,7 +506,7 @@ impl Sandbox {
             && inputs
                 .iter()
                 .any(|(_, input)| matches!(input, JsonValue::Array(_) | JsonValue::Object(_)));
-        let (outcome, seen) = self.context.with(|ctx| {
+        let (outcome, seen) = entered(&self.context, |ctx| {
             let value = call_in(
                 &ctx,
                 hooks,

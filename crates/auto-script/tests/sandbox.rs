@@ -482,3 +482,53 @@ fn deeply_nested_code_fails_as_an_expression_error_without_harm() {
     );
     assert_still_works();
 }
+
+/// Calls `then` with `depth` frames of 16 KiB each above it on this thread's stack.
+fn deeper<R>(depth: usize, then: &mut dyn FnMut() -> R) -> R {
+    let frame = std::hint::black_box([0u8; 16 * 1024]);
+    let answer = if depth == 0 {
+        then()
+    } else {
+        deeper(depth - 1, then)
+    };
+    std::hint::black_box(&frame);
+    answer
+}
+
+#[test]
+fn code_runs_however_deep_in_the_thread_the_sandbox_is_used() {
+    // The sandbox is made at the top of a thread, then used 1 MiB deeper: twice the stack the
+    // code itself may take, which counts from where the code starts.
+    let thread = std::thread::Builder::new()
+        .stack_size(16 * 1024 * 1024)
+        .spawn(|| {
+            assert_eq!(eval("1 + 1").unwrap(), json!(2));
+            let deep = deeper(64, &mut || eval("[1, 2, 3].map((x) => x * 2)"));
+            assert_eq!(deep.unwrap(), json!([2, 4, 6]));
+            let compiled_deep = deeper(64, &mut || eval("'fresh'.length"));
+            assert_eq!(compiled_deep.unwrap(), json!(5));
+        })
+        .unwrap();
+    thread.join().expect("the deep evaluation answered");
+}
+
+#[test]
+fn code_that_recurses_without_end_is_refused_even_on_a_thread_with_little_stack() {
+    // Less stack than the code may take: the sandbox enters on a stack grown for it, so the
+    // code meets QuickJS's limit, not the end of the thread's stack.
+    let thread = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let endless = eval("(function down(n) { return 1 + down(n + 1); })(0)");
+            let message = format!("{:?}", endless.unwrap_err());
+            assert!(
+                message.contains("Maximum call stack size exceeded"),
+                "{message}"
+            );
+            assert_eq!(eval("1 + 1").unwrap(), json!(2));
+        })
+        .unwrap();
+    thread
+        .join()
+        .expect("the sandbox answered on a small stack");
+}
