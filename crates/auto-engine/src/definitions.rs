@@ -231,7 +231,7 @@ impl Checkers {
             )
             .with(
                 DefinitionType::Prediction,
-                Arc::new(crate::prediction::PredictionChecker),
+                Arc::new(crate::prediction::PredictionChecker::default()),
             )
             .with(
                 DefinitionType::Workflow,

@@ -201,7 +201,7 @@ fn check_asks(fields: &mut Fields<'_>, config: &CheckConfig, run_duration_ms: u6
                 }
             }
             let to = template_field(fields, "/to", config);
-            let expires_ms = check_expires(fields, run_duration_ms);
+            let expires_ms = check_expires(fields, "/expires", run_duration_ms);
             let notify = check_notify(fields);
             Some(Asks::Person {
                 to: to?,
@@ -248,7 +248,11 @@ fn check_asks(fields: &mut Fields<'_>, config: &CheckConfig, run_duration_ms: u6
 }
 
 /// A one-field template (`to`, `arguments`): a string checked as the body is.
-fn template_field(fields: &mut Fields<'_>, pointer: &str, config: &CheckConfig) -> Option<String> {
+pub(crate) fn template_field(
+    fields: &mut Fields<'_>,
+    pointer: &str,
+    config: &CheckConfig,
+) -> Option<String> {
     let text = fields.string(pointer)?;
     let problems = auto_template::check_with_roots(&text, config, &INTERACTION_ROOTS);
     let mut valid = problems.is_empty();
@@ -270,34 +274,39 @@ fn parsed_system_line(text: &str) -> Option<u32> {
 
 const EXPIRES_FORM: &str = "Expected an ISO 8601 duration such as P2D or PT30M, in weeks, days, hours, minutes and seconds.";
 
-/// `expires`: required with `to`, longer than no time, at most the longest a run may last.
-fn check_expires(fields: &mut Fields<'_>, run_duration_ms: u64) -> Option<u64> {
-    if fields.get("/expires").is_none() {
+/// `expires` (at `pointer`): required with `to`, longer than no time, at most the longest a
+/// run may last.
+pub(crate) fn check_expires(
+    fields: &mut Fields<'_>,
+    pointer: &str,
+    run_duration_ms: u64,
+) -> Option<u64> {
+    if fields.get(pointer).is_none() {
         fields.at(
-            "/expires",
+            pointer,
             "Required with to: how long the request waits for an answer, such as P2D.",
         );
         return None;
     }
-    let text = fields.string("/expires")?;
+    let text = fields.string(pointer)?;
     let ms = match parse_iso(&text) {
         Ok(ms) => ms,
         Err(IsoError::YearsOrMonths) => {
-            fields.at("/expires", YEARS_MONTHS);
+            fields.at(pointer, YEARS_MONTHS);
             return None;
         }
         Err(IsoError::Form) => {
-            fields.at("/expires", EXPIRES_FORM);
+            fields.at(pointer, EXPIRES_FORM);
             return None;
         }
     };
     if ms == 0 {
-        fields.at("/expires", "The duration must be longer than no time.");
+        fields.at(pointer, "The duration must be longer than no time.");
         return None;
     }
     if ms > run_duration_ms {
         fields.at(
-            "/expires",
+            pointer,
             format!(
                 "The duration is longer than a run may last: at most {}.",
                 in_words(run_duration_ms)
@@ -427,7 +436,28 @@ pub fn render_request(
         });
     };
     let offset = document.body_first_line.saturating_sub(1);
-    let to_line = *to_line;
+    let to_text = render_to(to, *to_line, input, clock)?;
+    let message = render_part(
+        &document.body,
+        RenderedPart::Body,
+        &|line| line.saturating_add(offset),
+        input,
+        clock,
+    )?;
+    Ok(RenderedRequest {
+        to: to_text,
+        message,
+    })
+}
+
+/// Renders `to` (written at `to_line`), whom a request asks, with the run's prepared input:
+/// trimmed, named, and at most [`TO_CHARS_MAX`] characters.
+pub fn render_to(
+    to: &str,
+    to_line: u32,
+    input: &Value,
+    clock: RenderClock<'_>,
+) -> Result<String, RequestRenderError> {
     let to_text =
         render_part(to, RenderedPart::To, &|_| to_line, input, clock).map_err(|mut error| {
             if error.text == "The message renders empty" {
@@ -447,17 +477,7 @@ pub fn render_request(
             field_pointer: None,
         });
     }
-    let message = render_part(
-        &document.body,
-        RenderedPart::Body,
-        &|line| line.saturating_add(offset),
-        input,
-        clock,
-    )?;
-    Ok(RenderedRequest {
-        to: to_text,
-        message,
-    })
+    Ok(to_text)
 }
 
 /// Renders a tool interaction's `arguments` with the run's prepared input, and reads the text

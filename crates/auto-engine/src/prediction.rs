@@ -14,9 +14,13 @@ use chrono::{DateTime, Months, NaiveDate, SecondsFormat, TimeDelta};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use auto_template::CheckConfig;
+
 use crate::computation::check_output;
 use crate::definitions::{Checked, DefinitionChecker, check_name};
+use crate::interaction::{check_expires, template_field};
 use crate::reasoning::{Fields, check_description, check_input};
+use crate::workflow::RUN_DURATION_MS_DEFAULT;
 
 const TOP_KEYS: [&str; 7] = [
     "description",
@@ -80,6 +84,14 @@ pub fn parse_period(text: &str) -> Option<Period> {
 pub enum Source {
     /// The first line of the answer of the playbook's recall function `name` to `input`.
     Recall { name: String, input: Value },
+    /// The first line of a `series` a person uploads through the inbox: a build leaves a
+    /// request to `to` (a template of the run's input) that waits `expires_ms`.
+    Request {
+        to: String,
+        /// The source line of `to`, for a problem found when it is rendered.
+        to_line: u32,
+        expires_ms: u64,
+    },
 }
 
 /// A prediction function's document after it passed the checks.
@@ -100,12 +112,24 @@ pub struct PredictionDocument {
 }
 
 /// The checker `create_definition` runs for the type prediction.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PredictionChecker;
+#[derive(Clone, Copy, Debug)]
+pub struct PredictionChecker {
+    /// The longest a run may last (`WORKFLOW_MAX_DURATION`): a request's `expires` may not be
+    /// longer.
+    pub run_duration_ms: u64,
+}
+
+impl Default for PredictionChecker {
+    fn default() -> Self {
+        Self {
+            run_duration_ms: RUN_DURATION_MS_DEFAULT,
+        }
+    }
+}
 
 impl DefinitionChecker for PredictionChecker {
     fn check(&self, source: &str) -> Result<Checked, Vec<Issue>> {
-        let document = check_prediction(source)?;
+        let document = check_prediction(source, self.run_duration_ms)?;
         Ok(Checked {
             description: document.description,
             warnings: document.warnings,
@@ -116,8 +140,12 @@ impl DefinitionChecker for PredictionChecker {
     }
 }
 
-/// Checks a prediction function's source; the document, or every problem found.
-pub fn check_prediction(source: &str) -> Result<PredictionDocument, Vec<Issue>> {
+/// Checks a prediction function's source against a run's longest duration (the most a
+/// request for its series may wait); the document, or every problem found.
+pub fn check_prediction(
+    source: &str,
+    run_duration_ms: u64,
+) -> Result<PredictionDocument, Vec<Issue>> {
     let read = read_markdown(source, &YamlConfig::front_matter());
     let mut fields = Fields::new(&read.front_matter, &read.issues);
     let mut warnings = Vec::new();
@@ -146,7 +174,10 @@ pub fn check_prediction(source: &str) -> Result<PredictionDocument, Vec<Issue>> 
             "A prediction function answers the shape series.",
         );
     }
-    let source = check_source(&mut fields);
+    let config = CheckConfig {
+        input_fields: input.closed_fields.clone(),
+    };
+    let source = check_source(&mut fields, &config, run_duration_ms);
     let horizon = required_whole(
         &mut fields,
         "/horizon",
@@ -230,8 +261,12 @@ fn required_whole(
     )
 }
 
-/// `source`: `recall` (with an optional `input`), the one source this runtime gathers.
-fn check_source(fields: &mut Fields<'_>) -> Option<Source> {
+/// `source`: `recall` (with an optional `input`), or `request` (`to` and `expires`).
+fn check_source(
+    fields: &mut Fields<'_>,
+    config: &CheckConfig,
+    run_duration_ms: u64,
+) -> Option<Source> {
     if fields.get("/source").is_none() {
         fields.at(
             "",
@@ -241,11 +276,7 @@ fn check_source(fields: &mut Fields<'_>) -> Option<Source> {
     }
     fields.object("/source")?;
     if fields.get("/source/request").is_some() {
-        fields.at(
-            "/source/request",
-            "A series uploaded by a person through the inbox is not gathered by this runtime yet: use source: {recall: name}, a recall function whose answer is a series.",
-        );
-        return None;
+        return check_request(fields, config, run_duration_ms);
     }
     fields.only_keys("/source", &["recall", "input"]);
     if fields.get("/source/recall").is_none() {
@@ -265,6 +296,40 @@ fn check_source(fields: &mut Fields<'_>) -> Option<Source> {
         Some(_) => Value::Object(fields.object("/source/input")?.clone()),
     };
     Some(Source::Recall { name, input })
+}
+
+/// `source: {request: {to, expires}}`: who uploads the series and how long the request waits,
+/// checked as an interaction's `to` and `expires`.
+fn check_request(
+    fields: &mut Fields<'_>,
+    config: &CheckConfig,
+    run_duration_ms: u64,
+) -> Option<Source> {
+    if fields.get("/source/recall").is_some() {
+        fields.at(
+            "/source/recall",
+            "Not allowed beside request: the series comes from a recall function or from a person, not both.",
+        );
+    }
+    fields.only_keys("/source", &["recall", "request"]);
+    fields.object("/source/request")?;
+    fields.only_keys("/source/request", &["to", "expires"]);
+    let to = match fields.get("/source/request/to") {
+        None => {
+            fields.at(
+                "/source/request",
+                "Expected to: who uploads the series, as a template such as '{{ input.owner }}'.",
+            );
+            None
+        }
+        Some(_) => template_field(fields, "/source/request/to", config),
+    };
+    let expires_ms = check_expires(fields, "/source/request/expires", run_duration_ms);
+    Some(Source::Request {
+        to: to?,
+        to_line: fields.doc.value_position("/source/request/to").line,
+        expires_ms: expires_ms?,
+    })
 }
 
 /// What a run of a prediction asks.
@@ -400,7 +465,7 @@ mod tests {
     const GOOD: &str = "source: {recall: orders-by-month}\nhorizon: 12\nperiod: P1M\n";
 
     fn messages(source: &str) -> Vec<String> {
-        check_prediction(source)
+        check_prediction(source, RUN_DURATION_MS_DEFAULT)
             .expect_err("refused")
             .iter()
             .map(Issue::message)
@@ -409,7 +474,7 @@ mod tests {
 
     #[test]
     fn a_document_checks_with_its_defaults() {
-        let checked = check_prediction(&doc(GOOD)).expect("checks");
+        let checked = check_prediction(&doc(GOOD), RUN_DURATION_MS_DEFAULT).expect("checks");
         assert_eq!(
             checked.source,
             Source::Recall {
@@ -423,7 +488,7 @@ mod tests {
         let with = doc(
             "source: {recall: orders, input: {region: north}}\nhorizon: 3\nperiod: P1W\nseason: 52\noutput: {shape: series}\n",
         );
-        let checked = check_prediction(&with).expect("checks");
+        let checked = check_prediction(&with, RUN_DURATION_MS_DEFAULT).expect("checks");
         assert_eq!(checked.season, Some(52));
         assert_eq!(checked.period, Period::Days(7));
     }
@@ -434,7 +499,11 @@ mod tests {
             let text = doc(&format!(
                 "source: {{recall: orders}}\nhorizon: {horizon}\nperiod: P1D\n"
             ));
-            assert_eq!(check_prediction(&text).is_ok(), ok, "{horizon}");
+            assert_eq!(
+                check_prediction(&text, RUN_DURATION_MS_DEFAULT).is_ok(),
+                ok,
+                "{horizon}"
+            );
         }
         assert!(
             messages(&doc(
@@ -445,7 +514,11 @@ mod tests {
         );
         for (season, ok) in [(2, true), (1_000, true), (1, false), (1_001, false)] {
             let text = doc(&format!("{GOOD}season: {season}\n"));
-            assert_eq!(check_prediction(&text).is_ok(), ok, "{season}");
+            assert_eq!(
+                check_prediction(&text, RUN_DURATION_MS_DEFAULT).is_ok(),
+                ok,
+                "{season}"
+            );
         }
     }
 
@@ -477,13 +550,67 @@ mod tests {
                 .any(|m| m.contains("A prediction function answers the shape series.")),
             "{found:?}"
         );
-        let found = messages(&doc(
-            "source: {request: {to: owner, expires: P2D}}\nhorizon: 3\nperiod: P1D\n",
+    }
+
+    #[test]
+    fn a_request_source_is_checked_as_an_interaction_asks() {
+        let request = |source: &str| doc(&format!("source: {source}\nhorizon: 3\nperiod: P1D\n"));
+        let checked = check_prediction(
+            &request("{request: {to: '{{ input.owner }}', expires: P2D}}"),
+            RUN_DURATION_MS_DEFAULT,
+        )
+        .expect("checks");
+        assert_eq!(
+            checked.source,
+            Source::Request {
+                to: "{{ input.owner }}".into(),
+                to_line: 3,
+                expires_ms: 2 * 86_400_000,
+            }
+        );
+        // At the longest a run may last, accepted; one second past, refused.
+        let at = check_prediction(
+            &request("{request: {to: ops, expires: P30D}}"),
+            30 * 86_400_000,
+        );
+        assert!(at.is_ok(), "{at:?}");
+        assert_eq!(
+            messages(&request("{request: {to: ops, expires: P30DT1S}}")),
+            vec![
+                "Line 3, /source/request/expires: The duration is longer than a run may last: at most 30 days."
+            ]
+        );
+        assert_eq!(
+            messages(&request("{request: {expires: P2D, cc: ops}}")),
+            vec![
+                "Line 3, /source/request/cc: Unknown key: the keys here are to and expires.",
+                "Line 3, /source/request: Expected to: who uploads the series, as a template such as '{{ input.owner }}'."
+            ]
+        );
+        assert_eq!(
+            messages(&request("{request: {to: ops}}")),
+            vec![
+                "Line 3, /source/request/expires: Required with to: how long the request waits for an answer, such as P2D."
+            ]
+        );
+        let found = messages(&request(
+            "{recall: orders, request: {to: '{{ input.', expires: P1M}}",
         ));
         assert!(
             found
                 .iter()
-                .any(|m| m.contains("not gathered by this runtime yet"))
+                .any(|m| m.contains("/source/recall: Not allowed beside request")),
+            "{found:?}"
+        );
+        assert!(
+            found.iter().any(|m| m.contains("/source/request/to:")),
+            "{found:?}"
+        );
+        assert!(
+            found
+                .iter()
+                .any(|m| m.contains("/source/request/expires: Years and months")),
+            "{found:?}"
         );
     }
 

@@ -172,7 +172,10 @@ impl Service {
             }
             DefinitionType::Recall => Checked::Recall(Arc::new(check_recall(source).ok()?)),
             DefinitionType::Prediction => {
-                Checked::Prediction(Arc::new(check_prediction(source).ok()?))
+                // Read under the widest limit a deployment may set, as an interaction's.
+                Checked::Prediction(Arc::new(
+                    check_prediction(source, auto_engine::workflow::RUN_DURATION_MS_MAX).ok()?,
+                ))
             }
         })
     }

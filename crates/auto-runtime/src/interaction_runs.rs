@@ -13,6 +13,7 @@
 //! Nothing is held in memory while a request is open, so a request outlasts a restart, and
 //! several servers on one database share the inbox.
 
+use auto_engine::definitions::DefinitionType;
 use auto_engine::interaction::{
     Asks, InteractionDocument, RenderClock, RenderedPart, check_interaction, render_request,
 };
@@ -118,6 +119,12 @@ pub(crate) fn title(name: &str, what: &str) -> String {
     format!("The interaction function {name} {what}")
 }
 
+/// The title of a problem of `run`, which waits on a request: an interaction's, or a
+/// prediction's whose series a person uploads.
+fn run_title(run: &Run, what: &str) -> String {
+    format!("The {} function {} {what}", run.key.def_type, run.key.name)
+}
+
 /// The words of a refusal to act on a request that is no longer open.
 fn closed_words(request: &Request) -> String {
     let id = &request.request_id;
@@ -142,12 +149,12 @@ fn closed_words(request: &Request) -> String {
     }
 }
 
-fn not_open(request: &Request) -> Problem {
+pub(crate) fn not_open(request: &Request) -> Problem {
     Problem::conflict("The request is not open", closed_words(request))
 }
 
 /// The refusal of an answer that misses what the request asks for; the request stays open.
-fn answer_refused(request_id: &str, issues: Vec<ProblemIssue>) -> Problem {
+pub(crate) fn answer_refused(request_id: &str, issues: Vec<ProblemIssue>) -> Problem {
     let detail = issues
         .iter()
         .map(|i| i.message.as_str())
@@ -163,10 +170,12 @@ fn answer_refused(request_id: &str, issues: Vec<ProblemIssue>) -> Problem {
 /// How a request closes: its run's ending, the data of the request's event, and the answer
 /// with who gave it.
 pub(crate) struct Closing {
-    ending: RunEnding,
-    data: Value,
-    answer: Option<Value>,
-    answered_by: Option<String>,
+    pub(crate) ending: RunEnding,
+    pub(crate) data: Value,
+    pub(crate) answer: Option<Value>,
+    pub(crate) answered_by: Option<String>,
+    /// The run's facts between the request's event and its ending (a prediction's build).
+    pub(crate) facts: Vec<(&'static str, Value)>,
 }
 
 impl Closing {
@@ -176,17 +185,18 @@ impl Closing {
             data,
             answer: None,
             answered_by: None,
+            facts: Vec::new(),
         }
     }
 }
 
 /// A person's request, rendered and ready to open.
-struct Prepared {
-    to: String,
-    message: String,
-    expires_ms: u64,
+pub(crate) struct Prepared {
+    pub(crate) to: String,
+    pub(crate) message: String,
+    pub(crate) expires_ms: u64,
     /// The webhook `notify` names, which the operator configured.
-    webhook: Option<String>,
+    pub(crate) webhook: Option<String>,
 }
 
 /// The refusal of a run whose `notify` names a webhook the operator did not configure, naming
@@ -293,7 +303,8 @@ impl Service {
         }
         match self.prepare_request(key, document, &ask.input).await {
             Ok(prepared) => {
-                self.ask_person(caller, pb, key, ask, definition.version, document, prepared)
+                let schema = document.output_schema.clone();
+                self.ask_person(caller, pb, key, ask, definition.version, schema, prepared)
                     .await
             }
             Err(problem) => {
@@ -303,17 +314,17 @@ impl Service {
         }
     }
 
-    /// Records a new run with its request to a person, the request's expiry and its first
-    /// delivery, in one transaction.
+    /// Records a new run with its request to a person (whose answer `output_schema` checks),
+    /// the request's expiry and its first delivery, in one transaction.
     #[allow(clippy::too_many_arguments)]
-    async fn ask_person(
+    pub(crate) async fn ask_person(
         &self,
         caller: &Caller,
         pb: &PlaybookRef,
         key: &DefinitionKey,
         ask: Ask,
         version: i64,
-        document: &InteractionDocument,
+        output_schema: Option<Value>,
         prepared: Prepared,
     ) -> Result<RunAnswer, Problem> {
         let Ask {
@@ -346,7 +357,7 @@ impl Service {
             to,
             message,
             input,
-            output_schema: document.output_schema.clone(),
+            output_schema,
             expires_at,
         };
         let expiry = Order::ExpireRequest(Expiry {
@@ -492,6 +503,11 @@ impl Service {
             RequestStep::RefuseClosed | RequestStep::Nothing => return Err(not_open(&request)),
             RequestStep::RefuseAnswer => return Err(answer_refused(request_id, issues)),
         }
+        if request.key.def_type == DefinitionType::Prediction.as_str() {
+            // The series a prediction asked for: its build ends the run.
+            let closed = self.answer_with_series(caller, pb, &request, body).await?;
+            return Ok(request_out(&closed));
+        }
         // The request keeps the answer as written; the run's output reads a shape's optional
         // field given as null as absent, as every run's output does.
         let output = auto_schema::shape_output(shape.as_deref(), body.answer.clone());
@@ -509,6 +525,7 @@ impl Service {
                     data: json!({ "request_id": request_id, "answered_by": answered_by }),
                     answer: Some(body.answer.clone()),
                     answered_by: Some(answered_by.clone()),
+                    facts: Vec::new(),
                 }
             })
             .await?;
@@ -552,10 +569,12 @@ impl Service {
         let checked = self
             .checked_version(pb, &request.key, request.definition_version)
             .await?;
-        let shape = checked
-            .as_deref()
-            .and_then(Checked::interaction)
-            .and_then(|d| d.output_shape.clone());
+        let shape = match checked.as_deref() {
+            Some(Checked::Interaction(document)) => document.output_shape.clone(),
+            // A prediction asks for the series it is built on.
+            Some(Checked::Prediction(_)) => Some("series".to_owned()),
+            _ => None,
+        };
         let issues = contract_issues(
             request.output_schema.as_ref(),
             shape.as_deref(),
@@ -592,16 +611,20 @@ impl Service {
                 data,
                 answer,
                 answered_by,
+                facts,
             } = ending_of(&run);
             let close = RequestClose {
                 status,
                 answered_by,
                 answer,
             };
-            let events = vec![
-                run_fact(&run, run.last_run_seq + 1, event_type, data),
-                ending_fact(&run, run.last_run_seq + 2, &ending),
-            ];
+            let mut events = vec![run_fact(&run, run.last_run_seq + 1, event_type, data)];
+            for (fact_type, fact_data) in facts {
+                let seq = run.last_run_seq + 1 + events.len() as i64;
+                events.push(run_fact(&run, seq, fact_type, fact_data));
+            }
+            let seq = run.last_run_seq + 1 + events.len() as i64;
+            events.push(ending_fact(&run, seq, &ending));
             match self
                 .store
                 .close_request(
@@ -639,7 +662,7 @@ impl Service {
             .close(pb, request, RequestStatus::Expired, |run| {
                 let problem = Problem::new(
                     Reason::Unanswered,
-                    title(&run.key.name, "was not answered"),
+                    run_title(run, "was not answered"),
                     format!(
                         "The request {} to {} expired at {} without an answer.",
                         request.request_id,
@@ -751,7 +774,7 @@ impl Service {
 pub(crate) fn cancelled(run: &Run, order: &CancelOrder) -> RunEnding {
     let problem = Problem::new(
         Reason::Cancelled,
-        title(&run.key.name, "was cancelled"),
+        run_title(run, "was cancelled"),
         &order.words,
     )
     .with_kind(&order.kind);
@@ -774,6 +797,14 @@ pub(crate) async fn render_with_input<T: Send + 'static>(
         &title(&key.name, "refused its input"),
     )?;
     let document = document.clone();
+    render_clocked(move |clock| render(&document, &input, clock)).await
+}
+
+/// Runs `render` off the async threads with a clock of today and now that stops it past the
+/// reasoning page's render time.
+pub(crate) async fn render_clocked<T: Send + 'static>(
+    render: impl FnOnce(RenderClock<'_>) -> T + Send + 'static,
+) -> Result<T, Problem> {
     let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     tokio::task::spawn_blocking(move || {
@@ -785,7 +816,7 @@ pub(crate) async fn render_with_input<T: Send + 'static>(
             now: &now,
             expired: &expired,
         };
-        render(&document, &input, clock)
+        render(clock)
     })
     .await
     .map_err(|e| Problem::internal(&e))

@@ -111,4 +111,8 @@ pub fn server_checkers_with(run_duration_ms: u64) -> Checkers {
             DefinitionType::Interaction,
             Arc::new(InteractionChecker { run_duration_ms }),
         )
+        .with(
+            DefinitionType::Prediction,
+            Arc::new(auto_engine::prediction::PredictionChecker { run_duration_ms }),
+        )
 }

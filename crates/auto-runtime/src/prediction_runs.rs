@@ -14,17 +14,33 @@
 //! history, the periods predicted, and the 95% interval where the model gives one, from the
 //! latest build of the run's version; a question before any build of that version builds
 //! first, in its own run, and records the build's fact too.
+//!
+//! A series a person uploads (`source: {request: {to, expires}}`) makes a build wait as an
+//! interaction's run does: the run leaves a request in the inbox, recorded with its start in
+//! one transaction, and stays `started`, holding nothing in memory. The answer, a `series`,
+//! is fitted before it is taken: one too short or not finite is refused and the request stays
+//! open. The build is kept, then the request closes and the run ends with the build's fact in
+//! one transaction; a server stopped in between leaves the request open and a build kept that
+//! the same answer, given again, keeps again bit for bit. Past `expires` the run ends
+//! `unanswered`, and a cancel closes the request, as an interaction's.
 
 use std::sync::Arc;
 
+use auto_engine::interaction::render_to;
 use auto_engine::prediction::{self, Ask, PredictionDocument, Source};
-use auto_store::{NewRun, PlaybookRef, RecallView, Run};
+use auto_store::{
+    DefinitionKey, DefinitionVersion, NewRun, PlaybookRef, RecallView, Request, RequestStatus, Run,
+    RunStatus,
+};
 use serde_json::{Value, json};
 
+use crate::api::AnswerInteraction;
+use crate::auth::Caller;
 use crate::documents::Checked;
+use crate::interaction_runs::{Closing, Prepared, answer_refused, render_clocked};
 use crate::problem::{Problem, ProblemIssue, Reason};
-use crate::runner::{Finish, Function};
-use crate::runs::{rejection, succeeded};
+use crate::runner::{Finish, Function, Runner, within_call};
+use crate::runs::{self, Outcome, answer_of, prepared_input, rejection, succeeded};
 use crate::service::{Service, store_problem};
 
 /// A prediction run answers within its call: the recall run it reads (its bound) and a build
@@ -43,7 +59,279 @@ struct Kept {
     build: auto_forecast::Build,
 }
 
-/// The runner of prediction functions.
+/// The runner of prediction functions: a build or a question performed within its call
+/// ([`Prediction`]), or a build that waits for a person's series.
+pub(crate) struct Predictions;
+
+impl Runner for Predictions {
+    async fn begin(
+        &self,
+        service: &Service,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        ask: runs::Ask,
+        definition: &DefinitionVersion,
+    ) -> Outcome {
+        let checked = service.checked(pb, key, definition.version, &definition.source);
+        if let Some(document) = checked.as_deref().and_then(Checked::prediction)
+            && waits_for_person(service, pb, key, definition.version, document, &ask.input).await?
+        {
+            return ask_for_series(service, caller, pb, key, ask, definition.version, document)
+                .await;
+        }
+        Prediction
+            .begin(service, caller, pb, key, ask, definition)
+            .await
+    }
+
+    async fn again(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        key: &DefinitionKey,
+        run: Run,
+    ) -> Outcome {
+        // A build that asked a person was asked once, as an interaction's request is: the run
+        // under its id is answered as it stands.
+        if request_of(service, pb, &run).await?.is_some() {
+            return Ok(answer_of(&run));
+        }
+        Prediction.again(service, pb, key, run).await
+    }
+
+    async fn cancel(
+        &self,
+        service: &Service,
+        pb: &PlaybookRef,
+        run: &Run,
+        words: &str,
+        kind: Option<&str>,
+    ) -> Result<(), Problem> {
+        if run.status == RunStatus::Started && request_of(service, pb, run).await?.is_some() {
+            return service
+                .cancel_interaction(pb, run, words, kind.unwrap_or("requested"))
+                .await
+                .map_err(|mut problem| {
+                    problem.run_id = Some(run.run_id.clone());
+                    problem
+                });
+        }
+        Prediction.cancel(service, pb, run, words, kind).await
+    }
+}
+
+/// The request a run of a prediction left for its series, if it left one.
+async fn request_of(
+    service: &Service,
+    pb: &PlaybookRef,
+    run: &Run,
+) -> Result<Option<Request>, Problem> {
+    service
+        .store
+        .get_request_of_run(pb, &run.run_id)
+        .await
+        .map_err(store_problem)
+}
+
+/// The title of a prediction's refusal of its input.
+fn refused_input(name: &str) -> String {
+    format!("The prediction function {name} refused its input")
+}
+
+/// Whether a new run of `document` asks a person for the series: its source is a request,
+/// its input is well formed, and it builds (a build, or a question before any build of its
+/// version). A run whose input is refused goes the way of every other, refused within its call.
+async fn waits_for_person(
+    service: &Service,
+    pb: &PlaybookRef,
+    key: &DefinitionKey,
+    version: i64,
+    document: &PredictionDocument,
+    input: &Value,
+) -> Result<bool, Problem> {
+    if !matches!(document.source, Source::Request { .. }) {
+        return Ok(false);
+    }
+    let Ok(input) = prepared_input(
+        input,
+        document.input_schema.as_ref(),
+        document.input_default.as_ref(),
+        &refused_input(&key.name),
+    ) else {
+        return Ok(false);
+    };
+    Ok(match prediction::read_ask(&input, document.horizon) {
+        Ok(Ask::Build) => true,
+        Ok(Ask::Question { .. }) => kept_build(service, pb, &key.name, version).await?.is_none(),
+        Err(_) => false,
+    })
+}
+
+/// Starts a build that asks `to` for the series: the request rendered and recorded with the
+/// run's start, or the run ended at once when `to` cannot render.
+async fn ask_for_series(
+    service: &Service,
+    caller: &Caller,
+    pb: &PlaybookRef,
+    key: &DefinitionKey,
+    ask: runs::Ask,
+    version: i64,
+    document: &PredictionDocument,
+) -> Outcome {
+    let Source::Request {
+        to,
+        to_line,
+        expires_ms,
+    } = &document.source
+    else {
+        return Err(Problem::internal(
+            &"a prediction asked a person without a request",
+        ));
+    };
+    let input = prepared_input(
+        &ask.input,
+        document.input_schema.as_ref(),
+        document.input_default.as_ref(),
+        &refused_input(&key.name),
+    )?;
+    let (template, line) = (to.clone(), *to_line);
+    let rendered = render_clocked(move |clock| render_to(&template, line, &input, clock)).await?;
+    match rendered {
+        Ok(to) => {
+            let prepared = Prepared {
+                to,
+                message: request_message(&key.name, document),
+                expires_ms: *expires_ms,
+                webhook: None,
+            };
+            let schema = document.output_schema.clone();
+            service
+                .ask_person(caller, pb, key, ask, version, schema, prepared)
+                .await
+        }
+        Err(error) => {
+            let message = format!("Line {}: {}", error.line, error.text);
+            let issue = ProblemIssue {
+                pointer: error.field_pointer.unwrap_or_else(|| "/input".into()),
+                line: Some(error.line),
+                column: None,
+                path: Some("/source/request/to".into()),
+                message: message.clone(),
+            };
+            let problem = Problem::invalid_input(
+                format!(
+                    "The prediction function {} cannot render its request",
+                    key.name
+                ),
+                message,
+            )
+            .with_issues(vec![issue]);
+            service
+                .start_and_end(caller, pb, key, version, ask, problem)
+                .await
+        }
+    }
+}
+
+/// What the person asked for the series reads: what it is for, its form and how many points.
+fn request_message(name: &str, document: &PredictionDocument) -> String {
+    let training =
+        auto_forecast::TRAINING_POINTS_MIN.max(document.season.map_or(0, |m| m as usize + 1));
+    let needed = document.horizon as usize + training;
+    let mut message = String::new();
+    if let Some(description) = &document.description {
+        message.push_str(description);
+        message.push_str("\n\n");
+    }
+    message.push_str(&format!(
+        "Upload the series the prediction function **{name}** is built on, as the answer: a `series` whose first line holds its points, oldest first, one every {period} (`{{\"x\": \"2026-01-01\", \"y\": 42}}`). Its last {horizon} points are held out to choose the model, so it needs at least {needed} points; a few seasons of history choose better.\n",
+        period = document.period_text,
+        horizon = document.horizon,
+    ));
+    message
+}
+
+impl Service {
+    /// `answer_interaction` on the request of a prediction's build: the series uploaded is
+    /// fitted and kept, then the request closes and the run ends with the build's outcome (a
+    /// build) or the periods predicted (a question), the build's fact before the ending. A
+    /// series that cannot be built on is refused, and the request stays open.
+    pub(crate) async fn answer_with_series(
+        &self,
+        caller: &Caller,
+        pb: &PlaybookRef,
+        request: &Request,
+        body: AnswerInteraction,
+    ) -> Result<Request, Problem> {
+        let run = self
+            .store
+            .get_run(pb, &request.run_id)
+            .await
+            .map_err(store_problem)?
+            .ok_or_else(|| Problem::internal(&"a request's run is missing"))?;
+        let checked = self
+            .checked_version(pb, &run.key, run.definition_version)
+            .await?;
+        let Some(document) = checked.as_deref().and_then(Checked::prediction) else {
+            return Err(crate::documents::no_longer_parses(&run.key));
+        };
+        let refuse = |message: String| {
+            answer_refused(
+                &request.request_id,
+                vec![ProblemIssue::field("/answer/lines/0/points", message)],
+            )
+        };
+        let (xs, ys) = match points_of(&body.answer) {
+            Ok(points) => points,
+            Err(None) => {
+                return Err(refuse(
+                    "answer: the series has no line; its first line's points are the series".into(),
+                ));
+            }
+            Err(Some(point)) => {
+                return Err(refuse(format!(
+                    "A point of the series has no number y: {point}."
+                )));
+            }
+        };
+        let kept = fit(document, xs, ys).await?.map_err(refuse)?;
+        keep(self, pb, &run.key.name, run.definition_version, &kept).await?;
+        let outcome = outcome_of(&kept);
+        // The input was read when the run started; a question answers its periods.
+        let ask = prepared_input(
+            &run.input,
+            document.input_schema.as_ref(),
+            document.input_default.as_ref(),
+            &refused_input(&run.key.name),
+        )
+        .ok()
+        .and_then(|input| prediction::read_ask(&input, document.horizon).ok())
+        .unwrap_or(Ask::Build);
+        let output = match ask {
+            Ask::Build => Ok(outcome.clone()),
+            Ask::Question { periods } => answer(document, &kept, periods),
+        };
+        let answered_by = caller.id.clone();
+        let record = json!({ "request_id": request.request_id, "answered_by": answered_by });
+        self.close(pb, request, RequestStatus::Answered, |run| {
+            let ending = match &output {
+                Ok(output) => succeeded(run, output.clone(), Some(record.clone())),
+                Err(problem) => rejection(problem.clone(), &run.run_id),
+            };
+            Closing {
+                ending,
+                data: record.clone(),
+                answer: Some(body.answer.clone()),
+                answered_by: Some(answered_by.clone()),
+                facts: vec![("prediction_built", outcome.clone())],
+            }
+        })
+        .await
+    }
+}
+
+/// The runner of prediction functions that finish within their call.
 pub(crate) struct Prediction;
 
 impl Function for Prediction {
@@ -62,17 +350,29 @@ impl Function for Prediction {
             return Ok(Finish::at(ending, run.last_run_seq + 1));
         };
         let name = &run.key.name;
-        let ask = match prediction::read_ask(&run.input, document.horizon) {
+        let input = match prepared_input(
+            &run.input,
+            document.input_schema.as_ref(),
+            document.input_default.as_ref(),
+            &refused_input(name),
+        ) {
+            Ok(input) => input,
+            Err(problem) => {
+                return Ok(Finish::at(
+                    rejection(problem, &run.run_id),
+                    run.last_run_seq + 1,
+                ));
+            }
+        };
+        let ask = match prediction::read_ask(&input, document.horizon) {
             Ok(ask) => ask,
             Err((pointer, message)) => {
-                let problem = Problem::invalid_input(
-                    format!("The prediction function {name} refused its input"),
-                    format!("{pointer}: {message}"),
-                )
-                .with_issues(vec![ProblemIssue::field(
-                    format!("/input{pointer}"),
-                    message,
-                )]);
+                let problem =
+                    Problem::invalid_input(refused_input(name), format!("{pointer}: {message}"))
+                        .with_issues(vec![ProblemIssue::field(
+                            format!("/input{pointer}"),
+                            message,
+                        )]);
                 return Ok(Finish::at(
                     rejection(problem, &run.run_id),
                     run.last_run_seq + 1,
@@ -126,7 +426,7 @@ impl Function for Prediction {
         _: &str,
         _: Option<&str>,
     ) -> Result<(), Problem> {
-        Err(crate::runner::within_call(run))
+        Err(within_call(run))
     }
 }
 
@@ -197,10 +497,16 @@ async fn build(
     document: &Arc<PredictionDocument>,
 ) -> Result<Result<(Kept, Value), Problem>, Problem> {
     let name = &run.key.name;
-    let Source::Recall {
-        name: recall,
-        input,
-    } = &document.source;
+    let (recall, input) = match &document.source {
+        Source::Recall { name, input } => (name, input),
+        // Reached only by a question whose version's build was replaced meanwhile.
+        Source::Request { .. } => {
+            return Ok(Err(source_problem(
+                name,
+                "Its series comes from a person through the inbox, and no build of this version is kept: ask for a build ({\"build\": true}) and answer its request.",
+            )));
+        }
+    };
     let now_ms = run.started_at.timestamp_millis();
     let answer =
         match crate::recall_runs::answer_of(service, pb, recall, input.clone(), now_ms).await? {
@@ -223,52 +529,72 @@ async fn build(
                 return Ok(Err(refused));
             }
         };
-    let Some(points) = answer["lines"][0]["points"].as_array() else {
-        return Ok(Err(source_problem(
-            name,
-            format!(
-                "The answer of the recall function {recall} is not a series with a line: its output shape must be series."
-            ),
-        )));
+    let (xs, ys) = match points_of(&answer) {
+        Ok(points) => points,
+        Err(None) => {
+            return Ok(Err(source_problem(
+                name,
+                format!(
+                    "The answer of the recall function {recall} is not a series with a line: its output shape must be series."
+                ),
+            )));
+        }
+        Err(Some(point)) => {
+            return Ok(Err(source_problem(
+                name,
+                format!("A point of the series has no number y: {point}."),
+            )));
+        }
     };
+    let kept = match fit(document, xs, ys).await? {
+        Ok(kept) => kept,
+        Err(error) => return Ok(Err(source_problem(name, error))),
+    };
+    let outcome = outcome_of(&kept);
+    keep(service, pb, name, run.definition_version, &kept).await?;
+    Ok(Ok((kept, outcome)))
+}
+
+/// The x and y of the points of a series' first line: `Err(None)` when it has no line,
+/// `Err(Some(point))` for a point without a number y.
+fn points_of(series: &Value) -> Result<(Vec<Value>, Vec<f64>), Option<Value>> {
+    let points = series["lines"][0]["points"].as_array().ok_or(None)?;
     let mut xs = Vec::with_capacity(points.len());
     let mut ys = Vec::with_capacity(points.len());
     for point in points {
-        match point["y"].as_f64() {
-            Some(y) => {
-                xs.push(point["x"].clone());
-                ys.push(y);
-            }
-            None => {
-                return Ok(Err(source_problem(
-                    name,
-                    format!("A point of the series has no number y: {point}."),
-                )));
-            }
-        }
+        let y = point["y"].as_f64().ok_or_else(|| Some(point.clone()))?;
+        xs.push(point["x"].clone());
+        ys.push(y);
     }
+    Ok((xs, ys))
+}
+
+/// Fits the candidates on a series off the async threads; the build to keep, or why the
+/// series cannot be built on.
+async fn fit(
+    document: &PredictionDocument,
+    xs: Vec<Value>,
+    ys: Vec<f64>,
+) -> Result<Result<Kept, String>, Problem> {
     let options = auto_forecast::Options {
         horizon: document.horizon as usize,
         season: document.season.map(|s| s as usize),
     };
-    let fitted = {
-        let ys = ys.clone();
-        tokio::task::spawn_blocking(move || auto_forecast::build(&ys, &options))
-            .await
-            .map_err(|e| Problem::internal(&e))?
-    };
+    let (ys, fitted) = tokio::task::spawn_blocking(move || {
+        let fitted = auto_forecast::build(&ys, &options);
+        (ys, fitted)
+    })
+    .await
+    .map_err(|e| Problem::internal(&e))?;
     let build = match fitted {
         Ok(build) => build,
-        Err(error) => return Ok(Err(source_problem(name, error.to_string()))),
+        Err(error) => return Ok(Err(error.to_string())),
     };
     // The x of the periods predicted must step from the last point before anything is kept.
     if let Err(error) = prediction::next_xs(&xs, document.period, 1) {
-        return Ok(Err(source_problem(name, error)));
+        return Ok(Err(error));
     }
-    let kept = Kept { xs, ys, build };
-    let outcome = outcome_of(&kept);
-    keep(service, pb, name, run.definition_version, &kept).await?;
-    Ok(Ok((kept, outcome)))
+    Ok(Ok(Kept { xs, ys, build }))
 }
 
 /// Keeps a build in place of the last one of its prediction.

@@ -95,7 +95,7 @@ macro_rules! with_runner {
                 $body
             }
             Runners::Prediction => {
-                let $runner = crate::prediction_runs::Prediction;
+                let $runner = crate::prediction_runs::Predictions;
                 $body
             }
         }

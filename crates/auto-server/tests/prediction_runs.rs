@@ -1,9 +1,10 @@
 //! Prediction functions end to end through HTTP: a build over a recall function's series, the
-//! questions answered from it, its limits, and the refusals of a source with no series.
+//! questions answered from it, its limits, the refusals of a source with no series, and a
+//! series a person uploads through the inbox.
 
 mod common;
 
-use common::TestServer;
+use common::{TestServer, wait_for};
 use serde_json::{Value, json};
 
 /// Sales by month, as a series: the sum of each month's `sale.recorded` amounts.
@@ -269,20 +270,244 @@ async fn a_source_without_a_series_refuses_the_run_with_why() {
     );
 }
 
+/// A prediction whose series a person uploads through the inbox.
+fn uploaded(expires: &str) -> String {
+    format!(
+        "---\ndescription: Sales ahead, from the books\nsource:\n  request: {{to: '{{{{ input.owner }}}}', expires: {expires}}}\nhorizon: 6\nperiod: P1M\nseason: 12\n---\nThe sales of the coming months.\n"
+    )
+}
+
+/// The series of `months` months of sales, as a person uploads it.
+fn sales_series(months: usize) -> Value {
+    let points: Vec<Value> = (0..months)
+        .map(|m| json!({"x": month_of(m), "y": sales_of(m)}))
+        .collect();
+    json!({"lines": [{"name": "sales", "points": points}]})
+}
+
+async fn open_requests(server: &TestServer, pb: &str) -> Vec<Value> {
+    let reply = server.get(&format!("{pb}/requests?status=open")).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    reply.body["requests"].as_array().unwrap().clone()
+}
+
+async fn answer(server: &TestServer, pb: &str, request_id: &str, answer: Value) -> common::Reply {
+    server
+        .post(
+            &format!("{pb}/requests/{request_id}/answer"),
+            json!({ "answer": answer }),
+        )
+        .await
+}
+
 #[tokio::test]
-async fn a_series_uploaded_through_the_inbox_is_refused_at_save() {
+async fn a_series_uploaded_through_the_inbox_builds_when_it_is_answered() {
     let server = TestServer::start_standard().await;
     let pb = server.playbook().await;
-    let source = "---\nsource:\n  request: {to: ops@example.com, expires: P2D}\nhorizon: 6\nperiod: P1M\n---\nUploaded.\n";
+    server
+        .save_definition(&pb, "prediction", "uploaded", &uploaded("P2D"))
+        .await;
     let reply = server
-        .post_definition(&pb, "prediction", "uploaded", source)
+        .start_run(
+            &pb,
+            "prediction",
+            "uploaded",
+            json!({"run_id": "books-1", "input": {"build": true, "owner": "ana@example.com"}}),
+        )
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    assert_eq!(reply.body["status"], "started");
+
+    let requests = open_requests(&server, &pb).await;
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    let request = &requests[0];
+    assert_eq!(request["to"], "ana@example.com");
+    assert_eq!(request["run_id"], "books-1");
+    assert_eq!(
+        request["definition"],
+        json!({"type": "prediction", "name": "uploaded", "version": 1})
+    );
+    let message = request["message"].as_str().unwrap();
+    assert!(message.starts_with("Sales ahead, from the books\n\nUpload the series the prediction function **uploaded** is built on"), "{message}");
+    assert!(message.contains("one every P1M"), "{message}");
+    assert!(message.contains("at least 19 points"), "{message}");
+    assert!(request["output_schema"].is_object(), "{request:#}");
+    let request_id = request["request_id"].as_str().unwrap();
+
+    // Not a series: the shape's own words, and the request stays open.
+    let reply = answer(&server, &pb, request_id, json!({"points": [1, 2]})).await;
+    reply.assert_problem(422, "invalid_input");
+    // Too short to hold out the horizon and train: the build's words, at the points.
+    let reply = answer(&server, &pb, request_id, sales_series(18)).await;
+    reply.assert_problem(422, "invalid_input");
+    assert_eq!(
+        reply.body["issues"][0]["pointer"], "/answer/lines/0/points",
+        "{:#}",
+        reply.body
+    );
+    assert_eq!(
+        reply.body["issues"][0]["message"],
+        "The series has 18 points; a horizon of 6 needs at least 19 (the horizon and 13 to train on)."
+    );
+    assert_eq!(open_requests(&server, &pb).await.len(), 1);
+
+    // Three years of months, taken: the run ends with the build, its fact before the ending.
+    let reply = answer(&server, &pb, request_id, sales_series(36)).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["status"], "answered");
+    assert_eq!(reply.body["answer"], sales_series(36));
+    let run = server.get(&format!("{pb}/runs/books-1")).await.body;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(run["output"]["points"], 36);
+    assert_eq!(run["output"]["season"], 12);
+    assert!(run["output"]["pick"].is_string(), "{run:#}");
+    assert_eq!(
+        server.event_types(&pb, "books-1").await,
+        [
+            "run_started",
+            "request_opened",
+            "request_answered",
+            "prediction_built",
+            "run_succeeded"
+        ]
+    );
+    // A second answer finds the request closed.
+    let again = answer(&server, &pb, request_id, sales_series(36)).await;
+    again.assert_problem(409, "conflict");
+
+    // A question answers from the build kept, asking nobody.
+    let reply = server
+        .start_run(
+            &pb,
+            "prediction",
+            "uploaded",
+            json!({"input": {"periods": 2}}),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(line(&reply.body["output"], "history").len(), 36);
+    let months: Vec<&Value> = line(&reply.body["output"], "prediction")
+        .iter()
+        .map(|p| &p["x"])
+        .collect();
+    assert_eq!(months, [&json!("2029-01-01"), &json!("2029-02-01")]);
+    assert!(open_requests(&server, &pb).await.is_empty());
+
+    // Whom to ask must render from the input.
+    let reply = server
+        .start_run(
+            &pb,
+            "prediction",
+            "uploaded",
+            json!({"input": {"build": true}}),
+        )
         .await;
     reply.assert_problem(422, "invalid_input");
     assert_eq!(
-        reply.issue_messages(),
-        vec![
-            "Line 3, /source/request: A series uploaded by a person through the inbox is not gathered by this runtime yet: use source: {recall: name}, a recall function whose answer is a series."
-        ]
+        reply.body["title"],
+        "The prediction function uploaded cannot render its request"
+    );
+    assert_eq!(reply.body["issues"][0]["path"], "/source/request/to");
+    assert!(open_requests(&server, &pb).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_question_before_any_build_waits_for_the_series_and_answers_its_periods() {
+    let server = TestServer::start_standard().await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "prediction", "uploaded", &uploaded("P2D"))
+        .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "prediction",
+            "uploaded",
+            json!({"run_id": "ask-1", "input": {"periods": 3, "owner": "ops"}}),
+        )
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    // The same run id, asked again, is the run as it stands: nobody is asked twice.
+    let again = server
+        .start_run(
+            &pb,
+            "prediction",
+            "uploaded",
+            json!({"run_id": "ask-1", "input": {"periods": 3, "owner": "ops"}}),
+        )
+        .await;
+    assert_eq!(again.status, 202, "{:#}", again.body);
+    let requests = open_requests(&server, &pb).await;
+    assert_eq!(requests.len(), 1);
+    let request_id = requests[0]["request_id"].as_str().unwrap();
+    // The fewest points a horizon of 6 and a season of 12 take (the request says 19): taken.
+    let reply = answer(&server, &pb, request_id, sales_series(19)).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    let run = server.get(&format!("{pb}/runs/ask-1")).await.body;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(line(&run["output"], "history").len(), 19);
+    assert_eq!(line(&run["output"], "prediction").len(), 3);
+    assert_eq!(line(&run["output"], "prediction")[0]["x"], "2027-08-01");
+}
+
+#[tokio::test]
+async fn a_request_for_the_series_is_cancelled_with_its_run_and_expires_unanswered() {
+    let server = TestServer::start_standard().await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "prediction", "uploaded", &uploaded("P2D"))
+        .await;
+    server
+        .save_definition(&pb, "prediction", "hurried", &uploaded("PT1S"))
+        .await;
+    let build = json!({"build": true, "owner": "ops"});
+    let reply = server
+        .start_run(
+            &pb,
+            "prediction",
+            "uploaded",
+            json!({"run_id": "c-1", "input": build}),
+        )
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let reply = server
+        .post(
+            &format!("{pb}/runs/c-1/cancel"),
+            json!({"detail": "Not this quarter"}),
+        )
+        .await;
+    assert!(
+        reply.status == 200 || reply.status == 202,
+        "{:#}",
+        reply.body
+    );
+    let run = server.get(&format!("{pb}/runs/c-1")).await.body;
+    assert_eq!(run["status"], "rejected", "{run:#}");
+    assert_eq!(run["problem"]["reason"], "cancelled");
+    assert_eq!(
+        run["problem"]["title"],
+        "The prediction function uploaded was cancelled"
+    );
+    assert!(open_requests(&server, &pb).await.is_empty());
+
+    let reply = server
+        .start_run(
+            &pb,
+            "prediction",
+            "hurried",
+            json!({"run_id": "e-1", "input": build}),
+        )
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let run = server
+        .ended(&pb, "e-1", std::time::Duration::from_secs(20))
+        .await;
+    assert_eq!(run["status"], "rejected", "{run:#}");
+    assert_eq!(run["problem"]["reason"], "unanswered");
+    assert_eq!(run["problem"]["kind"], "expired");
+    assert_eq!(
+        run["problem"]["title"],
+        "The prediction function hurried was not answered"
     );
 }
 
@@ -326,4 +551,53 @@ async fn a_workflow_calls_a_prediction_to_build_and_to_ask() {
     assert_eq!(run["status"], "succeeded", "{run:#}");
     assert!(run["output"]["pick"].is_string(), "{run:#}");
     assert_eq!(run["output"]["months"], json!(["2028-07-01", "2028-08-01"]));
+}
+
+/// A workflow that asks for a build of a series a person uploads, then a question.
+const UPLOAD_THEN_ASK: &str = r#"do:
+  - build:
+      call: run_definition
+      with: { type: prediction, name: uploaded, input: { build: true, owner: ops } }
+      output:
+        as: '${ ({ points: $data.points }) }'
+  - ask:
+      call: run_definition
+      with: { type: prediction, name: uploaded, input: { periods: 1 } }
+      output:
+        as: '${ ({ points: $input.points, next: $data.lines[1].points[0].x }) }'
+"#;
+
+#[tokio::test]
+async fn a_workflow_waits_for_the_series_a_person_uploads() {
+    let server = TestServer::start_standard().await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "prediction", "uploaded", &uploaded("P2D"))
+        .await;
+    server
+        .save_definition(&pb, "workflow", "plan", &common::workflow(UPLOAD_THEN_ASK))
+        .await;
+    let reply = server
+        .start_run(
+            &pb,
+            "workflow",
+            "plan",
+            json!({"input": {}, "run_id": "plan-2"}),
+        )
+        .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    let request = wait_for(
+        std::time::Duration::from_secs(20),
+        "the request for the series",
+        || async { open_requests(&server, &pb).await.first().cloned() },
+    )
+    .await;
+    let request_id = request["request_id"].as_str().unwrap();
+    let reply = answer(&server, &pb, request_id, sales_series(24)).await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    let run = server
+        .ended(&pb, "plan-2", std::time::Duration::from_secs(30))
+        .await;
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    assert_eq!(run["output"], json!({"points": 24, "next": "2028-01-01"}));
 }
