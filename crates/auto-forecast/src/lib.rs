@@ -6,16 +6,18 @@
 //! The models are our own code, small and deterministic: seasonal naive (or naive), drift,
 //! simple exponential smoothing, Holt's damped trend, additive Holt-Winters with a damped trend,
 //! the Theta method (Hyndman & Billah's SES with drift, on a multiplicatively deseasonalised
-//! series) and an ARIMA(p,d,0)(0,D,0) chosen by AIC. The Rust forecasting crates on crates.io
-//! (`augurs`) fit ETS and MSTL but neither Theta nor ARIMA, and their fitted models cannot be
-//! serialised, while a build here is kept in the store and answers questions for days: every
-//! fitted model is plain data ([`Fitted`]), and a build of the same series gives the same bits.
+//! series), a seasonal ARIMA chosen as `auto.arima` chooses one ([`arima`]), and a combination:
+//! the mean of the smoothing model the season calls for, Theta and the ARIMA. The Rust forecasting crates on crates.io (`augurs`) fit ETS and MSTL but neither
+//! Theta nor ARIMA, and their fitted models cannot be serialised, while a build here is kept in
+//! the store and answers questions for days: every fitted model is plain data ([`Fitted`]), and
+//! a build of the same series gives the same bits.
 //!
 //! The smoothing models are fitted by least squares of their one-step errors with a
 //! Nelder-Mead search over bounded parameters ([`optimize`]); their intervals use the
 //! additive state-space variances (Hyndman & Athanasopoulos, *Forecasting: Principles and
-//! Practice*, §8.7), the ARIMA's its psi weights.
+//! Practice*, §8.7), the ARIMA's its psi weights, the combination the mean of its members'.
 
+mod arima;
 mod models;
 mod optimize;
 mod season;
@@ -147,9 +149,25 @@ pub fn build(ys: &[f64], options: &Options) -> Result<Build, ForecastError> {
     let scale = mase_scale(tail(train), season.unwrap_or(1));
     let mut candidates = Vec::with_capacity(CANDIDATES_MAX);
     let mut best: Option<(usize, f64)> = None;
+    // Each fit, kept for the combination, which averages fits made already.
+    let mut fits: Vec<Option<Fitted>> = Vec::with_capacity(CANDIDATES_MAX);
     for (i, kind) in models::Kind::ALL.iter().enumerate() {
         let name = kind.name(season).to_owned();
-        match models::fit(*kind, tail(train), season) {
+        let fitted = match kind {
+            models::Kind::Combination => models::Kind::members(season)
+                .iter()
+                .map(|member| {
+                    let at = models::Kind::ALL.iter().position(|k| k == member);
+                    at.and_then(|at| fits[at].clone()).ok_or_else(|| {
+                        format!("its member {} could not be fitted", member.name(season))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(|members| Fitted::Combination { members }),
+            _ => models::fit(*kind, tail(train), season),
+        };
+        fits.push(fitted.as_ref().ok().cloned());
+        match fitted {
             Ok(fitted) => {
                 let mean = fitted.forecast(horizon).mean;
                 let error = mean

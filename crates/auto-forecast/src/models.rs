@@ -8,8 +8,6 @@ use crate::optimize::{Bound, minimise};
 
 /// The normal quantile of a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
-/// AR orders the ARIMA candidate tries, at most.
-const AR_ORDER_MAX: usize = 8;
 /// Bounds of the smoothing parameters: never quite 0 or 1, so every state keeps moving.
 const SMOOTHING: Bound = Bound {
     lo: 1e-4,
@@ -31,10 +29,23 @@ pub(crate) enum Kind {
     HoltWinters,
     Theta,
     Arima,
+    Combination,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 7] = [
+    /// The members of a combination: the smoothing model the season calls for, Theta and the
+    /// ARIMA. Each errs its own way, and their mean errs less than most of them (the M4
+    /// competition's finding).
+    pub(crate) fn members(season: Option<usize>) -> [Kind; 3] {
+        let smoothing = if season.is_some() {
+            Kind::HoltWinters
+        } else {
+            Kind::HoltDamped
+        };
+        [smoothing, Kind::Theta, Kind::Arima]
+    }
+
+    pub(crate) const ALL: [Kind; 8] = [
         Kind::Naive,
         Kind::Drift,
         Kind::Ses,
@@ -42,6 +53,7 @@ impl Kind {
         Kind::HoltWinters,
         Kind::Theta,
         Kind::Arima,
+        Kind::Combination,
     ];
 
     pub(crate) fn name(self, season: Option<usize>) -> &'static str {
@@ -54,6 +66,7 @@ impl Kind {
             Kind::HoltWinters => "holt_winters",
             Kind::Theta => "theta",
             Kind::Arima => "arima",
+            Kind::Combination => "combination",
         }
     }
 }
@@ -104,18 +117,36 @@ pub enum Fitted {
         indices: Vec<f64>,
         sigma: f64,
     },
-    /// ARIMA(p,d,0)(0,D,0): `y_t = intercept + Σ levels_j y_{t-j} + e_t` once expanded.
+    /// The mean of its members' forecasts and of their intervals' bounds.
+    Combination {
+        members: Vec<Fitted>,
+    },
+    /// ARIMA(p,d,q)(P,D,Q)_m: `y_t = intercept + Σ levels_j y_{t-j} + e_t + Σ ma_k e_{t-k}`
+    /// once expanded. (A build kept before the MA terms has none: its fields default empty.)
     Arima {
         p: usize,
         d: usize,
         seasonal_d: usize,
         season: usize,
+        /// φ_1..φ_p, then the seasonal Φ_1..Φ_P.
         ar: Vec<f64>,
         intercept: f64,
         levels: Vec<f64>,
         /// The last `levels.len()` values, in time order.
         tail: Vec<f64>,
         sigma: f64,
+        #[serde(default)]
+        q: usize,
+        #[serde(default)]
+        seasonal_p: usize,
+        #[serde(default)]
+        seasonal_q: usize,
+        /// The MA polynomial expanded, `1 + Σ ma_k B^k` after its 1.
+        #[serde(default)]
+        ma: Vec<f64>,
+        /// The last `ma.len()` errors, in time order.
+        #[serde(default)]
+        errors: Vec<f64>,
     },
 }
 
@@ -131,7 +162,14 @@ pub(crate) fn fit(kind: Kind, ys: &[f64], season: Option<usize>) -> Result<Fitte
             None => Err("it needs a season, and the series shows none".into()),
         },
         Kind::Theta => theta(ys, season),
-        Kind::Arima => arima(ys, season),
+        Kind::Arima => crate::arima::arima(ys, season),
+        Kind::Combination => {
+            let members = Kind::members(season)
+                .iter()
+                .map(|kind| fit(*kind, ys, season))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Fitted::Combination { members })
+        }
     }
 }
 
@@ -142,6 +180,9 @@ impl Fitted {
             Fitted::SeasonalNaive { season, .. } => json!({ "season": season }),
             Fitted::Drift { slope, .. } => json!({ "slope": slope }),
             Fitted::Ses(s) => json!({ "alpha": s.alpha }),
+            Fitted::Combination { members } => json!({
+                "members": members.iter().map(Fitted::parameters).collect::<Vec<_>>(),
+            }),
             Fitted::HoltDamped(s) => {
                 json!({ "alpha": s.alpha, "beta": s.alpha * s.beta, "phi": s.phi })
             }
@@ -164,18 +205,44 @@ impl Fitted {
                 season,
                 ar,
                 intercept,
+                q,
+                seasonal_p,
+                seasonal_q,
+                ma,
                 ..
-            } => json!({
-                "order": [p, d, 0],
-                "seasonal_order": [0, seasonal_d, 0, if *seasonal_d > 0 { *season } else { 0 }],
-                "ar": ar,
-                "intercept": intercept,
-            }),
+            } => {
+                let seasonal = seasonal_d + seasonal_p + seasonal_q > 0;
+                json!({
+                    "order": [p, d, q],
+                    "seasonal_order": [seasonal_p, seasonal_d, seasonal_q, if seasonal { *season } else { 0 }],
+                    "ar": ar,
+                    "ma": ma,
+                    "intercept": intercept,
+                })
+            }
         }
     }
 
     /// The `periods` after the series it was fitted on.
     pub fn forecast(&self, periods: usize) -> Forecast {
+        if let Fitted::Combination { members } = self {
+            let forecasts: Vec<Forecast> = members.iter().map(|m| m.forecast(periods)).collect();
+            let count = forecasts.len().max(1) as f64;
+            let average = |pick: &dyn Fn(&Forecast) -> Option<&Vec<f64>>| -> Option<Vec<f64>> {
+                let mut sum = vec![0.0; periods];
+                for forecast in &forecasts {
+                    for (s, v) in sum.iter_mut().zip(pick(forecast)?) {
+                        *s += v / count;
+                    }
+                }
+                Some(sum)
+            };
+            return Forecast {
+                mean: average(&|f| Some(&f.mean)).unwrap_or_default(),
+                lower: average(&|f| f.lower.as_ref()),
+                upper: average(&|f| f.upper.as_ref()),
+            };
+        }
         let (mean, variance): (Vec<f64>, Vec<f64>) = match self {
             Fitted::SeasonalNaive {
                 season,
@@ -202,6 +269,7 @@ impl Fitted {
                 })
                 .unzip(),
             Fitted::Ses(s) | Fitted::HoltDamped(s) | Fitted::HoltWinters(s) => s.forecast(periods),
+            Fitted::Combination { .. } => unreachable!("a combination is averaged above"),
             Fitted::Theta {
                 alpha,
                 level,
@@ -230,26 +298,40 @@ impl Fitted {
                 levels,
                 tail,
                 sigma,
+                ma,
+                errors,
                 ..
             } => {
                 let mut history = tail.clone();
+                // The errors to come are expected to be none.
+                let mut shocks = errors.clone();
                 let mut mean = Vec::with_capacity(periods);
                 for _ in 0..periods {
                     let at = history.len();
-                    let next = intercept
-                        + levels
-                            .iter()
-                            .enumerate()
-                            .map(|(j, a)| a * history[at - 1 - j])
-                            .sum::<f64>();
+                    let from_values: f64 = levels
+                        .iter()
+                        .enumerate()
+                        .map(|(j, a)| a * history[at - 1 - j])
+                        .sum();
+                    let seen = shocks.len();
+                    let from_errors: f64 = ma
+                        .iter()
+                        .enumerate()
+                        .take(seen)
+                        .map(|(k, b)| b * shocks[seen - 1 - k])
+                        .sum();
+                    let next = intercept + from_values + from_errors;
                     history.push(next);
+                    shocks.push(0.0);
                     mean.push(next);
                 }
                 let mut psi = vec![1.0];
                 for j in 1..periods {
-                    let v = (1..=j.min(levels.len()))
-                        .map(|i| levels[i - 1] * psi[j - i])
-                        .sum();
+                    let from_ma = ma.get(j - 1).copied().unwrap_or(0.0);
+                    let v = from_ma
+                        + (1..=j.min(levels.len()))
+                            .map(|i| levels[i - 1] * psi[j - i])
+                            .sum::<f64>();
                     psi.push(v);
                 }
                 let mut sum = 0.0;
@@ -513,166 +595,8 @@ fn decompose(ys: &[f64], m: usize) -> Vec<f64> {
     raw.iter().map(|r| r / average).collect()
 }
 
-/// ARIMA(p,d,0)(0,D,0)_m: seasonal then plain differences while each lowers the series'
-/// spread (at most two in all), then the AR order up to [`AR_ORDER_MAX`] with the lowest
-/// AIC, fitted by conditional least squares, with an intercept below two differences.
-fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String> {
-    if ys.len() < 8 {
-        return Err("it needs at least 8 points".into());
-    }
-    let mut w = ys.to_vec();
-    let mut seasonal_d = 0;
-    let m = season.unwrap_or(0);
-    if m > 0 && ys.len() >= 3 * m {
-        let diffed: Vec<f64> = (m..w.len()).map(|t| w[t] - w[t - m]).collect();
-        if spread(&diffed) < spread(&w) {
-            w = diffed;
-            seasonal_d = 1;
-        }
-    }
-    let mut d = 0;
-    while d + seasonal_d < 2 && w.len() > 8 {
-        let diffed: Vec<f64> = w.windows(2).map(|x| x[1] - x[0]).collect();
-        if spread(&diffed) < spread(&w) {
-            w = diffed;
-            d += 1;
-        } else {
-            break;
-        }
-    }
-    let with_intercept = d + seasonal_d < 2;
-    let top = AR_ORDER_MAX.min((w.len().saturating_sub(2)) / 3);
-    let rows = w.len() - top;
-    let mut best: Option<(f64, usize, Vec<f64>, f64)> = None;
-    for p in 0..=top {
-        let Some((coefficients, sse)) = least_squares(&w, p, top, with_intercept) else {
-            continue;
-        };
-        let k = p + usize::from(with_intercept);
-        let aic = rows as f64 * (sse / rows as f64).max(1e-300).ln() + 2.0 * k as f64;
-        if best.as_ref().is_none_or(|(b, ..)| aic < *b - 1e-9) {
-            best = Some((aic, p, coefficients, sse));
-        }
-    }
-    let Some((_, p, coefficients, sse)) = best else {
-        return Err("its least squares have no solution".into());
-    };
-    let (intercept, ar) = if with_intercept {
-        (coefficients[0], coefficients[1..].to_vec())
-    } else {
-        (0.0, coefficients)
-    };
-    // (1 - Σ ar_i B^i)(1 - B)^d (1 - B^m)^D, as 1 - Σ levels_j B^j.
-    let mut polynomial = vec![1.0];
-    polynomial.extend(ar.iter().map(|a| -a));
-    for _ in 0..d {
-        polynomial = multiply(&polynomial, &[1.0, -1.0]);
-    }
-    if seasonal_d > 0 {
-        let mut factor = vec![0.0; m + 1];
-        factor[0] = 1.0;
-        factor[m] = -1.0;
-        polynomial = multiply(&polynomial, &factor);
-    }
-    let levels: Vec<f64> = polynomial[1..].iter().map(|c| -c).collect();
-    let freedom = rows.saturating_sub(p + usize::from(with_intercept)).max(1);
-    Ok(Fitted::Arima {
-        p,
-        d,
-        seasonal_d,
-        season: m,
-        ar,
-        intercept,
-        tail: ys[ys.len() - levels.len()..].to_vec(),
-        levels,
-        sigma: (sse / freedom as f64).sqrt(),
-    })
-}
-
-/// The AR(`p`) coefficients of `w` (the intercept first, when asked) from the rows `top..`,
-/// and their sum of squared errors; none when the equations are singular.
-fn least_squares(w: &[f64], p: usize, top: usize, intercept: bool) -> Option<(Vec<f64>, f64)> {
-    let k = p + usize::from(intercept);
-    let regressors = |t: usize| -> Vec<f64> {
-        let mut x = Vec::with_capacity(k);
-        if intercept {
-            x.push(1.0);
-        }
-        x.extend((1..=p).map(|i| w[t - i]));
-        x
-    };
-    let coefficients = if k == 0 {
-        Vec::new()
-    } else {
-        let mut normal = vec![vec![0.0; k + 1]; k];
-        for (t, target) in w.iter().enumerate().skip(top) {
-            let x = regressors(t);
-            for (row, xi) in normal.iter_mut().zip(&x) {
-                for (cell, xj) in row.iter_mut().zip(&x) {
-                    *cell += xi * xj;
-                }
-                row[k] += xi * target;
-            }
-        }
-        solve(normal)?
-    };
-    let sse = (top..w.len())
-        .map(|t| {
-            let fit: f64 = regressors(t)
-                .iter()
-                .zip(&coefficients)
-                .map(|(x, c)| x * c)
-                .sum();
-            (w[t] - fit).powi(2)
-        })
-        .sum();
-    Some((coefficients, sse))
-}
-
-/// Gaussian elimination with partial pivoting on an augmented matrix.
-fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
-    let k = a.len();
-    for col in 0..k {
-        let pivot = (col..k).max_by(|x, y| a[*x][col].abs().total_cmp(&a[*y][col].abs()))?;
-        let scale = a.iter().map(|r| r[col].abs()).fold(0.0, f64::max);
-        if a[pivot][col].abs() <= 1e-12 * scale.max(1e-300) {
-            return None;
-        }
-        a.swap(col, pivot);
-        let (above, below) = a.split_at_mut(col + 1);
-        let pivot_row = &above[col];
-        for row in below.iter_mut() {
-            let factor = row[col] / pivot_row[col];
-            for (cell, p) in row.iter_mut().zip(pivot_row).skip(col) {
-                *cell -= factor * p;
-            }
-        }
-    }
-    let mut x = vec![0.0; k];
-    for row in (0..k).rev() {
-        let known: f64 = (row + 1..k).map(|j| a[row][j] * x[j]).sum();
-        x[row] = (a[row][k] - known) / a[row][row];
-    }
-    x.iter().all(|v| v.is_finite()).then_some(x)
-}
-
-fn multiply(a: &[f64], b: &[f64]) -> Vec<f64> {
-    let mut out = vec![0.0; a.len() + b.len() - 1];
-    for (i, x) in a.iter().enumerate() {
-        for (j, y) in b.iter().enumerate() {
-            out[i + j] += x * y;
-        }
-    }
-    out
-}
-
-fn mean(ys: &[f64]) -> f64 {
+pub(crate) fn mean(ys: &[f64]) -> f64 {
     ys.iter().sum::<f64>() / ys.len() as f64
-}
-
-fn spread(ys: &[f64]) -> f64 {
-    let average = mean(ys);
-    (ys.iter().map(|y| (y - average).powi(2)).sum::<f64>() / ys.len() as f64).sqrt()
 }
 
 /// The root mean square of `residuals`, less `fitted` degrees of freedom.
@@ -689,12 +613,12 @@ mod tests {
     fn arima_differences_a_random_walk_and_integrates_back() {
         // A walk with a steady step: one difference leaves a constant, the intercept.
         let ys: Vec<f64> = (0..50).map(|t| 10.0 + 2.0 * t as f64).collect();
-        let Fitted::Arima { d, intercept, .. } = arima(&ys, None).unwrap() else {
+        let Fitted::Arima { d, intercept, .. } = crate::arima::arima(&ys, None).unwrap() else {
             panic!("an ARIMA");
         };
         assert_eq!(d, 1);
         assert!((intercept - 2.0).abs() < 1e-9, "{intercept}");
-        let forecast = arima(&ys, None).unwrap().forecast(3);
+        let forecast = crate::arima::arima(&ys, None).unwrap().forecast(3);
         for (h, f) in forecast.mean.iter().enumerate() {
             assert!((f - (110.0 + 2.0 * h as f64)).abs() < 1e-6, "{forecast:?}");
         }
@@ -702,6 +626,9 @@ mod tests {
 
     #[test]
     fn multiplying_polynomials_expands_differences() {
-        assert_eq!(multiply(&[1.0, -1.0], &[1.0, -1.0]), vec![1.0, -2.0, 1.0]);
+        assert_eq!(
+            crate::arima::multiply(&[1.0, -1.0], &[1.0, -1.0]),
+            vec![1.0, -2.0, 1.0]
+        );
     }
 }

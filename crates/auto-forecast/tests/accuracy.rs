@@ -4,15 +4,16 @@
 //! build here, on the same points, must come within [`WITHIN`] of statsforecast's best model
 //! by MASE on each series, and within [`WITHIN_ON_AVERAGE`] of it on average. The bounds are
 //! where the models stand today, a guard against getting worse: one holdout picks a model less
-//! surely than statsforecast's information criteria (CO2 and sunspots are where it costs).
+//! surely than statsforecast's information criteria (El Niño and sunspots, where seasonal naive
+//! forecast the holdout best and the later points worst, are where it costs).
 
 use auto_forecast::{Options, build};
 use serde_json::Value;
 
 /// How much worse than statsforecast's best model a build may be on one series.
-const WITHIN: f64 = 2.5;
+const WITHIN: f64 = 2.1;
 /// How much worse than statsforecast's best model a build may be, averaged over the series.
-const WITHIN_ON_AVERAGE: f64 = 1.6;
+const WITHIN_ON_AVERAGE: f64 = 1.35;
 
 fn mase(forecast: &[f64], actual: &[f64], train: &[f64], season: usize) -> f64 {
     let scale = (season..train.len())

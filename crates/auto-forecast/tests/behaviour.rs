@@ -174,7 +174,8 @@ fn every_candidate_is_reported_and_the_pick_has_the_lowest_mase() {
             "holt_damped",
             "holt_winters",
             "theta",
-            "arima"
+            "arima",
+            "combination"
         ]
     );
     assert!(built.candidates.len() <= auto_forecast::CANDIDATES_MAX);
