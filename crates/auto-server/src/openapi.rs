@@ -508,18 +508,313 @@ pub fn document() -> Value {
         entry[op.method] = operation_object(op, &mut generator);
     }
     paths.insert(EVENTS_STREAM_PATH.into(), events_stream(&mut generator));
+    paths.insert("/healthz".into(), healthz(&mut generator));
+    paths.insert("/metrics".into(), metrics());
     generator.subschema_for::<Problem>();
     let schemas = generator.take_definitions(true);
-    json!({
+    let mut document = json!({
         "openapi": "3.1.0",
-        "info": {"title": "auto", "version": env!("CARGO_PKG_VERSION"), "description": "A durable runtime for AI playbooks."},
+        "info": {"title": "auto", "version": env!("CARGO_PKG_VERSION"), "description": "A durable runtime for AI playbooks: reasoning functions, workflows, interactions, computations, recall and prediction, every run recorded step by step."},
+        "servers": [{"url": "/", "description": "The server that serves this document."}],
+        "tags": TAGS.iter().map(|(name, description)| json!({"name": name, "description": description})).collect::<Vec<_>>(),
         "paths": paths,
         "components": {
             "schemas": schemas,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "A key of the server's configuration; a server with no key listens on loopback and takes none."}},
         },
         "security": [{"bearer": []}],
-    })
+    });
+    generators::settle(&mut document);
+    document
+}
+
+/// The resources, each operation's tag.
+const TAGS: &[(&str, &str)] = &[
+    ("caller", "Who the key is."),
+    ("orgs", "Orgs and their models."),
+    (
+        "playbooks",
+        "Playbooks, which hold definitions, runs and events.",
+    ),
+    (
+        "definitions",
+        "Definitions: saved, checked, versioned and retired.",
+    ),
+    (
+        "runs",
+        "Runs of definitions: started, read, listed and cancelled.",
+    ),
+    (
+        "requests",
+        "The inbox: requests to people and their answers.",
+    ),
+    (
+        "events",
+        "The playbook's log of CloudEvents, published, read and followed.",
+    ),
+    ("tools", "The MCP tool servers a playbook reaches."),
+    ("server", "The server's health and metrics."),
+];
+
+/// The tag of the operation at `path`.
+fn tag_of(path: &str) -> &'static str {
+    let rest = path.strip_prefix(PB).unwrap_or(path);
+    match rest.split('/').nth(1).unwrap_or("") {
+        _ if path == "/v1/me" => "caller",
+        _ if path == "/healthz" || path == "/metrics" => "server",
+        _ if !path.starts_with(PB) => {
+            if path.starts_with("/v1/orgs/{org}/playbooks") {
+                "playbooks"
+            } else {
+                "orgs"
+            }
+        }
+        "definitions" => "definitions",
+        "runs" => "runs",
+        "requests" => "requests",
+        "events" => "events",
+        "tool-servers" => "tools",
+        _ => "playbooks",
+    }
+}
+
+fn healthz(generator: &mut SchemaGenerator) -> Value {
+    let health = generator.subschema_for::<Health>();
+    json!({"get": {
+        "operationId": "healthz",
+        "summary": "Whether the server can reach and write its store.",
+        "description": "200 with the store's kind and the server's version while the server can write to its store; 503 `unavailable`, kind `store_unavailable`, otherwise. Takes no key.",
+        "security": [],
+        "parameters": [],
+        "responses": {
+            "200": {"description": "The server and its store are up.", "content": {"application/json": {"schema": health}}},
+            "default": {"description": "A rejection, as a problem document.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+        },
+        "x-read-only": true,
+    }})
+}
+
+fn metrics() -> Value {
+    json!({"get": {
+        "operationId": "metrics",
+        "summary": "The server's metrics, in the OpenMetrics text format Prometheus scrapes.",
+        "description": "Counters and histograms of requests, runs, model calls and the store, in the OpenMetrics text exposition format.",
+        "parameters": [],
+        "responses": {
+            "200": {"description": "The metrics.", "content": {"application/openmetrics-text": {"schema": {"type": "string"}}}},
+            "default": {"description": "A rejection, as a problem document.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+        },
+        "x-read-only": true,
+    }})
+}
+
+/// What client generators need that the types' own schemas leave unsaid, set on the whole
+/// document at the end. openapi-python-client refuses a boolean schema (`output: true`, any
+/// JSON), so each is written `{}`; a field the server holds as text but that takes a fixed
+/// set of values is an `enum`; each parameter has its type, description and bounds; the
+/// bodies of events name their attributes.
+mod generators {
+    use serde_json::{Value, json};
+
+    use auto_engine::definitions::DefinitionType;
+
+    const RUN_STATUSES: [&str; 4] = ["started", "succeeded", "rejected", "failed"];
+    const REQUEST_STATUSES: [&str; 5] = ["open", "answered", "expired", "undelivered", "cancelled"];
+    const DEFINITION_STATUSES: [&str; 2] = ["active", "retired"];
+
+    fn types() -> Value {
+        json!(
+            DefinitionType::ALL
+                .iter()
+                .map(|t| t.as_str())
+                .collect::<Vec<_>>()
+        )
+    }
+
+    fn reasons() -> Value {
+        json!([
+            "invalid_input",
+            "forbidden",
+            "not_found",
+            "conflict",
+            "unavailable",
+            "cancelled",
+            "unanswered",
+            "failed"
+        ])
+    }
+
+    pub(super) fn settle(document: &mut Value) {
+        no_boolean_schemas(document);
+        let schemas = &mut document["components"]["schemas"];
+        for (schema, property, values) in [
+            ("RunOut", "type", types()),
+            ("RunOut", "status", json!(RUN_STATUSES)),
+            ("DefinitionOut", "type", types()),
+            ("DefinitionOut", "status", json!(DEFINITION_STATUSES)),
+            ("RequestOut", "status", json!(REQUEST_STATUSES)),
+            ("RequestDefinition", "type", types()),
+            ("CreateDefinition", "type", types()),
+            ("DefinitionCheck", "type", types()),
+        ] {
+            let slot = schemas
+                .get_mut(schema)
+                .and_then(|s| s.get_mut("properties"))
+                .and_then(|p| p.get_mut(property));
+            if let Some(Value::Object(slot)) = slot {
+                slot.insert("enum".into(), values);
+            }
+        }
+        schemas["EventIn"] = event_in();
+        // One variant's doc comment makes schemars write a oneOf of strings; a generator
+        // makes an enum of one plain list.
+        schemas["Reason"] = json!({
+            "type": "string",
+            "enum": reasons(),
+            "description": "Why a run or a request was refused; failed: the server broke down, never a rejection the caller caused.",
+        });
+        let paths = document["paths"].as_object_mut().expect("paths");
+        for (path, item) in paths.iter_mut() {
+            for operation in item.as_object_mut().expect("a path item").values_mut() {
+                settle_operation(path, operation);
+            }
+        }
+    }
+
+    /// A CloudEvents 1.0 event as `publish_event` and `send_run_event` take it.
+    fn event_in() -> Value {
+        json!({
+            "type": "object",
+            "description": "A CloudEvents 1.0 event in JSON. `type` is required; `id` is a new one when left out and `source` `/callers/<caller>`; extension attributes (lowercase letters and digits) may be added beside them.",
+            "required": ["type"],
+            "properties": {
+                "specversion": {"type": "string", "enum": ["1.0"], "description": "The CloudEvents version, 1.0 when left out."},
+                "id": {"type": "string", "description": "The event's id; a new one when left out. An id the playbook (or the run) received before is not recorded again."},
+                "type": {"type": "string", "description": "What happened, such as order.placed."},
+                "source": {"type": "string", "description": "Who says it happened, a URI reference; /callers/<caller> when left out."},
+                "subject": {"type": "string", "description": "What it happened to, within the source."},
+                "time": {"type": "string", "format": "date-time", "description": "When it happened; when it was recorded when left out."},
+                "datacontenttype": {"type": "string", "description": "The media type of data; application/json when left out."},
+                "data": {"description": "What happened, as JSON."},
+            },
+            "additionalProperties": {},
+        })
+    }
+
+    fn settle_operation(path: &str, operation: &mut Value) {
+        if operation.get("description").is_none() {
+            operation["description"] = operation["summary"].clone();
+        }
+        operation["tags"] = json!([super::tag_of(path)]);
+        let name = operation["operationId"].as_str().unwrap_or("").to_owned();
+        if let Some(parameters) = operation["parameters"].as_array_mut() {
+            for parameter in parameters {
+                settle_parameter(&name, parameter);
+            }
+        }
+        if name == "run_definition" {
+            let answer = operation["responses"]["200"].clone();
+            operation["responses"]["200"]["description"] =
+                json!("The run ended within the call: succeeded, rejected or failed.");
+            operation["responses"]["202"] = answer;
+            operation["responses"]["202"]["description"] = json!(
+                "The run started and goes on (a workflow, a request to a person, a run past its wait): follow it with get_run."
+            );
+        }
+    }
+
+    fn settle_parameter(operation: &str, parameter: &mut Value) {
+        let name = parameter["name"].as_str().unwrap_or("").to_owned();
+        let in_path = parameter["in"] == "path";
+        let (schema, description) = match (name.as_str(), in_path) {
+            ("org", true) => (json!({"type": "string"}), "The org's name."),
+            ("pb", true) => (json!({"type": "string"}), "The playbook's name."),
+            ("type", true) => (
+                json!({"type": "string", "enum": types()}),
+                "The definition's type.",
+            ),
+            ("name", true) => (json!({"type": "string"}), "The definition's name."),
+            ("run_id", true) => (json!({"type": "string"}), "The run's id."),
+            ("request_id", true) => (json!({"type": "string"}), "The request's id."),
+            ("event_id", true) => (json!({"type": "string"}), "The event's id."),
+            ("server", true) => (json!({"type": "string"}), "The tool server's name."),
+            ("tool", true) => (json!({"type": "string"}), "The tool's name."),
+            ("type", false)
+                if operation == "list_playbook_events" || operation == "stream_playbook_events" =>
+            {
+                (json!({"type": "string"}), "")
+            }
+            ("type", false) => (json!({"type": "string", "enum": types()}), ""),
+            ("status", false) if operation == "list_requests" => {
+                (json!({"type": "string", "enum": REQUEST_STATUSES}), "")
+            }
+            ("status", false) => (json!({"type": "string", "enum": RUN_STATUSES}), ""),
+            ("reason", false) => (json!({"type": "string", "enum": reasons()}), ""),
+            ("limit", false) => {
+                let max = match operation {
+                    "list_runs" => auto_store::RUNS_PAGE_MAX,
+                    "list_requests" => auto_store::REQUESTS_PAGE_MAX,
+                    _ => auto_store::EVENTS_PAGE_MAX,
+                };
+                (json!({"type": "integer", "minimum": 1, "maximum": max}), "")
+            }
+            ("since" | "until", false) => (json!({"type": "string", "format": "date-time"}), ""),
+            ("version", false) => (json!({"type": "integer", "minimum": 1}), ""),
+            _ => (parameter["schema"].clone(), ""),
+        };
+        parameter["schema"] = schema;
+        if parameter
+            .get("description")
+            .is_none_or(|d| d.as_str().is_none_or(str::is_empty))
+        {
+            parameter["description"] = json!(description);
+        }
+    }
+
+    /// Writes every boolean schema `true` as `{}`, which means the same: any JSON.
+    fn no_boolean_schemas(value: &mut Value) {
+        const ONE: [&str; 8] = [
+            "items",
+            "additionalProperties",
+            "not",
+            "contains",
+            "propertyNames",
+            "if",
+            "then",
+            "else",
+        ];
+        const MANY: [&str; 4] = ["properties", "patternProperties", "schemas", "$defs"];
+        const LISTS: [&str; 4] = ["anyOf", "oneOf", "allOf", "prefixItems"];
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map.iter_mut() {
+                    let key = key.as_str();
+                    if (ONE.contains(&key) || key == "schema") && *child == Value::Bool(true) {
+                        *child = json!({});
+                    } else if MANY.contains(&key)
+                        && let Some(entries) = child.as_object_mut()
+                    {
+                        for entry in entries.values_mut() {
+                            if *entry == Value::Bool(true) {
+                                *entry = json!({});
+                            }
+                        }
+                    } else if LISTS.contains(&key)
+                        && let Some(items) = child.as_array_mut()
+                    {
+                        for item in items {
+                            if *item == Value::Bool(true) {
+                                *item = json!({});
+                            }
+                        }
+                    }
+                    no_boolean_schemas(child);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(no_boolean_schemas),
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -546,5 +841,150 @@ mod tests {
         }
         let required = &schemas["CreateDefinition"]["required"];
         assert!(required.as_array().unwrap().contains(&json!("diagram")));
+    }
+}
+
+#[cfg(test)]
+mod generator_tests {
+    use super::*;
+
+    /// Every schema position in the document, with its pointer.
+    fn schemas_in(value: &Value, at: String, found: &mut Vec<(String, Value)>) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    let here = format!("{at}/{key}");
+                    if ["schema", "items", "additionalProperties"].contains(&key.as_str()) {
+                        found.push((here.clone(), child.clone()));
+                    }
+                    if key == "properties"
+                        && let Some(entries) = child.as_object()
+                    {
+                        for (name, entry) in entries {
+                            found.push((format!("{here}/{name}"), entry.clone()));
+                        }
+                    }
+                    schemas_in(child, here, found);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    schemas_in(item, format!("{at}/{i}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn no_schema_is_the_boolean_true() {
+        let mut found = Vec::new();
+        schemas_in(&document(), String::new(), &mut found);
+        let booleans: Vec<&String> = found
+            .iter()
+            .filter(|(_, schema)| *schema == Value::Bool(true))
+            .map(|(at, _)| at)
+            .collect();
+        assert!(booleans.is_empty(), "{booleans:?}");
+        // A field of any JSON is still there, as {}.
+        assert_eq!(
+            document()["components"]["schemas"]["RunOut"]["properties"]["output"],
+            json!({})
+        );
+    }
+
+    #[test]
+    fn every_operation_has_a_tag_a_description_and_described_parameters() {
+        let doc = document();
+        let tags: Vec<&str> = TAGS.iter().map(|(name, _)| *name).collect();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                let what = format!("{method} {path}");
+                assert!(
+                    op["description"].as_str().is_some_and(|d| !d.is_empty()),
+                    "{what}"
+                );
+                let tag = op["tags"][0].as_str().unwrap();
+                assert!(tags.contains(&tag), "{what}: {tag}");
+                for parameter in op["parameters"].as_array().unwrap() {
+                    assert!(
+                        parameter["description"]
+                            .as_str()
+                            .is_some_and(|d| !d.is_empty()),
+                        "{what}: {parameter}"
+                    );
+                    assert!(
+                        parameter["schema"]["type"].is_string(),
+                        "{what}: {parameter}"
+                    );
+                }
+            }
+        }
+        for path in ["/healthz", "/metrics", EVENTS_STREAM_PATH] {
+            assert!(doc["paths"][path]["get"].is_object(), "{path}");
+        }
+        assert_eq!(doc["servers"][0]["url"], "/");
+    }
+
+    #[test]
+    fn a_run_answers_200_or_202_and_fixed_sets_are_enums() {
+        let doc = document();
+        let run = &doc["paths"][pb_path!("/definitions/{type}/{name}/runs")]["post"];
+        for status in ["200", "202"] {
+            assert_eq!(
+                run["responses"][status]["content"]["application/json"]["schema"]["$ref"],
+                "#/components/schemas/RunOut",
+                "{status}"
+            );
+        }
+        let types = json!([
+            "reasoning",
+            "workflow",
+            "interaction",
+            "computation",
+            "recall",
+            "prediction"
+        ]);
+        let types_of = |mut set: Vec<Value>| {
+            set.sort_by_key(|v| v.to_string());
+            set
+        };
+        let path_type = run["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "type")
+            .unwrap();
+        assert_eq!(
+            types_of(path_type["schema"]["enum"].as_array().unwrap().clone()),
+            types_of(types.as_array().unwrap().clone())
+        );
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["RunOut"]["properties"]["status"]["enum"],
+            json!(["started", "succeeded", "rejected", "failed"])
+        );
+        let list = &doc["paths"][pb_path!("/runs")]["get"]["parameters"];
+        let limit = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "limit")
+            .unwrap();
+        assert_eq!(
+            limit["schema"],
+            json!({"type": "integer", "minimum": 1, "maximum": auto_store::RUNS_PAGE_MAX})
+        );
+        let event = &schemas["EventIn"];
+        assert_eq!(event["required"], json!(["type"]));
+        assert!(event["properties"]["data"].is_object());
+        // The reasons listed are the problem documents' own.
+        let reason = &doc["paths"][pb_path!("/runs")]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "reason")
+            .unwrap()["schema"]["enum"];
+        assert_eq!(*reason, schemas["Reason"]["enum"]);
     }
 }
