@@ -561,6 +561,7 @@ fn tag_of(path: &str) -> &'static str {
     let rest = path.strip_prefix(PB).unwrap_or(path);
     match rest.split('/').nth(1).unwrap_or("") {
         _ if path == "/v1/me" => "caller",
+        _ if path.ends_with("/runs") => "runs",
         _ if path == "/healthz" || path == "/metrics" => "server",
         _ if !path.starts_with(PB) => {
             if path.starts_with("/v1/orgs/{org}/playbooks") {
@@ -622,6 +623,10 @@ mod generators {
     const REQUEST_STATUSES: [&str; 5] = ["open", "answered", "expired", "undelivered", "cancelled"];
     const DEFINITION_STATUSES: [&str; 2] = ["active", "retired"];
 
+    fn reference(name: &str) -> Value {
+        json!({"$ref": format!("#/components/schemas/{name}")})
+    }
+
     fn types() -> Value {
         json!(
             DefinitionType::ALL
@@ -647,22 +652,42 @@ mod generators {
     pub(super) fn settle(document: &mut Value) {
         no_boolean_schemas(document);
         let schemas = &mut document["components"]["schemas"];
-        for (schema, property, values) in [
-            ("RunOut", "type", types()),
-            ("RunOut", "status", json!(RUN_STATUSES)),
-            ("DefinitionOut", "type", types()),
-            ("DefinitionOut", "status", json!(DEFINITION_STATUSES)),
-            ("RequestOut", "status", json!(REQUEST_STATUSES)),
-            ("RequestDefinition", "type", types()),
-            ("CreateDefinition", "type", types()),
-            ("DefinitionCheck", "type", types()),
+        if let Some(schemas) = schemas.as_object_mut() {
+            schemas.values_mut().for_each(no_null_defaults);
+        }
+        // Each set once, as a schema of its own, so a generated client has one enum of each.
+        for (name, values, description) in [
+            ("DefinitionType", types(), "A definition's type."),
+            ("RunStatus", json!(RUN_STATUSES), "Where a run stands."),
+            (
+                "RequestStatus",
+                json!(REQUEST_STATUSES),
+                "Where a request stands.",
+            ),
+            (
+                "DefinitionStatus",
+                json!(DEFINITION_STATUSES),
+                "Whether a definition runs.",
+            ),
+        ] {
+            schemas[name] = json!({"type": "string", "enum": values, "description": description});
+        }
+        for (schema, property, set) in [
+            ("RunOut", "type", "DefinitionType"),
+            ("RunOut", "status", "RunStatus"),
+            ("DefinitionOut", "type", "DefinitionType"),
+            ("DefinitionOut", "status", "DefinitionStatus"),
+            ("RequestOut", "status", "RequestStatus"),
+            ("RequestDefinition", "type", "DefinitionType"),
+            ("CreateDefinition", "type", "DefinitionType"),
+            ("DefinitionCheck", "type", "DefinitionType"),
         ] {
             let slot = schemas
                 .get_mut(schema)
                 .and_then(|s| s.get_mut("properties"))
                 .and_then(|p| p.get_mut(property));
-            if let Some(Value::Object(slot)) = slot {
-                slot.insert("enum".into(), values);
+            if let Some(slot @ Value::Object(_)) = slot {
+                *slot = reference(set);
             }
         }
         schemas["EventIn"] = event_in();
@@ -729,10 +754,7 @@ mod generators {
         let (schema, description) = match (name.as_str(), in_path) {
             ("org", true) => (json!({"type": "string"}), "The org's name."),
             ("pb", true) => (json!({"type": "string"}), "The playbook's name."),
-            ("type", true) => (
-                json!({"type": "string", "enum": types()}),
-                "The definition's type.",
-            ),
+            ("type", true) => (reference("DefinitionType"), "The definition's type."),
             ("name", true) => (json!({"type": "string"}), "The definition's name."),
             ("run_id", true) => (json!({"type": "string"}), "The run's id."),
             ("request_id", true) => (json!({"type": "string"}), "The request's id."),
@@ -744,12 +766,10 @@ mod generators {
             {
                 (json!({"type": "string"}), "")
             }
-            ("type", false) => (json!({"type": "string", "enum": types()}), ""),
-            ("status", false) if operation == "list_requests" => {
-                (json!({"type": "string", "enum": REQUEST_STATUSES}), "")
-            }
-            ("status", false) => (json!({"type": "string", "enum": RUN_STATUSES}), ""),
-            ("reason", false) => (json!({"type": "string", "enum": reasons()}), ""),
+            ("type", false) => (reference("DefinitionType"), ""),
+            ("status", false) if operation == "list_requests" => (reference("RequestStatus"), ""),
+            ("status", false) => (reference("RunStatus"), ""),
+            ("reason", false) => (reference("Reason"), ""),
             ("limit", false) => {
                 let max = match operation {
                     "list_runs" => auto_store::RUNS_PAGE_MAX,
@@ -768,6 +788,22 @@ mod generators {
             .is_none_or(|d| d.as_str().is_none_or(str::is_empty))
         {
             parameter["description"] = json!(description);
+        }
+    }
+
+    /// Drops `default: null` from an object's optional properties: it says no more than the
+    /// property's absence, and openapi-typescript makes a property with a default required.
+    fn no_null_defaults(schema: &mut Value) {
+        let required: Vec<Value> = schema["required"].as_array().cloned().unwrap_or_default();
+        if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            for (name, property) in properties.iter_mut() {
+                if !required.contains(&json!(name))
+                    && let Some(property) = property.as_object_mut()
+                    && property.get("default") == Some(&Value::Null)
+                {
+                    property.remove("default");
+                }
+            }
         }
     }
 
@@ -847,6 +883,7 @@ mod tests {
 #[cfg(test)]
 mod generator_tests {
     use super::*;
+    use crate::problem::Reason;
 
     /// Every schema position in the document, with its pointer.
     fn schemas_in(value: &Value, at: String, found: &mut Vec<(String, Value)>) {
@@ -913,8 +950,9 @@ mod generator_tests {
                             .is_some_and(|d| !d.is_empty()),
                         "{what}: {parameter}"
                     );
+                    let schema = &parameter["schema"];
                     assert!(
-                        parameter["schema"]["type"].is_string(),
+                        schema["type"].is_string() || schema["$ref"].is_string(),
                         "{what}: {parameter}"
                     );
                 }
@@ -955,13 +993,26 @@ mod generator_tests {
             .iter()
             .find(|p| p["name"] == "type")
             .unwrap();
-        assert_eq!(
-            types_of(path_type["schema"]["enum"].as_array().unwrap().clone()),
-            types_of(types.as_array().unwrap().clone())
-        );
         let schemas = &doc["components"]["schemas"];
         assert_eq!(
-            schemas["RunOut"]["properties"]["status"]["enum"],
+            path_type["schema"]["$ref"],
+            "#/components/schemas/DefinitionType"
+        );
+        assert_eq!(
+            types_of(
+                schemas["DefinitionType"]["enum"]
+                    .as_array()
+                    .unwrap()
+                    .clone()
+            ),
+            types_of(types.as_array().unwrap().clone())
+        );
+        assert_eq!(
+            schemas["RunOut"]["properties"]["status"]["$ref"],
+            "#/components/schemas/RunStatus"
+        );
+        assert_eq!(
+            schemas["RunStatus"]["enum"],
             json!(["started", "succeeded", "rejected", "failed"])
         );
         let list = &doc["paths"][pb_path!("/runs")]["get"]["parameters"];
@@ -975,6 +1026,12 @@ mod generator_tests {
             limit["schema"],
             json!({"type": "integer", "minimum": 1, "maximum": auto_store::RUNS_PAGE_MAX})
         );
+        // An optional field's default of null would make openapi-typescript require it.
+        assert!(
+            schemas["RunDefinition"]["properties"]["run_id"]
+                .get("default")
+                .is_none()
+        );
         let event = &schemas["EventIn"];
         assert_eq!(event["required"], json!(["type"]));
         assert!(event["properties"]["data"].is_object());
@@ -984,7 +1041,21 @@ mod generator_tests {
             .unwrap()
             .iter()
             .find(|p| p["name"] == "reason")
-            .unwrap()["schema"]["enum"];
-        assert_eq!(*reason, schemas["Reason"]["enum"]);
+            .unwrap()["schema"];
+        assert_eq!(reason["$ref"], "#/components/schemas/Reason");
+        let reasons: Vec<Value> = [
+            Reason::InvalidInput,
+            Reason::Forbidden,
+            Reason::NotFound,
+            Reason::Conflict,
+            Reason::Unavailable,
+            Reason::Cancelled,
+            Reason::Unanswered,
+            Reason::Failed,
+        ]
+        .iter()
+        .map(|r| serde_json::to_value(r).unwrap())
+        .collect();
+        assert_eq!(schemas["Reason"]["enum"], json!(reasons));
     }
 }

@@ -28,5 +28,8 @@ mod provider;
 pub use aimock::{AIMOCK_VARIABLE, Aimock};
 pub use everything::{EVERYTHING_VARIABLE, Everything};
 pub use mcp::{HttpFailure, McpDouble, RecordedCall};
-pub use mcp_clients::{MCP_INSPECTOR_VARIABLE, MCP_PYTHON_VARIABLE, mcp_inspector, mcp_python};
+pub use mcp_clients::{
+    MCP_INSPECTOR_VARIABLE, MCP_PYTHON_VARIABLE, OPENAPI_CLIENTS_VARIABLE, mcp_inspector,
+    mcp_python, openapi_clients,
+};
 pub use provider::{ProviderDouble, ProviderKind, RecordedRequest, Reply, ScriptedToolCall};

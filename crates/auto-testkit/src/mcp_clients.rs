@@ -6,7 +6,11 @@
 //! - the MCP Inspector's command-line mode (npm `@modelcontextprotocol/inspector`):
 //!   `AUTO_MCP_INSPECTOR` names its executable (`scripts/mcp-inspector` installs it).
 //!
-//! `.ci/run` sets both. Without a variable the tests that need it skip with a note printed
+//! And the client generators integrators run on the OpenAPI document (PyPI
+//! `openapi-python-client`, npm `openapi-typescript` with `openapi-fetch`):
+//! `AUTO_OPENAPI_CLIENTS` names the folder `scripts/openapi-clients` installs them in.
+//!
+//! `.ci/run` sets all three. Without a variable the tests that need it skip with a note printed
 //! once; under CI (`CI` set) they fail, so a client that did not install cannot pass unseen.
 
 use std::io::Write;
@@ -17,6 +21,25 @@ use std::sync::Once;
 pub const MCP_PYTHON_VARIABLE: &str = "AUTO_MCP_PYTHON";
 /// The environment variable that names the Inspector's executable.
 pub const MCP_INSPECTOR_VARIABLE: &str = "AUTO_MCP_INSPECTOR";
+
+/// The environment variable that names the folder of the OpenAPI client generators.
+pub const OPENAPI_CLIENTS_VARIABLE: &str = "AUTO_OPENAPI_CLIENTS";
+
+/// The folder of the OpenAPI client generators (`venv/bin/openapi-python-client`,
+/// `node/node_modules/.bin/openapi-typescript`); `None`, after a note, outside CI when
+/// `AUTO_OPENAPI_CLIENTS` is not set.
+///
+/// # Panics
+/// Under CI (`CI` set) when the variable is not set.
+pub fn openapi_clients() -> Option<PathBuf> {
+    static NOTE: Once = Once::new();
+    installed(
+        OPENAPI_CLIENTS_VARIABLE,
+        "scripts/openapi-clients",
+        "python3 and npm",
+        &NOTE,
+    )
+}
 
 /// The python that has the official MCP Python SDK; `None`, after a note, outside CI when
 /// `AUTO_MCP_PYTHON` is not set.
@@ -48,13 +71,13 @@ fn installed(variable: &str, script: &str, needs: &str, note: &Once) -> Option<P
     match std::env::var_os(variable).filter(|path| !path.is_empty()) {
         Some(path) => Some(PathBuf::from(path)),
         None if std::env::var_os("CI").is_some_and(|ci| !ci.is_empty()) => panic!(
-            "{variable} is not set: under CI the MCP client suites must run; .ci/run sets it from {script}"
+            "{variable} is not set: under CI the client suites must run; .ci/run sets it from {script}"
         ),
         None => {
             note.call_once(|| {
                 let _ = writeln!(
                     std::io::stderr(),
-                    "note: the tests with this MCP client are skipped: {variable} is not set (export {variable}=\"$({script})\"; it needs {needs})"
+                    "note: the tests with this client are skipped: {variable} is not set (export {variable}=\"$({script})\"; it needs {needs})"
                 );
             });
             None
