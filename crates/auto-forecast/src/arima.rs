@@ -8,7 +8,7 @@
 //! The fitted model is kept in its expanded form, `y_t = c + Σ levels_j y_{t-j} + e_t +
 //! Σ ma_k e_{t-k}`, with the last values and errors it forecasts from.
 
-use crate::models::{Fitted, mean};
+use crate::models::{Fitted, centred_mean, mean};
 use crate::optimize::{Bound, minimise};
 
 /// Points an ARIMA is fitted on, at most: the latest. Its orders reach a few seasons back;
@@ -331,15 +331,7 @@ fn seasonal_strength(ys: &[f64], m: usize) -> f64 {
     }
     let mut detrended = Vec::with_capacity(n - 2 * half);
     for t in half..n - half {
-        let trend = if m.is_multiple_of(2) {
-            (ys[t - half] / 2.0
-                + ys[t + half] / 2.0
-                + ys[t - half + 1..t + half].iter().sum::<f64>())
-                / m as f64
-        } else {
-            ys[t - half..=t + half].iter().sum::<f64>() / m as f64
-        };
-        detrended.push((t, ys[t] - trend));
+        detrended.push((t, ys[t] - centred_mean(ys, t, m)));
     }
     let mut sums = vec![0.0; m];
     let mut counts = vec![0usize; m];
@@ -383,15 +375,20 @@ pub(crate) fn multiply(a: &[f64], b: &[f64]) -> Vec<f64> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_walk_is_differenced_and_a_noise_is_not() {
-        let mut state = 7u64;
-        let mut noise = || {
+    /// Uniform noise in [-0.5, 0.5), the same from the same seed.
+    fn noise_from(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed;
+        move || {
             state = state
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             ((state >> 33) as f64 / (1u64 << 31) as f64) - 0.5
-        };
+        }
+    }
+
+    #[test]
+    fn a_walk_is_differenced_and_a_noise_is_not() {
+        let mut noise = noise_from(7);
         let white: Vec<f64> = (0..300).map(|_| noise()).collect();
         assert!(kpss(&white) < KPSS_CRITICAL, "{}", kpss(&white));
         let mut level = 0.0;
@@ -407,13 +404,7 @@ mod tests {
 
     #[test]
     fn an_ar2_cycle_is_found_and_its_coefficients_recovered() {
-        let mut state = 11u64;
-        let mut noise = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 33) as f64 / (1u64 << 31) as f64) - 0.5
-        };
+        let mut noise = noise_from(11);
         let mut ys = vec![0.0, 0.0];
         for t in 2..600 {
             let next = 1.3 * ys[t - 1] - 0.6 * ys[t - 2] + noise();

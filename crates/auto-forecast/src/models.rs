@@ -567,6 +567,18 @@ fn seasonal(ys: &[f64], m: usize) -> bool {
     acf(m).abs() > 1.645 * ((1.0 + 2.0 * spread) / n as f64).sqrt()
 }
 
+/// The centred moving average of one season around `t` (a 2×m average for an even season), the
+/// trend of a classical decomposition; `t` is at least half a season from either end.
+pub(crate) fn centred_mean(ys: &[f64], t: usize, m: usize) -> f64 {
+    let half = m / 2;
+    if m.is_multiple_of(2) {
+        (ys[t - half] / 2.0 + ys[t + half] / 2.0 + ys[t - half + 1..t + half].iter().sum::<f64>())
+            / m as f64
+    } else {
+        ys[t - half..=t + half].iter().sum::<f64>() / m as f64
+    }
+}
+
 /// Classical multiplicative decomposition's seasonal indices, by position in the season,
 /// averaging to 1.
 fn decompose(ys: &[f64], m: usize) -> Vec<f64> {
@@ -575,15 +587,7 @@ fn decompose(ys: &[f64], m: usize) -> Vec<f64> {
     let mut sums = vec![0.0; m];
     let mut counts = vec![0usize; m];
     for t in half..n - half {
-        let centred = if m.is_multiple_of(2) {
-            (ys[t - half] / 2.0
-                + ys[t + half] / 2.0
-                + ys[t - half + 1..t + half].iter().sum::<f64>())
-                / m as f64
-        } else {
-            ys[t - half..=t + half].iter().sum::<f64>() / m as f64
-        };
-        sums[t % m] += ys[t] / centred;
+        sums[t % m] += ys[t] / centred_mean(ys, t, m);
         counts[t % m] += 1;
     }
     let raw: Vec<f64> = sums

@@ -39,6 +39,23 @@ fn whose(history: &[Value]) -> Option<usize> {
     })
 }
 
+/// The history a question answers: the series of the build kept.
+async fn kept_history(api: &common::Client, pb: &str) -> Vec<Value> {
+    let question = api
+        .start_run(
+            pb,
+            "prediction",
+            "load-ahead",
+            json!({"input": {"periods": 2}}),
+        )
+        .await;
+    assert_eq!(question.status, 200, "{:#}", question.body);
+    question.body["output"]["lines"][0]["points"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
 async fn requests_by_run(api: &common::Client, pb: &str) -> Vec<(String, Value)> {
     let reply = api.get(&format!("{pb}/requests")).await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
@@ -120,19 +137,7 @@ async fn builds_killed_midway_keep_one_whole_series_and_finish_once_answered_aga
     assert!(!open.is_empty(), "a request the kill cut stays open");
 
     // The build kept, if any, is one uploaded series whole.
-    let question = api
-        .start_run(
-            &pb,
-            "prediction",
-            "load-ahead",
-            json!({"input": {"periods": 2}}),
-        )
-        .await;
-    assert_eq!(question.status, 200, "{:#}", question.body);
-    let history = question.body["output"]["lines"][0]["points"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let history = kept_history(&api, &pb).await;
     assert!(
         whose(&history).is_some(),
         "the kept history is no series whole"
@@ -167,20 +172,9 @@ async fn builds_killed_midway_keep_one_whole_series_and_finish_once_answered_aga
             ]
         );
     }
-    let question = api
-        .start_run(
-            &pb,
-            "prediction",
-            "load-ahead",
-            json!({"input": {"periods": 2}}),
-        )
-        .await;
-    assert_eq!(question.status, 200, "{:#}", question.body);
-    let history = question.body["output"]["lines"][0]["points"]
-        .as_array()
-        .unwrap();
+    let history = kept_history(&api, &pb).await;
     assert_eq!(
-        whose(history),
+        whose(&history),
         last,
         "the last build answered is the one kept"
     );
