@@ -637,16 +637,7 @@ mod generators {
     }
 
     fn reasons() -> Value {
-        json!([
-            "invalid_input",
-            "forbidden",
-            "not_found",
-            "conflict",
-            "unavailable",
-            "cancelled",
-            "unanswered",
-            "failed"
-        ])
+        json!(auto_runtime::runs::REASONS)
     }
 
     pub(super) fn settle(document: &mut Value) {
@@ -691,6 +682,7 @@ mod generators {
             }
         }
         schemas["EventIn"] = event_in();
+        schemas["EventOut"] = event_out();
         // One variant's doc comment makes schemars write a oneOf of strings; a generator
         // makes an enum of one plain list.
         schemas["Reason"] = json!({
@@ -721,6 +713,31 @@ mod generators {
                 "time": {"type": "string", "format": "date-time", "description": "When it happened; when it was recorded when left out."},
                 "datacontenttype": {"type": "string", "description": "The media type of data; application/json when left out."},
                 "data": {"description": "What happened, as JSON."},
+            },
+            "additionalProperties": {},
+        })
+    }
+
+    /// An event as the playbook recorded it, as `list_playbook_events`, `get_event` and the
+    /// stream give it.
+    fn event_out() -> Value {
+        json!({
+            "type": "object",
+            "description": "An event as the playbook recorded it: the CloudEvents attributes, with seq (its order in the playbook), run_id where it belongs to a run, the attributes the workflow page names where they apply, and in a listing data_bytes instead of data when the data is larger than 2 KiB.",
+            "required": ["specversion", "id", "type", "source", "time", "seq"],
+            "properties": {
+                "specversion": {"type": "string"},
+                "id": {"type": "string"},
+                "type": {"type": "string", "description": "What happened: a run's fact (run_started, run_succeeded...) or a published event's type."},
+                "source": {"type": "string"},
+                "subject": {"type": "string"},
+                "time": {"type": "string", "format": "date-time"},
+                "datacontenttype": {"type": "string"},
+                "data": {"description": "What happened, as JSON."},
+                "data_bytes": {"type": "integer", "minimum": 0, "description": "In a listing, the size of data left out for being larger than 2 KiB."},
+                "seq": {"type": "integer", "minimum": 1, "description": "The event's place in the playbook's log."},
+                "run_id": {"type": "string", "description": "The run the event belongs to."},
+                "recorded_at": {"type": "string", "format": "date-time", "description": "When the playbook recorded it."},
             },
             "additionalProperties": {},
         })
@@ -883,7 +900,6 @@ mod tests {
 #[cfg(test)]
 mod generator_tests {
     use super::*;
-    use crate::problem::Reason;
 
     /// Every schema position in the document, with its pointer.
     fn schemas_in(value: &Value, at: String, found: &mut Vec<(String, Value)>) {
@@ -1032,6 +1048,7 @@ mod generator_tests {
                 .get("default")
                 .is_none()
         );
+        assert_eq!(schemas["EventOut"]["properties"]["type"]["type"], "string");
         let event = &schemas["EventIn"];
         assert_eq!(event["required"], json!(["type"]));
         assert!(event["properties"]["data"].is_object());
@@ -1043,19 +1060,10 @@ mod generator_tests {
             .find(|p| p["name"] == "reason")
             .unwrap()["schema"];
         assert_eq!(reason["$ref"], "#/components/schemas/Reason");
-        let reasons: Vec<Value> = [
-            Reason::InvalidInput,
-            Reason::Forbidden,
-            Reason::NotFound,
-            Reason::Conflict,
-            Reason::Unavailable,
-            Reason::Cancelled,
-            Reason::Unanswered,
-            Reason::Failed,
-        ]
-        .iter()
-        .map(|r| serde_json::to_value(r).unwrap())
-        .collect();
+        let reasons: Vec<Value> = auto_runtime::runs::REASONS
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap())
+            .collect();
         assert_eq!(schemas["Reason"]["enum"], json!(reasons));
     }
 }

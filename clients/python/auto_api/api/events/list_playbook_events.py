@@ -1,0 +1,262 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.event_list import EventList
+from ...models.problem import Problem
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    org: str,
+    pb: str,
+    *,
+    run_id: str | Unset = UNSET,
+    type_: str | Unset = UNSET,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["run_id"] = run_id
+
+    params["type"] = type_
+
+    params["after"] = after
+
+    params["limit"] = limit
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/orgs/{org}/playbooks/{pb}/events".format(org=quote(str(org), safe=""),pb=quote(str(pb), safe=""),),
+        "params": params,
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> EventList | Problem:
+    if response.status_code == 200:
+        response_200 = EventList.from_dict(response.json())
+
+
+
+        return response_200
+
+    response_default = Problem.from_dict(response.json())
+
+
+
+    return response_default
+
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[EventList | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    org: str,
+    pb: str,
+    *,
+    client: AuthenticatedClient | Client,
+    run_id: str | Unset = UNSET,
+    type_: str | Unset = UNSET,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+
+) -> Response[EventList | Problem]:
+    """ List the playbook's events in order, a page at a time.
+
+     List the playbook's events in order, a page at a time.
+
+    Args:
+        org (str):
+        pb (str):
+        run_id (str | Unset):
+        type_ (str | Unset):
+        after (str | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[EventList | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        org=org,
+pb=pb,
+run_id=run_id,
+type_=type_,
+after=after,
+limit=limit,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    org: str,
+    pb: str,
+    *,
+    client: AuthenticatedClient | Client,
+    run_id: str | Unset = UNSET,
+    type_: str | Unset = UNSET,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+
+) -> EventList | Problem | None:
+    """ List the playbook's events in order, a page at a time.
+
+     List the playbook's events in order, a page at a time.
+
+    Args:
+        org (str):
+        pb (str):
+        run_id (str | Unset):
+        type_ (str | Unset):
+        after (str | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        EventList | Problem
+     """
+
+
+    return sync_detailed(
+        org=org,
+pb=pb,
+client=client,
+run_id=run_id,
+type_=type_,
+after=after,
+limit=limit,
+
+    ).parsed
+
+async def asyncio_detailed(
+    org: str,
+    pb: str,
+    *,
+    client: AuthenticatedClient | Client,
+    run_id: str | Unset = UNSET,
+    type_: str | Unset = UNSET,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+
+) -> Response[EventList | Problem]:
+    """ List the playbook's events in order, a page at a time.
+
+     List the playbook's events in order, a page at a time.
+
+    Args:
+        org (str):
+        pb (str):
+        run_id (str | Unset):
+        type_ (str | Unset):
+        after (str | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[EventList | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        org=org,
+pb=pb,
+run_id=run_id,
+type_=type_,
+after=after,
+limit=limit,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    org: str,
+    pb: str,
+    *,
+    client: AuthenticatedClient | Client,
+    run_id: str | Unset = UNSET,
+    type_: str | Unset = UNSET,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+
+) -> EventList | Problem | None:
+    """ List the playbook's events in order, a page at a time.
+
+     List the playbook's events in order, a page at a time.
+
+    Args:
+        org (str):
+        pb (str):
+        run_id (str | Unset):
+        type_ (str | Unset):
+        after (str | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        EventList | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        org=org,
+pb=pb,
+client=client,
+run_id=run_id,
+type_=type_,
+after=after,
+limit=limit,
+
+    )).parsed
