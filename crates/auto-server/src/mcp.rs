@@ -60,7 +60,10 @@ playbooks; a playbook holds definitions (typed documents: reasoning, workflow, i
 computation, recall, prediction), each saved in versions after a check, and an ordered event log. \
 Ids are lowercase letters, digits and hyphens. Start with list_orgs and list_playbooks, read a \
 definition with get_definition before changing it, and read a rejection's problem document: its \
-issues say where and what to fix.";
+issues say where and what to fix. A rejection comes back as a tool result with isError whose text \
+is a problem document (JSON): reason is invalid_input (fix the arguments: issues[] name each \
+problem at a pointer, with line and column for a document), forbidden (the key may not do this), \
+not_found or conflict; detail says what to do.";
 
 /// Where a handler's calls go: which playbook, if the endpoint names one.
 #[derive(Clone, Debug)]

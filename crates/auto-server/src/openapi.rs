@@ -614,7 +614,7 @@ fn metrics() -> Value {
 /// JSON), so each is written `{}`; a field the server holds as text but that takes a fixed
 /// set of values is an `enum`; each parameter has its type, description and bounds; the
 /// bodies of events name their attributes.
-mod generators {
+pub(crate) mod generators {
     use serde_json::{Value, json};
 
     use auto_engine::definitions::DefinitionType;
@@ -622,6 +622,43 @@ mod generators {
     const RUN_STATUSES: [&str; 4] = ["started", "succeeded", "rejected", "failed"];
     const REQUEST_STATUSES: [&str; 5] = ["open", "answered", "expired", "undelivered", "cancelled"];
     const DEFINITION_STATUSES: [&str; 2] = ["active", "retired"];
+
+    /// The fixed sets of values, each a schema of its own. (Reason replaces what schemars
+    /// writes for it: one variant's doc comment makes it a oneOf of strings.)
+    const SETS: [&str; 5] = [
+        "DefinitionType",
+        "RunStatus",
+        "RequestStatus",
+        "DefinitionStatus",
+        "Reason",
+    ];
+
+    fn set_schema(name: &str) -> Value {
+        let (values, description) = match name {
+            "DefinitionType" => (types(), "A definition's type."),
+            "RunStatus" => (json!(RUN_STATUSES), "Where a run stands."),
+            "RequestStatus" => (json!(REQUEST_STATUSES), "Where a request stands."),
+            "DefinitionStatus" => (json!(DEFINITION_STATUSES), "Whether a definition runs."),
+            _ => (
+                reasons(),
+                "Why a run or a request was refused; failed: the server broke down, never a rejection the caller caused.",
+            ),
+        };
+        json!({"type": "string", "enum": values, "description": description})
+    }
+
+    /// One parameter's schema standing alone, its set written out rather than referred to:
+    /// an MCP tool's input schema has no components to refer to.
+    pub(crate) fn inline_parameter_schema(operation: &str, name: &str, in_path: bool) -> Value {
+        let place = if in_path { "path" } else { "query" };
+        let mut parameter = json!({"name": name, "in": place, "schema": {"type": "string"}});
+        settle_parameter(operation, &mut parameter);
+        let schema = parameter["schema"].take();
+        match schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()) {
+            Some(set) => set_schema(set),
+            None => schema,
+        }
+    }
 
     fn reference(name: &str) -> Value {
         json!({"$ref": format!("#/components/schemas/{name}")})
@@ -647,21 +684,8 @@ mod generators {
             schemas.values_mut().for_each(no_null_defaults);
         }
         // Each set once, as a schema of its own, so a generated client has one enum of each.
-        for (name, values, description) in [
-            ("DefinitionType", types(), "A definition's type."),
-            ("RunStatus", json!(RUN_STATUSES), "Where a run stands."),
-            (
-                "RequestStatus",
-                json!(REQUEST_STATUSES),
-                "Where a request stands.",
-            ),
-            (
-                "DefinitionStatus",
-                json!(DEFINITION_STATUSES),
-                "Whether a definition runs.",
-            ),
-        ] {
-            schemas[name] = json!({"type": "string", "enum": values, "description": description});
+        for name in SETS {
+            schemas[name] = set_schema(name);
         }
         for (schema, property, set) in [
             ("RunOut", "type", "DefinitionType"),
@@ -683,13 +707,6 @@ mod generators {
         }
         schemas["EventIn"] = event_in();
         schemas["EventOut"] = event_out();
-        // One variant's doc comment makes schemars write a oneOf of strings; a generator
-        // makes an enum of one plain list.
-        schemas["Reason"] = json!({
-            "type": "string",
-            "enum": reasons(),
-            "description": "Why a run or a request was refused; failed: the server broke down, never a rejection the caller caused.",
-        });
         let paths = document["paths"].as_object_mut().expect("paths");
         for (path, item) in paths.iter_mut() {
             for operation in item.as_object_mut().expect("a path item").values_mut() {

@@ -143,7 +143,28 @@ async fn the_server_endpoint_lists_every_operation_as_a_tool() {
     assert!(required(tool(&tools, "update_definition")).contains(&"diagram".to_owned()));
     let description = create.description.as_deref().unwrap();
     assert!(description.contains("diagram"), "{description}");
-    assert!(description.contains("isError"), "{description}");
+    // How a rejection comes back is said once, in the instructions, not in every tool.
+    assert!(!description.contains("isError"), "{description}");
+    let list = tool(&tools, "list_runs");
+    let properties = &list.input_schema["properties"];
+    assert_eq!(
+        properties["status"]["enum"],
+        json!(["started", "succeeded", "rejected", "failed"])
+    );
+    assert_eq!(properties["limit"]["type"], "integer");
+    assert!(
+        properties["reason"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("unanswered"))
+    );
+    let run = tool(&tools, "run_definition");
+    assert!(
+        run.input_schema["properties"]["type"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("prediction"))
+    );
     assert_eq!(
         create.output_schema.as_ref().unwrap()["properties"]["version"]["type"],
         json!("integer")

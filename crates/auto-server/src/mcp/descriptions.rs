@@ -6,12 +6,6 @@
 
 use crate::openapi::Operation;
 
-/// What every tool's description ends with: how a rejection comes back.
-const REJECTIONS: &str = "A rejection comes back as a tool result with isError whose text is a \
-problem document (JSON): reason is invalid_input (fix the arguments: issues[] name each problem \
-at a pointer, with line and column for a document), forbidden (the key may not do this), \
-not_found or conflict; detail says what to do.";
-
 /// `(operation name, description)`.
 const DESCRIPTIONS: &[(&str, &str)] = &[
     (
@@ -248,14 +242,15 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The description of an operation's tool.
+/// The description of an operation's tool. How a rejection comes back is said once, in the
+/// server's instructions, rather than at the end of every tool.
 pub fn for_model(op: &Operation) -> String {
-    let own = DESCRIPTIONS
+    DESCRIPTIONS
         .iter()
         .find(|(name, _)| *name == op.name)
         .map(|(_, description)| *description)
-        .unwrap_or(op.summary);
-    format!("{own} {REJECTIONS}")
+        .unwrap_or(op.summary)
+        .to_owned()
 }
 
 #[cfg(test)]

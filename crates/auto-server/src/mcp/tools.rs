@@ -186,17 +186,16 @@ pub(crate) fn input_schema(op: &Operation, reach: Reach) -> JsonObject {
     let mut required: Vec<Value> = Vec::new();
     for parameter in path_parameters(op.path).filter(|p| !named_by_endpoint(reach, p)) {
         let argument = argument_of_parameter(parameter);
-        properties.insert(
-            argument.into(),
-            json!({"type": "string", "description": parameter_description(parameter)}),
-        );
+        let mut schema =
+            crate::openapi::generators::inline_parameter_schema(op.name, parameter, true);
+        schema["description"] = json!(parameter_description(parameter));
+        properties.insert(argument.into(), schema);
         required.push(argument.into());
     }
     for (name, description) in op.query {
-        properties.insert(
-            (*name).into(),
-            json!({"type": "string", "description": description}),
-        );
+        let mut schema = crate::openapi::generators::inline_parameter_schema(op.name, name, false);
+        schema["description"] = json!(description);
+        properties.insert((*name).into(), schema);
     }
     if let Some(Value::Object(own)) = body.remove("properties") {
         properties.extend(own);
@@ -219,10 +218,34 @@ pub(crate) fn input_schema(op: &Operation, reach: Reach) -> JsonObject {
 }
 
 /// The response's schema. Every response is a JSON object, as MCP wants of an output schema.
+/// Without its descriptions: the tool's description says what comes back, and the schema's
+/// names and types are what a client checks; the words would be read at every tools/list.
 pub(crate) fn output_schema(op: &Operation) -> JsonObject {
-    match inline(op.response) {
+    let mut schema = inline(op.response);
+    without_descriptions(&mut schema);
+    match schema {
         Value::Object(object) => object,
         _ => Map::new(),
+    }
+}
+
+/// Removes every `description` keyword of a schema (not a property named description).
+fn without_descriptions(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            object.remove("description");
+            for (keyword, value) in object.iter_mut() {
+                if keyword == "properties" || keyword == "$defs" {
+                    if let Value::Object(subschemas) = value {
+                        subschemas.values_mut().for_each(without_descriptions);
+                    }
+                } else {
+                    without_descriptions(value);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_descriptions),
+        _ => {}
     }
 }
 
@@ -379,5 +402,35 @@ mod tests {
                 tool.name
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod size {
+    use super::*;
+
+    /// What a tools/list of the server endpoint may weigh, at most, as JSON: an agent reads it
+    /// whole before its first call (it was 82 KB with a paragraph repeated in every tool and the
+    /// output schemas' words; 43 KB without).
+    const TOOL_LIST_BYTES_MAX: usize = 45_000;
+
+    #[test]
+    fn the_tool_list_is_read_whole_by_an_agent_so_it_stays_small() {
+        let tools = tools(Reach::Server);
+        let bytes = serde_json::to_vec(&tools).unwrap().len();
+        assert!(bytes <= TOOL_LIST_BYTES_MAX, "{bytes} bytes");
+        // No sentence is repeated from one tool's description to every other's.
+        let first = tools[0].description.as_deref().unwrap();
+        for sentence in first.split(". ") {
+            let everywhere = tools
+                .iter()
+                .all(|t| t.description.as_deref().unwrap().contains(sentence));
+            assert!(!everywhere, "in every description: {sentence}");
+        }
+        // Output schemas keep their names and types, not their words.
+        let run = tools.iter().find(|t| t.name == "get_run").unwrap();
+        let output = serde_json::to_string(&**run.output_schema.as_ref().unwrap()).unwrap();
+        assert!(!output.contains("\"description\""), "{output}");
+        assert!(output.contains("\"started_at\""), "{output}");
     }
 }
