@@ -300,21 +300,30 @@ async fn answer(server: &TestServer, pb: &str, request_id: &str, answer: Value) 
         .await
 }
 
-#[tokio::test]
-async fn a_series_uploaded_through_the_inbox_builds_when_it_is_answered() {
+/// A server with the prediction `uploaded` (horizon 6, season 12, a request that waits two days)
+/// saved in a new playbook.
+async fn with_uploaded() -> (TestServer, String) {
     let server = TestServer::start_standard().await;
     let pb = server.playbook().await;
     server
         .save_definition(&pb, "prediction", "uploaded", &uploaded("P2D"))
         .await;
-    let reply = server
-        .start_run(
-            &pb,
-            "prediction",
-            "uploaded",
-            json!({"run_id": "books-1", "input": {"build": true, "owner": "ana@example.com"}}),
-        )
-        .await;
+    (server, pb)
+}
+
+async fn upload_run(server: &TestServer, pb: &str, body: Value) -> common::Reply {
+    server.start_run(pb, "prediction", "uploaded", body).await
+}
+
+#[tokio::test]
+async fn a_series_uploaded_through_the_inbox_builds_when_it_is_answered() {
+    let (server, pb) = with_uploaded().await;
+    let reply = upload_run(
+        &server,
+        &pb,
+        json!({"run_id": "books-1", "input": {"build": true, "owner": "ana@example.com"}}),
+    )
+    .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     assert_eq!(reply.body["status"], "started");
 
@@ -376,14 +385,7 @@ async fn a_series_uploaded_through_the_inbox_builds_when_it_is_answered() {
     again.assert_problem(409, "conflict");
 
     // A question answers from the build kept, asking nobody.
-    let reply = server
-        .start_run(
-            &pb,
-            "prediction",
-            "uploaded",
-            json!({"input": {"periods": 2}}),
-        )
-        .await;
+    let reply = upload_run(&server, &pb, json!({"input": {"periods": 2}})).await;
     assert_eq!(reply.status, 200, "{:#}", reply.body);
     assert_eq!(line(&reply.body["output"], "history").len(), 36);
     let months: Vec<&Value> = line(&reply.body["output"], "prediction")
@@ -394,14 +396,7 @@ async fn a_series_uploaded_through_the_inbox_builds_when_it_is_answered() {
     assert!(open_requests(&server, &pb).await.is_empty());
 
     // Whom to ask must render from the input.
-    let reply = server
-        .start_run(
-            &pb,
-            "prediction",
-            "uploaded",
-            json!({"input": {"build": true}}),
-        )
-        .await;
+    let reply = upload_run(&server, &pb, json!({"input": {"build": true}})).await;
     reply.assert_problem(422, "invalid_input");
     assert_eq!(
         reply.body["title"],
@@ -413,29 +408,21 @@ async fn a_series_uploaded_through_the_inbox_builds_when_it_is_answered() {
 
 #[tokio::test]
 async fn a_question_before_any_build_waits_for_the_series_and_answers_its_periods() {
-    let server = TestServer::start_standard().await;
-    let pb = server.playbook().await;
-    server
-        .save_definition(&pb, "prediction", "uploaded", &uploaded("P2D"))
-        .await;
-    let reply = server
-        .start_run(
-            &pb,
-            "prediction",
-            "uploaded",
-            json!({"run_id": "ask-1", "input": {"periods": 3, "owner": "ops"}}),
-        )
-        .await;
+    let (server, pb) = with_uploaded().await;
+    let reply = upload_run(
+        &server,
+        &pb,
+        json!({"run_id": "ask-1", "input": {"periods": 3, "owner": "ops"}}),
+    )
+    .await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     // The same run id, asked again, is the run as it stands: nobody is asked twice.
-    let again = server
-        .start_run(
-            &pb,
-            "prediction",
-            "uploaded",
-            json!({"run_id": "ask-1", "input": {"periods": 3, "owner": "ops"}}),
-        )
-        .await;
+    let again = upload_run(
+        &server,
+        &pb,
+        json!({"run_id": "ask-1", "input": {"periods": 3, "owner": "ops"}}),
+    )
+    .await;
     assert_eq!(again.status, 202, "{:#}", again.body);
     let requests = open_requests(&server, &pb).await;
     assert_eq!(requests.len(), 1);
@@ -452,23 +439,12 @@ async fn a_question_before_any_build_waits_for_the_series_and_answers_its_period
 
 #[tokio::test]
 async fn a_request_for_the_series_is_cancelled_with_its_run_and_expires_unanswered() {
-    let server = TestServer::start_standard().await;
-    let pb = server.playbook().await;
-    server
-        .save_definition(&pb, "prediction", "uploaded", &uploaded("P2D"))
-        .await;
+    let (server, pb) = with_uploaded().await;
     server
         .save_definition(&pb, "prediction", "hurried", &uploaded("PT1S"))
         .await;
     let build = json!({"build": true, "owner": "ops"});
-    let reply = server
-        .start_run(
-            &pb,
-            "prediction",
-            "uploaded",
-            json!({"run_id": "c-1", "input": build}),
-        )
-        .await;
+    let reply = upload_run(&server, &pb, json!({"run_id": "c-1", "input": build})).await;
     assert_eq!(reply.status, 202, "{:#}", reply.body);
     let reply = server
         .post(
@@ -569,11 +545,7 @@ const UPLOAD_THEN_ASK: &str = r#"do:
 
 #[tokio::test]
 async fn a_workflow_waits_for_the_series_a_person_uploads() {
-    let server = TestServer::start_standard().await;
-    let pb = server.playbook().await;
-    server
-        .save_definition(&pb, "prediction", "uploaded", &uploaded("P2D"))
-        .await;
+    let (server, pb) = with_uploaded().await;
     server
         .save_definition(&pb, "workflow", "plan", &common::workflow(UPLOAD_THEN_ASK))
         .await;
