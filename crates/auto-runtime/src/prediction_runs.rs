@@ -75,10 +75,19 @@ impl Runner for Predictions {
     ) -> Outcome {
         let checked = service.checked(pb, key, definition.version, &definition.source);
         if let Some(document) = checked.as_deref().and_then(Checked::prediction)
-            && waits_for_person(service, pb, key, definition.version, document, &ask.input).await?
+            && let Some(input) =
+                waits_for_person(service, pb, key, definition.version, document, &ask.input).await?
         {
-            return ask_for_series(service, caller, pb, key, ask, definition.version, document)
-                .await;
+            return ask_for_series(
+                service,
+                caller,
+                pb,
+                key,
+                (ask, input),
+                definition.version,
+                document,
+            )
+            .await;
         }
         Prediction
             .begin(service, caller, pb, key, ask, definition)
@@ -139,9 +148,24 @@ fn refused_input(name: &str) -> String {
     format!("The prediction function {name} refused its input")
 }
 
-/// Whether a new run of `document` asks a person for the series: its source is a request,
-/// its input is well formed, and it builds (a build, or a question before any build of its
-/// version). A run whose input is refused goes the way of every other, refused within its call.
+/// A run's input checked against the document's input schema, its defaults filled in.
+fn prediction_input(
+    document: &PredictionDocument,
+    name: &str,
+    input: &Value,
+) -> Result<Value, Problem> {
+    prepared_input(
+        input,
+        document.input_schema.as_ref(),
+        document.input_default.as_ref(),
+        &refused_input(name),
+    )
+}
+
+/// The prepared input of a new run of `document` that asks a person for the series: its
+/// source is a request, its input is well formed, and it builds (a build, or a question before
+/// any build of its version). `None` otherwise: a run whose input is refused goes the way of
+/// every other, refused within its call.
 async fn waits_for_person(
     service: &Service,
     pb: &PlaybookRef,
@@ -149,33 +173,29 @@ async fn waits_for_person(
     version: i64,
     document: &PredictionDocument,
     input: &Value,
-) -> Result<bool, Problem> {
+) -> Result<Option<Value>, Problem> {
     if !matches!(document.source, Source::Request { .. }) {
-        return Ok(false);
+        return Ok(None);
     }
-    let Ok(input) = prepared_input(
-        input,
-        document.input_schema.as_ref(),
-        document.input_default.as_ref(),
-        &refused_input(&key.name),
-    ) else {
-        return Ok(false);
+    let Ok(input) = prediction_input(document, &key.name, input) else {
+        return Ok(None);
     };
-    Ok(match prediction::read_ask(&input, document.horizon) {
+    let asks = match prediction::read_ask(&input, document.horizon) {
         Ok(Ask::Build) => true,
         Ok(Ask::Question { .. }) => kept_build(service, pb, &key.name, version).await?.is_none(),
         Err(_) => false,
-    })
+    };
+    Ok(asks.then_some(input))
 }
 
-/// Starts a build that asks `to` for the series: the request rendered and recorded with the
-/// run's start, or the run ended at once when `to` cannot render.
+/// Starts a build that asks `to` for the series (rendered with the run's prepared input): the
+/// request recorded with the run's start, or the run ended at once when `to` cannot render.
 async fn ask_for_series(
     service: &Service,
     caller: &Caller,
     pb: &PlaybookRef,
     key: &DefinitionKey,
-    ask: runs::Ask,
+    (ask, input): (runs::Ask, Value),
     version: i64,
     document: &PredictionDocument,
 ) -> Outcome {
@@ -189,12 +209,6 @@ async fn ask_for_series(
             &"a prediction asked a person without a request",
         ));
     };
-    let input = prepared_input(
-        &ask.input,
-        document.input_schema.as_ref(),
-        document.input_default.as_ref(),
-        &refused_input(&key.name),
-    )?;
     let (template, line) = (to.clone(), *to_line);
     let rendered = render_clocked(move |clock| render_to(&template, line, &input, clock)).await?;
     match rendered {
@@ -299,15 +313,10 @@ impl Service {
         keep(self, pb, &run.key.name, run.definition_version, &kept).await?;
         let outcome = outcome_of(&kept);
         // The input was read when the run started; a question answers its periods.
-        let ask = prepared_input(
-            &run.input,
-            document.input_schema.as_ref(),
-            document.input_default.as_ref(),
-            &refused_input(&run.key.name),
-        )
-        .ok()
-        .and_then(|input| prediction::read_ask(&input, document.horizon).ok())
-        .unwrap_or(Ask::Build);
+        let ask = prediction_input(document, &run.key.name, &run.input)
+            .ok()
+            .and_then(|input| prediction::read_ask(&input, document.horizon).ok())
+            .unwrap_or(Ask::Build);
         let output = match ask {
             Ask::Build => Ok(outcome.clone()),
             Ask::Question { periods } => answer(document, &kept, periods),
@@ -350,12 +359,7 @@ impl Function for Prediction {
             return Ok(Finish::at(ending, run.last_run_seq + 1));
         };
         let name = &run.key.name;
-        let input = match prepared_input(
-            &run.input,
-            document.input_schema.as_ref(),
-            document.input_default.as_ref(),
-            &refused_input(name),
-        ) {
+        let input = match prediction_input(document, name, &run.input) {
             Ok(input) => input,
             Err(problem) => {
                 return Ok(Finish::at(

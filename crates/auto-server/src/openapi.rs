@@ -439,6 +439,11 @@ pub const OPERATIONS: &[Operation] = &[
     },
 ];
 
+/// Every operation's `default` response: a rejection, as a problem document.
+fn problem_response() -> Value {
+    json!({"description": "A rejection, as a problem document.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}})
+}
+
 fn path_parameters(path: &str) -> Vec<Value> {
     path.split('/')
         .filter_map(|segment| segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
@@ -451,7 +456,7 @@ fn operation_object(op: &Operation, generator: &mut SchemaGenerator) -> Value {
     parameters.extend(op.query.iter().map(|(name, description)| {
         json!({"name": name, "in": "query", "required": false, "description": description, "schema": {"type": "string"}})
     }));
-    let problem = json!({"description": "A rejection, as a problem document.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}});
+    let problem = problem_response();
     let mut object = json!({
         "operationId": op.name,
         "summary": op.summary,
@@ -491,7 +496,7 @@ fn events_stream(generator: &mut SchemaGenerator) -> Value {
         "parameters": parameters,
         "responses": {
             "200": {"description": "The stream.", "content": {"text/event-stream": {"schema": {"type": "string"}, "x-message-data": event}}},
-            "default": {"description": "A rejection, as a problem document.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+            "default": problem_response(),
         },
         "x-read-only": true,
     }})
@@ -558,18 +563,23 @@ const TAGS: &[(&str, &str)] = &[
 
 /// The tag of the operation at `path`.
 fn tag_of(path: &str) -> &'static str {
-    let rest = path.strip_prefix(PB).unwrap_or(path);
+    if path == "/v1/me" {
+        return "caller";
+    }
+    if path == "/healthz" || path == "/metrics" {
+        return "server";
+    }
+    if path.ends_with("/runs") {
+        return "runs";
+    }
+    let Some(rest) = path.strip_prefix(PB) else {
+        return if path.starts_with("/v1/orgs/{org}/playbooks") {
+            "playbooks"
+        } else {
+            "orgs"
+        };
+    };
     match rest.split('/').nth(1).unwrap_or("") {
-        _ if path == "/v1/me" => "caller",
-        _ if path.ends_with("/runs") => "runs",
-        _ if path == "/healthz" || path == "/metrics" => "server",
-        _ if !path.starts_with(PB) => {
-            if path.starts_with("/v1/orgs/{org}/playbooks") {
-                "playbooks"
-            } else {
-                "orgs"
-            }
-        }
         "definitions" => "definitions",
         "runs" => "runs",
         "requests" => "requests",
@@ -589,7 +599,7 @@ fn healthz(generator: &mut SchemaGenerator) -> Value {
         "parameters": [],
         "responses": {
             "200": {"description": "The server and its store are up.", "content": {"application/json": {"schema": health}}},
-            "default": {"description": "A rejection, as a problem document.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+            "default": problem_response(),
         },
         "x-read-only": true,
     }})
@@ -603,7 +613,7 @@ fn metrics() -> Value {
         "parameters": [],
         "responses": {
             "200": {"description": "The metrics.", "content": {"application/openmetrics-text": {"schema": {"type": "string"}}}},
-            "default": {"description": "A rejection, as a problem document.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+            "default": problem_response(),
         },
         "x-read-only": true,
     }})
