@@ -372,11 +372,13 @@ impl Service {
                 None,
             ));
         }
+        let counted = crate::telemetry::tally(std::slice::from_ref(&started));
         let (run, _) = self
             .store
             .start_interaction(pb, new, vec![started, opened], request, work)
             .await
             .map_err(taken)?;
+        self.telemetry.count(counted);
         self.scheduler.wake();
         Ok(answer_of(&run))
     }
@@ -625,6 +627,7 @@ impl Service {
             }
             let seq = run.last_run_seq + 1 + events.len() as i64;
             events.push(ending_fact(&run, seq, &ending));
+            let counted = crate::telemetry::tally(&events);
             match self
                 .store
                 .close_request(
@@ -637,7 +640,10 @@ impl Service {
                 )
                 .await
             {
-                Ok((closed, _)) => return Ok(closed),
+                Ok((closed, ended)) => {
+                    self.telemetry.count_run(counted, &ended);
+                    return Ok(closed);
+                }
                 Err(StoreError::Conflict(_)) => {
                     let now = self
                         .store

@@ -23,6 +23,7 @@ pub mod run_events;
 pub mod runner;
 pub mod runs;
 pub mod service;
+pub mod telemetry;
 pub mod tool_operations;
 pub mod triggers;
 pub mod webhooks;

@@ -194,6 +194,8 @@ pub(crate) struct Recorder<'a> {
     pub(crate) unrecorded: Option<NewRun>,
     /// Whether recording the new run found its id taken: nothing of this attempt is the run's.
     lost_start: bool,
+    /// Where the start of `unrecorded` is counted once it is recorded.
+    pub(crate) telemetry: Option<&'a crate::telemetry::Telemetry>,
 }
 
 impl<'a> Recorder<'a> {
@@ -207,6 +209,7 @@ impl<'a> Recorder<'a> {
             cancel_seen: None,
             unrecorded: None,
             lost_start: false,
+            telemetry: None,
         }
     }
 
@@ -215,6 +218,7 @@ impl<'a> Recorder<'a> {
         match self.unrecorded.take() {
             Some(new) => {
                 let started = started_fact(&new, 1);
+                let counted = crate::telemetry::tally(std::slice::from_ref(&started));
                 if let Err(error) = self
                     .store
                     .start_run(self.pb, new, vec![started, event])
@@ -222,6 +226,9 @@ impl<'a> Recorder<'a> {
                 {
                     self.lost_start = matches!(error, auto_store::StoreError::Conflict(_));
                     return Err(taken(error));
+                }
+                if let Some(telemetry) = self.telemetry {
+                    telemetry.count(counted);
                 }
             }
             None => {
@@ -360,6 +367,7 @@ pub(crate) async fn perform(
     store: &dyn Store,
     models: &Models,
     cancels: &Cancels,
+    telemetry: &crate::telemetry::Telemetry,
     (pb, run, unrecorded): (&PlaybookRef, &Run, Option<NewRun>),
     document: &ReasoningDocument,
 ) -> Result<Finish, Stopped> {
@@ -367,9 +375,11 @@ pub(crate) async fn perform(
     let (token, slot) = cancels.register(pb, &run.run_id);
     let mut recorder = Recorder::new(store, pb, run);
     recorder.unrecorded = unrecorded;
+    recorder.telemetry = Some(telemetry);
     let mut shell = Shell {
         recorder,
         models,
+        telemetry,
         document,
         token,
         slot,
@@ -421,6 +431,7 @@ fn setup<'a>(models: &Models, run: &'a Run, document: &'a ReasoningDocument) -> 
 pub(crate) struct Shell<'a> {
     pub(crate) recorder: Recorder<'a>,
     pub(crate) models: &'a Models,
+    pub(crate) telemetry: &'a crate::telemetry::Telemetry,
     pub(crate) document: &'a ReasoningDocument,
     pub(crate) token: CancellationToken,
     slot: CancelSlot,
@@ -522,7 +533,9 @@ impl Shell<'_> {
                     bound: Some(bound),
                     retry_backoff: self.models.retry_backoff,
                 };
-                Input::ModelCalled(self.models.providers.call(&request, &options).await)
+                let called = self.models.providers.call(&request, &options).await;
+                self.telemetry.model_called(&request.model, &called);
+                Input::ModelCalled(called)
             }
             Command::CallTool {
                 started,

@@ -336,6 +336,7 @@ impl Shell<'_> {
             }
         };
         let past_bound = cut.is_cancelled() && !self.token.is_cancelled();
+        self.telemetry.tool_called(server, tool, &outcome);
         Ok(Input::ToolCalled {
             outcome,
             past_bound,

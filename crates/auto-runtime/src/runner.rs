@@ -430,6 +430,7 @@ impl Function for Reasoning {
                     service.store.as_ref(),
                     &service.models,
                     &service.cancels,
+                    &service.telemetry,
                     (pb, run, unrecorded),
                     document,
                 )

@@ -455,6 +455,11 @@ impl Service {
     /// request and a workflow's call (whose `ask` carries its lineage) alike. The definition
     /// must be active and of a type that runs. Two requests for one run in this server share
     /// one attempt, which goes on in a task of its own.
+    #[tracing::instrument(
+        name = "run",
+        skip_all,
+        fields(org = %pb.org, playbook = %pb.playbook, run_id = %ask.run_id, definition = %format_args!("{}/{name}", def_type.as_str()))
+    )]
     pub(crate) async fn run(
         &self,
         caller: &Caller,
@@ -591,11 +596,13 @@ impl Service {
     /// Records the new run `new` started, with its `run_started`.
     pub(crate) async fn record_start(&self, pb: &PlaybookRef, new: NewRun) -> Result<Run, Problem> {
         let event = started_fact(&new, 1);
+        let counted = crate::telemetry::tally(std::slice::from_ref(&event));
         let (run, _) = self
             .store
             .start_run(pb, new, vec![event])
             .await
             .map_err(taken)?;
+        self.telemetry.count(counted);
         Ok(run)
     }
 
@@ -632,12 +639,14 @@ impl Service {
                 .collect();
             let ending_seq = run_seq + i64::try_from(before.len()).unwrap_or(0);
             events.push(ending_fact(run, ending_seq, &ending));
+            let counted = crate::telemetry::tally(&events);
             match self
                 .store
                 .end_run(pb, &run.run_id, ending.clone(), events)
                 .await
             {
                 Ok((ended, _)) => {
+                    self.telemetry.count_run(counted, &ended);
                     self.triggers.wake_if_active();
                     return Ok(ended);
                 }

@@ -37,6 +37,8 @@ pub struct Service {
     pub(crate) documents: crate::documents::Documents,
     /// The playbooks whose recall views this server is folding.
     pub(crate) recall_follows: crate::recall_runs::Follows,
+    /// What `/metrics` shows of the runs, calls and triggers this server carried out.
+    pub(crate) telemetry: crate::telemetry::Telemetry,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -159,7 +161,13 @@ impl Service {
             triggers: crate::triggers::Triggers::default(),
             limits: crate::limits::RunLimits::default(),
             recall_follows: Default::default(),
+            telemetry: crate::telemetry::Telemetry::default(),
         }
+    }
+
+    /// The runtime's metric families, for the server to register.
+    pub fn telemetry(&self) -> &crate::telemetry::Telemetry {
+        &self.telemetry
     }
 
     /// The service with the deployment's limits on workflow runs.

@@ -734,6 +734,32 @@ impl Service {
         input: Value,
         origin: Origin,
     ) -> Result<(), NotStarted> {
+        let kind = origin.trigger["kind"]
+            .as_str()
+            .unwrap_or("trigger")
+            .to_owned();
+        let started = self
+            .start_triggered_run(pb, workflow, version, run_id, input, origin)
+            .await;
+        let outcome = match &started {
+            Ok(()) => "started",
+            Err(NotStarted::Again(_)) => "again",
+            Err(NotStarted::Refused(_)) => "refused",
+        };
+        self.telemetry.trigger_start(&kind, outcome);
+        started
+    }
+
+    /// [`Service::start_triggered`], uncounted.
+    async fn start_triggered_run(
+        &self,
+        pb: &PlaybookRef,
+        workflow: &str,
+        version: i64,
+        run_id: &str,
+        input: Value,
+        origin: Origin,
+    ) -> Result<(), NotStarted> {
         let key = DefinitionKey::new("workflow", workflow);
         let again = |p: Problem| NotStarted::Again(p.detail);
         let current = self

@@ -474,12 +474,17 @@ impl Service {
     ) -> Result<Result<Option<Run>, StoreError>, Problem> {
         let commit = self.commit_of(run, place, stretch, at)?;
         let adds_work = !commit.add_work.is_empty();
+        let counted = crate::telemetry::tally(&commit.events);
         let committed = retrying_faults(StoreError::is_transient, || {
             self.store
                 .commit_workflow_step(pb, &run.run_id, commit.clone())
         })
         .await;
-        if committed.is_ok() {
+        if let Ok(step) = &committed {
+            match &step.run {
+                Some(ended) => self.telemetry.count_run(counted, ended),
+                None => self.telemetry.count(counted),
+            }
             if adds_work {
                 self.scheduler.wake();
             }
@@ -566,6 +571,11 @@ impl Service {
 
     /// Carries out one claimed item. A commit another server won, or a run that ended, drops
     /// the item; a fault leaves it to be claimed again once its lease ends.
+    #[tracing::instrument(
+        name = "work",
+        skip_all,
+        fields(org = %item.playbook.org, playbook = %item.playbook.playbook, run_id = %item.run_id, key = %item.key)
+    )]
     async fn handle_work(&self, item: Work) {
         let read = match WorkItem::read(&item.payload) {
             Ok(read) => read,
@@ -745,8 +755,13 @@ impl Service {
             children: Vec::new(),
             start: None,
         };
+        let counted = crate::telemetry::tally(&step.events);
         match self.store.commit_workflow_step(pb, &run.run_id, step).await {
-            Ok(_) => {
+            Ok(committed) => {
+                match &committed.run {
+                    Some(ended) => self.telemetry.count_run(counted, ended),
+                    None => self.telemetry.count(counted),
+                }
                 self.triggers.wake_if_active();
                 Ok(true)
             }

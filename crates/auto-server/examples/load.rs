@@ -53,6 +53,7 @@ use auto_server::auth::Keys;
 use auto_store::{
     DefinitionKey, DefinitionVersion, Event, EventFilter, NewDefinitionVersion, NewEvent, NewRun,
     Org, Playbook, PlaybookRef, RecallView, Run, RunEnding, RunFilter, Store, ViewHead,
+    WorkBacklog,
 };
 use auto_testkit::{ProviderDouble, ProviderKind, Reply};
 use chrono::{DateTime, Utc};
@@ -530,6 +531,9 @@ impl Store for TimedStore {
     }
     async fn next_work_due(&self) -> StoreResult<Option<DateTime<Utc>>> {
         self.time("next_work_due", self.inner.next_work_due()).await
+    }
+    async fn work_backlog(&self) -> StoreResult<WorkBacklog> {
+        self.inner.work_backlog().await
     }
     async fn next_input_due(
         &self,

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::time::Instant;
+use tracing::Instrument;
 
 use auto_store::PlaybookRef;
 use axum::extract::{FromRequest, MatchedPath, Path, Query, Request, State};
@@ -163,7 +164,16 @@ pub(crate) async fn observe(
         .map(|p| p.as_str().to_owned())
         .unwrap_or_else(|| "unmatched".into());
     let uri_path = request.uri().path().to_owned();
-    let response = ensure_problem(next.run(request).await, &uri_path).await;
+    let place = Place::of(&uri_path);
+    let span = tracing::info_span!(
+        "request",
+        org = place.org.map(display),
+        playbook = place.playbook.map(display),
+        run_id = place.run_id.map(display),
+    );
+    let response =
+        ensure_problem(next.run(request).instrument(span.clone()).await, &uri_path).await;
+    let _entered = span.enter();
     let status = response.status().as_u16();
     let elapsed = started.elapsed();
     state
@@ -171,6 +181,33 @@ pub(crate) async fn observe(
         .observe_request(method.as_str(), &route, status, elapsed);
     tracing::info!(%method, %route, status, elapsed_ms = elapsed.as_millis() as u64, "request");
     response
+}
+
+/// The org, playbook and run a request's path names, for its log lines.
+#[derive(Debug, Default, PartialEq)]
+struct Place<'a> {
+    org: Option<&'a str>,
+    playbook: Option<&'a str>,
+    run_id: Option<&'a str>,
+}
+
+impl<'a> Place<'a> {
+    /// Reads `/v1/orgs/{org}/playbooks/{pb}/runs/{run_id}/...` as far as the path goes.
+    fn of(path: &'a str) -> Self {
+        let mut place = Place::default();
+        let mut segments = path.trim_start_matches('/').split('/');
+        if segments.next() != Some("v1") || segments.next() != Some("orgs") {
+            return place;
+        }
+        place.org = segments.next().filter(|s| !s.is_empty());
+        if segments.next() == Some("playbooks") {
+            place.playbook = segments.next().filter(|s| !s.is_empty());
+            if segments.next() == Some("runs") {
+                place.run_id = segments.next().filter(|s| !s.is_empty());
+            }
+        }
+        place
+    }
 }
 
 /// Turns an error response that is not a problem document (a rejection of an extractor this
@@ -457,6 +494,12 @@ impl TapLog for Problem {
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {
+    // The queue is read at each scrape; a store that cannot answer leaves the last figures,
+    // and the scrape still shows everything else.
+    match state.service.store().work_backlog().await {
+        Ok(backlog) => state.metrics.observe_backlog(&backlog),
+        Err(error) => tracing::warn!(%error, "the work queue could not be read for /metrics"),
+    }
     (
         [(
             header::CONTENT_TYPE,
@@ -784,4 +827,39 @@ async fn answer_interaction(
             .answer_interaction(&c, &pb_ref(org, pb), &request_id, body)
             .await?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Place;
+
+    /// A request's log lines name the org, playbook and run its path names, as far as it goes.
+    #[test]
+    fn a_path_names_its_org_playbook_and_run() {
+        assert_eq!(
+            Place::of("/v1/orgs/acme/playbooks/ops/runs/r-1/cancel"),
+            Place {
+                org: Some("acme"),
+                playbook: Some("ops"),
+                run_id: Some("r-1"),
+            }
+        );
+        assert_eq!(
+            Place::of("/v1/orgs/acme/playbooks/ops/definitions/workflow/w"),
+            Place {
+                org: Some("acme"),
+                playbook: Some("ops"),
+                run_id: None,
+            }
+        );
+        assert_eq!(
+            Place::of("/v1/orgs/acme/models"),
+            Place {
+                org: Some("acme"),
+                ..Place::default()
+            }
+        );
+        assert_eq!(Place::of("/metrics"), Place::default());
+        assert_eq!(Place::of("/v1/orgs/"), Place::default());
+    }
 }

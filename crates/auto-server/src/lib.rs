@@ -91,6 +91,7 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
         .with_models(options.models)
         .with_limits(options.limits);
     let mut metrics = Metrics::new();
+    metrics.register_runtime(service.telemetry());
     metrics.register_counter(
         "work_unreadable",
         "Claims of a work item this server could not read; each is kept, logged and claimed again when its lease ends",

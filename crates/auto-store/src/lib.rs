@@ -351,6 +351,9 @@ pub trait Store: Send + Sync + 'static {
     /// its lease ends; `None` when there is no work.
     async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>>;
 
+    /// The work queue as a whole, every playbook's, read once for `/metrics`.
+    async fn work_backlog(&self) -> Result<WorkBacklog>;
+
     /// When the run's next input (an ordered item: a timer, an event, a child's ending, a
     /// cancel) falls due, held or not, leaving out the item `except`; `None` when it has none.
     async fn next_input_due(

@@ -497,6 +497,17 @@ pub struct Work {
     pub ordered: bool,
 }
 
+/// The work queue at one moment: what `/metrics` shows of it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkBacklog {
+    /// Every item, timers that fall due later included.
+    pub items: i64,
+    /// Items due now that no server holds: what the servers have yet to claim.
+    pub due: i64,
+    /// How long the oldest of those has been due, by the database's clock; zero when none is.
+    pub oldest_due_ms: i64,
+}
+
 /// An event sent to a workflow run (`send_run_event`), as its inbox keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunInboxEvent {

@@ -5,6 +5,7 @@
 //! either for a store opened in this process (acting as `local`), or forwarded to a running
 //! server (`--url`, with `--key`). Stdout carries the protocol only; logs go to stderr.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -80,6 +81,8 @@ fn init_logs() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        // Colour codes only for a person at a terminal, never into a file or a collector.
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .init();
 }

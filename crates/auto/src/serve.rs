@@ -1,6 +1,7 @@
 //! `auto serve`: read the configuration, open the store, check the keys against the address,
 //! start the server and stop it cleanly on SIGTERM or ctrl-c.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,6 +31,8 @@ fn init_logs(json: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        // Colour codes only for a person at a terminal, never into a file or a collector.
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(crate::logs::ScrubbedStderr);
     if json {
         builder.json().init();
@@ -42,7 +45,20 @@ fn init_logs(json: bool) {
 const STORE_CLOSE: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub async fn run(args: ServeArgs) -> Result<ExitCode> {
-    init_logs(args.log_json);
+    let json = args.log_json;
+    init_logs(json);
+    match serve(args).await {
+        // `--log-json` writes JSON only: the reason it stopped too.
+        Err(error) if json => {
+            tracing::error!(error = %format_args!("{error:#}"), "auto could not serve");
+            Ok(ExitCode::FAILURE)
+        }
+        served => served,
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<ExitCode> {
+    let json = args.log_json;
     let config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::default(),
@@ -79,13 +95,21 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     })
     .await
     .with_context(|| format!("cannot listen on {listen}"))?;
-    eprintln!(
-        "auto is serving {} on {} (store: {database})",
-        handle.url(),
-        listen
-    );
+    if json {
+        tracing::info!(url = %handle.url(), %listen, store = %database, "auto is serving");
+    } else {
+        eprintln!(
+            "auto is serving {} on {} (store: {database})",
+            handle.url(),
+            listen
+        );
+    }
     shutdown_signal().await;
-    eprintln!("auto is stopping");
+    if json {
+        tracing::info!("auto is stopping");
+    } else {
+        eprintln!("auto is stopping");
+    }
     handle.stop().await?;
     // Last, so the SQLite log is written back into the file and the file left whole.
     if tokio::time::timeout(STORE_CLOSE, store.close())

@@ -287,6 +287,9 @@ impl Store for FailingStore {
     async fn next_work_due(&self) -> Result<Option<DateTime<Utc>>> {
         self.inner.next_work_due().await
     }
+    async fn work_backlog(&self) -> Result<WorkBacklog> {
+        self.inner.work_backlog().await
+    }
     async fn next_input_due(
         &self,
         playbook: &PlaybookRef,

@@ -36,7 +36,7 @@ use crate::{
     NewDefinitionVersion, NewEvent, NewRequest, NewRun, NewWork, Org, Playbook, PlaybookRef,
     Queued, RecallView, Request, RequestClose, RequestFilter, Result, Run, RunEnding, RunFilter,
     RunInboxEvent, StartOutcome, StepCommitted, Store, StoreError, Trigger, TriggerStart, ViewHead,
-    Work, WorkflowStep,
+    Work, WorkBacklog, WorkflowStep,
 };
 
 pub(crate) use group::{Opener, RawGroup};
@@ -756,6 +756,30 @@ impl<D: Dialect> Store for SqlStore<D> {
         .fetch_one(&self.reader)
         .await?
         .optional_time("due_at")
+    }
+
+    async fn work_backlog(&self) -> Result<WorkBacklog> {
+        let row = built_sql::<D>(format!(
+            "SELECT count(*) AS items, \
+             coalesce(sum(CASE WHEN {ready} THEN 1 ELSE 0 END), 0) AS due, \
+             min(CASE WHEN {ready} THEN due_at END) AS oldest_due_at, {now} AS now FROM work",
+            ready = format_args!(
+                "due_at <= {now} AND (claimed_until IS NULL OR claimed_until <= {now})",
+                now = D::NOW
+            ),
+            now = D::NOW,
+        ))
+        .fetch_one(&self.reader)
+        .await?;
+        let oldest_due_ms = match row.optional_time("oldest_due_at")? {
+            Some(due) => (row.time("now")? - due).num_milliseconds().max(0),
+            None => 0,
+        };
+        Ok(WorkBacklog {
+            items: row.get("items")?,
+            due: row.get("due")?,
+            oldest_due_ms,
+        })
     }
 
     async fn next_input_due(
