@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 use auto_engine::reasoning::ReasoningDocument;
 use auto_models::{CallOptions, Catalog, ModelRef, Providers, model_call_bound};
@@ -533,7 +534,23 @@ impl Shell<'_> {
                     bound: Some(bound),
                     retry_backoff: self.models.retry_backoff,
                 };
-                let called = self.models.providers.call(&request, &options).await;
+                let span = tracing::info_span!(
+                    "model_call",
+                    otel.name = %format_args!("chat {}", request.model.model),
+                    otel.kind = "client",
+                    gen_ai.system = %request.model.provider,
+                    gen_ai.request.model = %request.model.model,
+                    gen_ai.usage.input_tokens = tracing::field::Empty,
+                    gen_ai.usage.output_tokens = tracing::field::Empty,
+                    outcome = tracing::field::Empty,
+                );
+                let called = self
+                    .models
+                    .providers
+                    .call(&request, &options)
+                    .instrument(span.clone())
+                    .await;
+                crate::telemetry::record_model_call(&span, &called);
                 self.telemetry.model_called(&request.model, &called);
                 Input::ModelCalled(called)
             }

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 use auto_engine::reasoning::ToolRef;
 use auto_store::Run;
@@ -326,7 +327,17 @@ impl Shell<'_> {
             return Ok(Input::CancelSeen(order));
         }
         let cut = self.token.child_token();
-        let sent = connection.call(tool, arguments, &self.recorder.run.run_id, &cut);
+        let span = tracing::info_span!(
+            "tool_call",
+            otel.name = %format_args!("tools/call {tool}"),
+            otel.kind = "client",
+            server,
+            tool,
+            outcome = tracing::field::Empty,
+        );
+        let sent = connection
+            .call(tool, arguments, &self.recorder.run.run_id, &cut)
+            .instrument(span.clone());
         tokio::pin!(sent);
         let outcome: CallOutcome = tokio::select! {
             outcome = &mut sent => outcome,
@@ -336,6 +347,7 @@ impl Shell<'_> {
             }
         };
         let past_bound = cut.is_cancelled() && !self.token.is_cancelled();
+        span.record("outcome", crate::telemetry::tool_outcome(&outcome).0);
         self.telemetry.tool_called(server, tool, &outcome);
         Ok(Input::ToolCalled {
             outcome,

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use tracing::Instrument;
 
 use auto_engine::definitions::DefinitionType;
 use auto_engine::input::{INPUT_BYTES_MAX, prepare_input};
@@ -502,7 +503,8 @@ impl Service {
                     runs.insert(slot.clone(), receiver.clone());
                     let service = self.clone();
                     let (caller, pb) = (caller.clone(), pb.clone());
-                    tokio::spawn(async move {
+                    // The attempt goes on if the caller leaves, within the run's span.
+                    let attempt = async move {
                         let outcome = service
                             .attempt(&caller, &pb, runner, &key, ask, &definition)
                             .await;
@@ -513,7 +515,8 @@ impl Service {
                             .unwrap_or_else(|p| p.into_inner())
                             .remove(&slot);
                         let _ = sender.send(Some(Arc::new(outcome)));
-                    });
+                    };
+                    tokio::spawn(attempt.in_current_span());
                     receiver
                 }
             }

@@ -334,17 +334,7 @@ impl Telemetry {
 
     /// Counts one call of `tool` on `server` and what it came to.
     pub(crate) fn tool_called(&self, server: &str, tool: &str, outcome: &CallOutcome) {
-        let (outcome, duration_ms) = match outcome {
-            CallOutcome::Answered {
-                result,
-                duration_ms,
-                ..
-            } => {
-                let error = result.get("isError").and_then(Value::as_bool) == Some(true);
-                (if error { "error" } else { "answered" }, *duration_ms)
-            }
-            CallOutcome::Failed { duration_ms, .. } => ("failed", *duration_ms),
-        };
+        let (outcome, duration_ms) = tool_outcome(outcome);
         let labels = ToolLabels {
             server: server.to_owned(),
             tool: tool.to_owned(),
@@ -366,6 +356,46 @@ impl Telemetry {
             outcome: outcome.to_owned(),
         };
         self.triggers.get_or_create(&labels).inc();
+    }
+}
+
+/// What a tool call came to, as its metric and span name it, and how long it took.
+pub(crate) fn tool_outcome(outcome: &CallOutcome) -> (&'static str, u64) {
+    match outcome {
+        CallOutcome::Answered {
+            result,
+            duration_ms,
+            ..
+        } => {
+            let error = result.get("isError").and_then(Value::as_bool) == Some(true);
+            (if error { "error" } else { "answered" }, *duration_ms)
+        }
+        CallOutcome::Failed { duration_ms, .. } => ("failed", *duration_ms),
+    }
+}
+
+/// Records on a model call's span what the call came to and the tokens it used.
+pub(crate) fn record_model_call(span: &tracing::Span, called: &Result<ModelAnswer, ModelFailure>) {
+    let (outcome, usage) = match called {
+        Ok(answer) => ("answered", Some(&answer.usage)),
+        Err(failure) => (failure.because.as_str(), failure.usage.as_ref()),
+    };
+    span.record("outcome", outcome);
+    if let Some(usage) = usage {
+        let input = [usage.input_uncached, usage.cache_read, usage.cache_write];
+        if input.iter().any(Option::is_some) {
+            span.record(
+                "gen_ai.usage.input_tokens",
+                input.iter().flatten().sum::<u64>(),
+            );
+        }
+        let output = [usage.output_text, usage.output_reasoning];
+        if output.iter().any(Option::is_some) {
+            span.record(
+                "gen_ai.usage.output_tokens",
+                output.iter().flatten().sum::<u64>(),
+            );
+        }
     }
 }
 

@@ -572,7 +572,7 @@ impl Service {
     /// Carries out one claimed item. A commit another server won, or a run that ended, drops
     /// the item; a fault leaves it to be claimed again once its lease ends.
     #[tracing::instrument(
-        name = "work",
+        name = "step",
         skip_all,
         fields(org = %item.playbook.org, playbook = %item.playbook.playbook, run_id = %item.run_id, key = %item.key)
     )]

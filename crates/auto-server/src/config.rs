@@ -48,6 +48,9 @@ pub struct Config {
     /// `[http]`: the bounds a connection and a request are held to ([`HttpLimits`]).
     #[serde(default)]
     pub http: toml::Table,
+    /// `[telemetry]`: where traces are exported ([`crate::traces::trace_export`]).
+    #[serde(default)]
+    pub telemetry: toml::Table,
 }
 
 /// `[scheduler]`: how often the server sweeps its triggers and listening tasks, and, for
@@ -342,6 +345,11 @@ impl Default for HttpLimits {
 
 impl Config {
     /// `[http]`, each key checked; the defaults for those left out.
+    /// `[telemetry]`: where the server's traces go, when anywhere.
+    pub fn trace_export(&self) -> Result<Option<crate::traces::TraceExport>, ConfigError> {
+        crate::traces::trace_export(&self.telemetry).map_err(ConfigError::Invalid)
+    }
+
     pub fn http_limits(&self) -> Result<HttpLimits, ConfigError> {
         if let Some(key) = self.http.keys().find(|k| !HTTP_KEYS.contains(&k.as_str())) {
             return Err(ConfigError::Invalid(format!(

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use auto_store::PlaybookRef;
 use axum::extract::{FromRequest, MatchedPath, Path, Query, Request, State};
@@ -167,14 +168,21 @@ pub(crate) async fn observe(
     let place = Place::of(&uri_path);
     let span = tracing::info_span!(
         "request",
+        otel.name = %format_args!("{method} {route}"),
+        otel.kind = "server",
+        http.response.status_code = tracing::field::Empty,
         org = place.org.map(display),
         playbook = place.playbook.map(display),
         run_id = place.run_id.map(display),
     );
+    // A caller's `traceparent` makes this request a span of the caller's trace.
+    let caller = crate::traces::request_context(request.headers());
+    let _ = span.set_parent(caller);
     let response =
         ensure_problem(next.run(request).instrument(span.clone()).await, &uri_path).await;
     let _entered = span.enter();
     let status = response.status().as_u16();
+    span.record("http.response.status_code", status);
     let elapsed = started.elapsed();
     state
         .metrics

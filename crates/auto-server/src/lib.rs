@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod openapi;
 mod stream;
 mod studio;
+pub mod traces;
 
 // The runtime's modules, under the paths the server and its tests have always named them.
 pub use auto_runtime::{

@@ -51,6 +51,8 @@ pub struct RecordedCall {
     /// The request's `_meta`, where the runtime puts `auto.on/run_id`.
     pub meta: Value,
     pub authorization: Option<String>,
+    /// The W3C `traceparent` header the call came with.
+    pub traceparent: Option<String>,
 }
 
 /// An HTTP answer the double gives instead of MCP, to requests of one JSON-RPC method (or any).
@@ -342,12 +344,16 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let authorization = context
-            .extensions
-            .get::<Parts>()
-            .and_then(|parts| parts.headers.get("authorization"))
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let header = |name: &str| {
+            context
+                .extensions
+                .get::<Parts>()
+                .and_then(|parts| parts.headers.get(name))
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let authorization = header("authorization");
+        let traceparent = header("traceparent");
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let (number, answers_json) = {
             let mut script = self.lock();
@@ -356,6 +362,7 @@ impl ServerHandler for Handler {
                 arguments: arguments.clone(),
                 meta: serde_json::to_value(&context.meta).unwrap_or(Value::Null),
                 authorization: authorization.clone(),
+                traceparent,
             });
             let answers_json = script.json_tools.iter().any(|t| t == request.name.as_ref());
             (script.calls.len(), answers_json)

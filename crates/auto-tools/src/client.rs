@@ -151,6 +151,25 @@ impl std::fmt::Debug for Connection {
     }
 }
 
+/// The W3C trace context of the current span (`traceparent`, and `tracestate` when there is
+/// one), as the process's propagator writes it; none when no trace is being exported.
+fn trace_headers() -> Vec<(http::HeaderName, http::HeaderValue)> {
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let context = tracing::Span::current().context();
+    let mut fields = HashMap::new();
+    opentelemetry::global::get_text_map_propagator(|propagator| {
+        propagator.inject_context(&context, &mut fields);
+    });
+    fields
+        .into_iter()
+        .filter_map(|(name, value): (String, String)| {
+            let name = http::HeaderName::from_bytes(name.as_bytes()).ok()?;
+            let value = http::HeaderValue::from_str(&value).ok()?;
+            Some((name, value))
+        })
+        .collect()
+}
+
 fn client_config() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
@@ -177,6 +196,11 @@ pub async fn open(server: Arc<ToolServerConfig>) -> Result<Connection, ServerFai
                         failure(ServerBecause::Failing, "a header's value is not valid")
                     })?;
                     custom.insert(name, value);
+                }
+                // The run's trace goes on at the server: its `traceparent` rides on every
+                // request of the connection, which the run opens for itself.
+                for (name, value) in trace_headers() {
+                    custom.entry(name).or_insert(value);
                 }
                 install_tls_provider();
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())

@@ -22,6 +22,7 @@ mod requests;
 mod runs;
 mod serve;
 mod tools;
+mod traces;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

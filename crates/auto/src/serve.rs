@@ -26,19 +26,25 @@ pub struct ServeArgs {
     log_json: bool,
 }
 
-fn init_logs(json: bool) {
+/// The log on stderr, as text or JSON lines, and the spans to the trace exporter when one runs.
+fn init_logs(json: bool, tracer: Option<opentelemetry_sdk::trace::Tracer>) {
+    use tracing_subscriber::prelude::*;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt::layer()
         // Colour codes only for a person at a terminal, never into a file or a collector.
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(crate::logs::ScrubbedStderr);
-    if json {
-        builder.json().init();
+    let fmt = if json {
+        fmt.json().boxed()
     } else {
-        builder.init();
-    }
+        fmt.boxed()
+    };
+    tracing_subscriber::registry()
+        .with(fmt)
+        .with(tracer.map(|tracer| tracing_opentelemetry::layer().with_tracer(tracer)))
+        .with(filter)
+        .init();
 }
 
 /// How long a stopping server waits for the store's connections to close.
@@ -46,8 +52,29 @@ const STORE_CLOSE: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     let json = args.log_json;
-    init_logs(json);
-    match serve(args).await {
+    let mut traces = None;
+    let mut tracer = None;
+    let loaded = match load_config(&args) {
+        Ok((config, Some(export))) => match crate::traces::start(&export).await {
+            Ok((started, made)) => {
+                traces = Some(started);
+                tracer = Some(made);
+                Ok(config)
+            }
+            Err(error) => Err(error),
+        },
+        Ok((config, None)) => Ok(config),
+        Err(error) => Err(error),
+    };
+    init_logs(json, tracer);
+    let served = match loaded {
+        Ok(config) => serve(args, config).await,
+        Err(error) => Err(error),
+    };
+    if let Some(traces) = traces {
+        traces.shutdown().await;
+    }
+    match served {
         // `--log-json` writes JSON only: the reason it stopped too.
         Err(error) if json => {
             tracing::error!(error = %format_args!("{error:#}"), "auto could not serve");
@@ -57,12 +84,18 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     }
 }
 
-async fn serve(args: ServeArgs) -> Result<ExitCode> {
-    let json = args.log_json;
+/// The configuration file as read, and where its traces go.
+fn load_config(args: &ServeArgs) -> Result<(Config, Option<auto_server::traces::TraceExport>)> {
     let config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
+    let export = config.trace_export()?;
+    Ok((config, export))
+}
+
+async fn serve(args: ServeArgs, config: Config) -> Result<ExitCode> {
+    let json = args.log_json;
     let listen_text = args
         .listen
         .or(config.listen.clone())

@@ -51,6 +51,22 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Stops the server with SIGTERM, as an operator does, and waits until it has exited and
+    /// its log is read to the end; whether it exited cleanly.
+    pub fn terminate(&mut self) -> bool {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        let status = self.child.wait().expect("the stopped server's status");
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("the log is read");
+        }
+        status.success()
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
