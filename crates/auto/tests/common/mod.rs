@@ -52,6 +52,11 @@ impl Server {
 }
 
 impl Server {
+    /// The server's process id, for a test that signals it.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Stops the server with SIGTERM, as an operator does, and waits until it has exited and
     /// its log is read to the end; whether it exited cleanly.
     pub fn terminate(&mut self) -> bool {

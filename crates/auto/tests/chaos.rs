@@ -1,0 +1,675 @@
+//! Three `auto serve` on one PostgreSQL under faults, and a checker over the whole history.
+//!
+//! The load, per unit `i`: a workflow that waits on a timer and then calls a computation three
+//! times (`c-i`, `{x: 0}` to `{x: 3}`), a reasoning run against the provider double (`r-i`), a
+//! workflow that asks a person through an interaction the test answers (`a-i`), and an event
+//! published for an event trigger that starts a workflow (`e-i`). Eight runs a unit.
+//!
+//! The faults, at moments a seed chooses (printed; `CHAOS_SEED` replays one): a server killed
+//! with SIGKILL and started again; a server's PostgreSQL connections terminated
+//! (`pg_terminate_backend`); a server frozen with SIGSTOP past its work lease (30 seconds) and
+//! woken with SIGCONT, whose late writes must be refused. At least one server stays up.
+//!
+//! The checker, once every server is up again and every run has ended: every run ended exactly
+//! once; each workflow's output is what its steps make, with three children each, never more;
+//! no answered model call made again; each request answered once; one triggered run per event;
+//! and the playbook's `seq` gapless, and seen in order by a follower that read it throughout.
+//!
+//! `CHAOS_UNITS` (default 30, 240 runs), `CHAOS_SECONDS` (default 30, the time the load is
+//! spread over) and `CHAOS_FREEZES` (default 1) size it;
+//! `bench/chaos/run` gives the long version. It needs `AUTO_TEST_POSTGRES`, and fails rather than
+//! skips without it when `CI` is set.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use auto_testkit::{ProviderDouble, ProviderKind, Reply};
+use common::{PLAYBOOK_PATH, Server, serve_in};
+use serde_json::{Value, json};
+
+const ADD_ONE: &str = include_str!("data/add-one.md");
+const REVIEW: &str = include_str!("data/review-a-brief.md");
+const APPROVE: &str = include_str!("data/approve-the-plan.md");
+const ASK: &str = include_str!("data/ask-for-approval.yaml");
+
+const CHAIN: &str = "document:
+  dsl: 1.0.3
+  namespace: chaos
+  name: chain
+  version: 1.0.0
+do:
+  - pause:
+      wait:
+        milliseconds: 300
+  - first:
+      call: run_definition
+      with: { type: computation, name: add-one, input: { x: '${ $data.x }' } }
+  - second:
+      call: run_definition
+      with: { type: computation, name: add-one, input: { x: '${ $data.x }' } }
+  - third:
+      call: run_definition
+      with: { type: computation, name: add-one, input: { x: '${ $data.x }' } }
+";
+
+const ON_TICK: &str = "document:
+  dsl: 1.0.3
+  namespace: chaos
+  name: on-tick
+  version: 1.0.0
+schedule:
+  on:
+    one:
+      with: { type: com.example.tick }
+do:
+  - take:
+      set:
+        tick: ${ $data[0].data.i }
+";
+
+/// The servers of the suite.
+const SERVERS: usize = 3;
+/// A work item's lease: a frozen server is held past it.
+const LEASE: Duration = Duration::from_secs(30);
+/// Runs each unit of load makes.
+const RUNS_PER_UNIT: usize = 8;
+
+/// A small deterministic generator (xorshift64*): the seed alone decides the faults.
+struct Dice(u64);
+
+impl Dice {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A server of the cluster: its folder (with its `auto.toml`), and the process while it runs.
+struct Node {
+    dir: tempfile::TempDir,
+    server: Option<Server>,
+    frozen: bool,
+}
+
+/// The three servers, and the address of each that answers now.
+struct Cluster {
+    nodes: Mutex<Vec<Node>>,
+    urls: Mutex<Vec<Option<String>>>,
+}
+
+impl Cluster {
+    fn start(database: &str, provider: &ProviderDouble) -> Arc<Self> {
+        let mut nodes = Vec::new();
+        let mut urls = Vec::new();
+        for k in 0..SERVERS {
+            let dir = tempfile::tempdir().expect("a directory");
+            let separator = if database.contains('?') { '&' } else { '?' };
+            std::fs::write(
+                dir.path().join("auto.toml"),
+                format!(
+                    "database = \"{database}{separator}application_name=chaos-{k}\"\n[scheduler]\nsweep_ms = 100\n[providers.anthropic]\nbase_url = \"{}\"\napi_key = {{ env = \"CHAOS_PROVIDER_KEY\" }}\n[limits]\nmodel_call_bound_ms = 3000\n",
+                    provider.base_url()
+                ),
+            )
+            .expect("the configuration");
+            let server = serve_in(dir.path(), &[("CHAOS_PROVIDER_KEY", "sk-ant-chaos")]);
+            urls.push(Some(server.url.clone()));
+            nodes.push(Node {
+                dir,
+                server: Some(server),
+                frozen: false,
+            });
+        }
+        Arc::new(Self {
+            nodes: Mutex::new(nodes),
+            urls: Mutex::new(urls),
+        })
+    }
+
+    /// The addresses that answer now, from the `turn`th on.
+    fn answering(&self, turn: usize) -> Vec<String> {
+        let urls = self.urls.lock().unwrap();
+        let up: Vec<String> = urls.iter().flatten().cloned().collect();
+        let n = up.len().max(1);
+        (0..up.len()).map(|i| up[(turn + i) % n].clone()).collect()
+    }
+
+    /// The servers neither down nor frozen.
+    fn healthy(&self) -> Vec<usize> {
+        let nodes = self.nodes.lock().unwrap();
+        (0..SERVERS)
+            .filter(|k| nodes[*k].server.is_some() && !nodes[*k].frozen)
+            .collect()
+    }
+
+    fn kill(&self, k: usize) {
+        let mut nodes = self.nodes.lock().unwrap();
+        self.urls.lock().unwrap()[k] = None;
+        if let Some(mut server) = nodes[k].server.take() {
+            server.kill();
+        }
+    }
+
+    fn restart(&self, k: usize) {
+        let mut nodes = self.nodes.lock().unwrap();
+        if nodes[k].server.is_none() {
+            let server = serve_in(
+                nodes[k].dir.path(),
+                &[("CHAOS_PROVIDER_KEY", "sk-ant-chaos")],
+            );
+            self.urls.lock().unwrap()[k] = Some(server.url.clone());
+            nodes[k].server = Some(server);
+        }
+    }
+
+    fn signal(&self, k: usize, signal: &str) {
+        let mut nodes = self.nodes.lock().unwrap();
+        let Some(server) = nodes[k].server.as_ref() else {
+            return;
+        };
+        let pid = server.pid().to_string();
+        std::process::Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .expect("kill runs");
+        let frozen = signal == "-STOP";
+        let url = if frozen {
+            None
+        } else {
+            Some(server.url.clone())
+        };
+        nodes[k].frozen = frozen;
+        self.urls.lock().unwrap()[k] = url;
+    }
+
+    /// Every server up and awake.
+    fn heal(&self) {
+        for k in 0..SERVERS {
+            self.signal(k, "-CONT");
+            self.restart(k);
+        }
+    }
+}
+
+/// A client that sends each request to a server that answers, and again to another when a
+/// server is down, frozen or cut off from its store: as a caller behind a load balancer does.
+#[derive(Clone)]
+struct Caller {
+    cluster: Arc<Cluster>,
+    http: reqwest::Client,
+}
+
+impl Caller {
+    /// The answer's status and body; 503 and transport failures are tried again elsewhere.
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        for attempt in 0..600_usize {
+            for url in self.cluster.answering(attempt) {
+                let mut request = self.http.request(method.clone(), format!("{url}{path}"));
+                if let Some(body) = body {
+                    request = request.json(body);
+                }
+                let Ok(response) = request.send().await else {
+                    continue;
+                };
+                let status = response.status().as_u16();
+                let body = response.json::<Value>().await.unwrap_or(Value::Null);
+                if status != 503 && status != 502 {
+                    return (status, body);
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no server answered {method} {path} within a minute");
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        let (status, body) = self.send(reqwest::Method::GET, path, None).await;
+        assert_eq!(status, 200, "GET {path}: {body:#}");
+        body
+    }
+
+    /// Starts a run under its id: 200 or 202, or 409 when the run of that id is under way or
+    /// was recorded by an earlier attempt whose answer was lost.
+    async fn start(&self, def_type: &str, name: &str, run_id: &str, input: Value) {
+        let path = format!("{PLAYBOOK_PATH}/definitions/{def_type}/{name}/runs");
+        let body = json!({"run_id": run_id, "input": input});
+        let (status, body) = self.send(reqwest::Method::POST, &path, Some(&body)).await;
+        assert!(
+            matches!(status, 200 | 202 | 409),
+            "{def_type}/{name} {run_id}: {status} {body:#}"
+        );
+    }
+
+    /// Every page of a listing, by its `next` cursor.
+    async fn all(&self, path: &str, field: &str) -> Vec<Value> {
+        let mut items = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = match &after {
+                Some(cursor) => self.get(&format!("{path}&after={cursor}")).await,
+                None => self.get(path).await,
+            };
+            items.extend(page[field].as_array().cloned().unwrap_or_default());
+            match page["next"].as_str() {
+                Some(next) => after = Some(next.to_owned()),
+                None => return items,
+            }
+        }
+    }
+}
+
+/// What the fault loop did, by kind.
+#[derive(Debug, Default)]
+struct Faults {
+    kills: usize,
+    cuts: usize,
+    freezes: usize,
+}
+
+/// Injects faults at moments `dice` chooses until `stop` is set.
+async fn inject(
+    cluster: Arc<Cluster>,
+    admin: sqlx::PgPool,
+    mut dice: Dice,
+    stop: Arc<AtomicBool>,
+    freezes_max: usize,
+) -> Faults {
+    let mut faults = Faults::default();
+    let mut thawing: Vec<(usize, Instant)> = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(300 + dice.below(1_200))).await;
+        let now = Instant::now();
+        thawing.retain(|(k, at)| {
+            if *at <= now {
+                cluster.signal(*k, "-CONT");
+                false
+            } else {
+                true
+            }
+        });
+        let healthy = cluster.healthy();
+        if healthy.len() < 2 {
+            continue;
+        }
+        let k = healthy[dice.below(healthy.len() as u64) as usize];
+        match dice.below(10) {
+            0..=4 => {
+                let cluster = cluster.clone();
+                let down = Duration::from_millis(200 + dice.below(1_500));
+                tokio::task::spawn_blocking(move || {
+                    cluster.kill(k);
+                    std::thread::sleep(down);
+                    cluster.restart(k);
+                })
+                .await
+                .expect("a kill and restart");
+                faults.kills += 1;
+            }
+            5..=8 => {
+                sqlx::query(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+                )
+                .bind(format!("chaos-{k}"))
+                .fetch_one(&admin)
+                .await
+                .expect("the connections are cut");
+                faults.cuts += 1;
+            }
+            _ if faults.freezes < freezes_max => {
+                cluster.signal(k, "-STOP");
+                thawing.push((k, now + LEASE + Duration::from_secs(3)));
+                faults.freezes += 1;
+            }
+            _ => {}
+        }
+    }
+    // A frozen server wakes only once its leases have run out, whatever else has stopped.
+    for (k, at) in thawing {
+        tokio::time::sleep_until(at.into()).await;
+        cluster.signal(k, "-CONT");
+    }
+    faults
+}
+
+/// Reads the playbook's log throughout, as a follower does, through whichever server answers;
+/// every `seq` it was shown, in the order shown.
+async fn follow(caller: Caller, stop: Arc<AtomicBool>) -> Vec<i64> {
+    let mut seen = Vec::new();
+    let mut after = 0_i64;
+    loop {
+        let done = stop.load(Ordering::Relaxed);
+        let page = caller
+            .get(&format!("{PLAYBOOK_PATH}/events?after={after}&limit=1000"))
+            .await;
+        let events = page["events"].as_array().cloned().unwrap_or_default();
+        for event in &events {
+            let seq = event["seq"].as_i64().expect("a seq");
+            seen.push(seq);
+            after = after.max(seq);
+        }
+        if events.is_empty() {
+            if done {
+                return seen;
+            }
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
+    let Ok(url) = std::env::var("AUTO_TEST_POSTGRES") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "AUTO_TEST_POSTGRES is needed in CI"
+        );
+        eprintln!("skipped: AUTO_TEST_POSTGRES is not set");
+        return;
+    };
+    let seed = env_number("CHAOS_SEED", {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64);
+        nanos | 1
+    });
+    let units = env_number("CHAOS_UNITS", 30) as usize;
+    let freezes_max = env_number("CHAOS_FREEZES", 1) as usize;
+    let seconds = env_number("CHAOS_SECONDS", 30);
+    eprintln!(
+        "chaos: CHAOS_SEED={seed} CHAOS_UNITS={units} CHAOS_FREEZES={freezes_max} CHAOS_SECONDS={seconds}"
+    );
+
+    // A schema of its own, so the servers share nothing with other tests.
+    let admin = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&url)
+        .await
+        .expect("PostgreSQL");
+    let schema = format!("chaos_{seed:x}");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA IF EXISTS \"{schema}\" CASCADE; CREATE SCHEMA \"{schema}\""
+    )))
+    .execute(&admin)
+    .await
+    .expect("the schema");
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let database = format!("{url}{separator}options=-c%20search_path%3D{schema}");
+
+    let provider = ProviderDouble::start(ProviderKind::Anthropic).await;
+    provider.answer_always(Reply::Text("Reviewed.".into()));
+    let cluster = Cluster::start(&database, &provider);
+    let caller = Caller {
+        cluster: cluster.clone(),
+        http: reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .expect("a client"),
+    };
+    let setup = common::Client::new(&cluster.answering(0)[0]);
+    setup.playbook().await;
+    for (def_type, name, source) in [
+        ("computation", "add-one", ADD_ONE),
+        ("workflow", "chain", CHAIN),
+        ("reasoning", "review", REVIEW),
+        ("interaction", "approve", APPROVE),
+        ("workflow", "ask", ASK),
+        ("workflow", "on-tick", ON_TICK),
+    ] {
+        setup
+            .save_definition(PLAYBOOK_PATH, def_type, name, source)
+            .await;
+    }
+
+    let stop_faults = Arc::new(AtomicBool::new(false));
+    let stop_follow = Arc::new(AtomicBool::new(false));
+    let faults = tokio::spawn(inject(
+        cluster.clone(),
+        admin.clone(),
+        Dice(seed),
+        stop_faults.clone(),
+        freezes_max,
+    ));
+    let follower = tokio::spawn(follow(caller.clone(), stop_follow.clone()));
+
+    // The load, a few units at a time, while the faults go on.
+    let started = Instant::now();
+    let mut load = tokio::task::JoinSet::new();
+    // Spread over the seconds the faults go on, so runs are under way at every fault.
+    let pace = Duration::from_secs(seconds) / u32::try_from(units.max(1)).unwrap_or(u32::MAX);
+    for i in 0..units {
+        tokio::time::sleep_until((started + pace * i as u32).into()).await;
+        let caller = caller.clone();
+        load.spawn(async move {
+            caller
+                .start("workflow", "chain", &format!("c-{i}"), json!({"x": 0}))
+                .await;
+            caller
+                .start(
+                    "reasoning",
+                    "review",
+                    &format!("r-{i}"),
+                    json!({"brief": format!("b{i}")}),
+                )
+                .await;
+            caller
+                .start(
+                    "workflow",
+                    "ask",
+                    &format!("a-{i}"),
+                    json!({"owner": format!("o{i}")}),
+                )
+                .await;
+            let event =
+                json!({"type": "com.example.tick", "id": format!("e-{i}"), "data": {"i": i}});
+            let path = format!("{PLAYBOOK_PATH}/events");
+            let (status, body) = caller
+                .send(reqwest::Method::POST, &path, Some(&event))
+                .await;
+            assert!(matches!(status, 201 | 409), "e-{i}: {status} {body:#}");
+        });
+        while load.len() >= 12 {
+            load.join_next()
+                .await
+                .expect("a unit")
+                .expect("the unit ran");
+        }
+    }
+    while let Some(unit) = load.join_next().await {
+        unit.expect("the unit ran");
+    }
+    // Faults go on a while after the last request, into the runs still going.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    stop_faults.store(true, Ordering::Relaxed);
+    let faults = faults.await.expect("the faults");
+    cluster.heal();
+    eprintln!(
+        "chaos: load sent in {:?}; faults {faults:?}",
+        started.elapsed()
+    );
+
+    // Every run ends: requests are answered as they open, and a reasoning run a kill cut off
+    // is asked again under its id, as its caller would.
+    let expected = units * RUNS_PER_UNIT;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let runs = loop {
+        let open = caller
+            .all(
+                &format!("{PLAYBOOK_PATH}/requests?status=open&limit=1000"),
+                "requests",
+            )
+            .await;
+        for request in open {
+            let id = request["request_id"].as_str().expect("an id");
+            let path = format!("{PLAYBOOK_PATH}/requests/{id}/answer");
+            let answer = json!({"answer": {"verdict": "approve"}});
+            let (status, body) = caller
+                .send(reqwest::Method::POST, &path, Some(&answer))
+                .await;
+            assert!(matches!(status, 200 | 409), "{id}: {status} {body:#}");
+        }
+        let runs = caller
+            .all(&format!("{PLAYBOOK_PATH}/runs?limit=1000"), "runs")
+            .await;
+        let going: Vec<&Value> = runs.iter().filter(|r| r["status"] == "started").collect();
+        if runs.len() == expected && going.is_empty() {
+            break runs;
+        }
+        for run in &going {
+            if run["type"] == "reasoning" {
+                let id = run["run_id"].as_str().expect("an id");
+                let i = id.trim_start_matches("r-");
+                caller
+                    .start("reasoning", "review", id, json!({"brief": format!("b{i}")}))
+                    .await;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not every run ended: {} of {expected} recorded, {} going: {going:#?}",
+            runs.len(),
+            going.len()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    stop_follow.store(true, Ordering::Relaxed);
+    let seen = follower.await.expect("the follower");
+
+    // The history, whole.
+    let events = caller
+        .all(&format!("{PLAYBOOK_PATH}/events?limit=1000"), "events")
+        .await;
+    let seqs: Vec<i64> = events
+        .iter()
+        .map(|e| e["seq"].as_i64().expect("seq"))
+        .collect();
+    let gapless: Vec<i64> = (1..=seqs.len() as i64).collect();
+    assert_eq!(seqs, gapless, "the log's seq has a gap or a repeat");
+    assert_eq!(
+        seen, gapless,
+        "the follower saw the log out of order or with a hole"
+    );
+
+    let mut endings: BTreeMap<String, usize> = BTreeMap::new();
+    let mut model_calls: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+    for event in &events {
+        let Some(run_id) = event["run_id"].as_str() else {
+            continue;
+        };
+        let kind = event["type"].as_str().unwrap_or_default();
+        if matches!(kind, "run_succeeded" | "run_failed" | "run_rejected") {
+            *endings.entry(run_id.to_owned()).or_default() += 1;
+        }
+        if kind.starts_with("model_call_") {
+            let number = event["data"]["number"].as_u64().unwrap_or(0);
+            model_calls
+                .entry(run_id.to_owned())
+                .or_default()
+                .push((kind.to_owned(), number));
+        }
+    }
+    // Every run ended, exactly once.
+    assert_eq!(runs.len(), expected);
+    for run in &runs {
+        let id = run["run_id"].as_str().expect("an id");
+        assert_eq!(
+            endings.get(id),
+            Some(&1),
+            "{id} ended {:?} times",
+            endings.get(id)
+        );
+    }
+    let of = |def_type: &str, name: &str| -> Vec<&Value> {
+        runs.iter()
+            .filter(|r| r["type"] == def_type && r["name"] == name)
+            .collect()
+    };
+    // Each workflow's steps made their output once; every child once.
+    assert_eq!(of("workflow", "chain").len(), units);
+    assert_eq!(of("computation", "add-one").len(), 3 * units);
+    assert_eq!(of("interaction", "approve").len(), units);
+    for i in 0..units {
+        let chain = caller.get(&format!("{PLAYBOOK_PATH}/runs/c-{i}")).await;
+        assert_eq!(chain["status"], "succeeded", "{chain:#}");
+        assert_eq!(chain["output"], json!({"x": 3}), "{chain:#}");
+        let ask = caller.get(&format!("{PLAYBOOK_PATH}/runs/a-{i}")).await;
+        assert_eq!(ask["status"], "succeeded", "{ask:#}");
+        let review = caller.get(&format!("{PLAYBOOK_PATH}/runs/r-{i}")).await;
+        assert_eq!(review["status"], "succeeded", "{review:#}");
+    }
+    // No answered model call was made again: after a number's answer, no start of it.
+    for (run_id, calls) in &model_calls {
+        let mut answered = BTreeSet::new();
+        for (kind, number) in calls {
+            match kind.as_str() {
+                "model_call_started" => {
+                    assert!(
+                        !answered.contains(number),
+                        "{run_id}: call {number} made again after its answer: {calls:?}"
+                    );
+                }
+                "model_call_answered" => {
+                    assert!(
+                        answered.insert(*number),
+                        "{run_id}: call {number} answered twice: {calls:?}"
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+    // One triggered run per event, each event's own.
+    let ticks = of("workflow", "on-tick");
+    assert_eq!(ticks.len(), units);
+    let mut heard = BTreeSet::new();
+    for tick in ticks {
+        let id = tick["run_id"].as_str().expect("an id");
+        let run = caller.get(&format!("{PLAYBOOK_PATH}/runs/{id}")).await;
+        assert_eq!(run["status"], "succeeded", "{run:#}");
+        assert!(heard.insert(run["output"]["tick"].as_u64().expect("a tick")));
+    }
+    assert_eq!(heard.len(), units);
+    // Each request answered once.
+    let requests = caller
+        .all(&format!("{PLAYBOOK_PATH}/requests?limit=1000"), "requests")
+        .await;
+    assert_eq!(requests.len(), units);
+    assert!(
+        requests.iter().all(|r| r["status"] == "answered"),
+        "{requests:#?}"
+    );
+
+    eprintln!(
+        "chaos: CHAOS_SEED={seed}: {} runs, {} events, faults {faults:?}, {} model requests; no run lost, none ended twice",
+        runs.len(),
+        events.len(),
+        provider.requests().len()
+    );
+    drop(cluster);
+    let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"
+    )))
+    .execute(&admin)
+    .await;
+}
