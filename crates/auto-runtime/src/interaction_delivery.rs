@@ -178,8 +178,14 @@ impl Service {
         match self.models.webhooks.get(webhook) {
             Some(hook) => {
                 let body = delivery_body(pb, request);
-                hook.post(&self.models.webhook_client, &body, &request.request_id)
-                    .await
+                let timestamp = chrono::Utc::now().timestamp();
+                hook.post(
+                    &self.models.webhook_client,
+                    &body,
+                    &request.request_id,
+                    timestamp,
+                )
+                .await
             }
             None => Attempt {
                 status: None,

@@ -6,12 +6,17 @@
 //! process ([`dispatch`]), carrying the bearer key of the HTTP request that carried the call.
 //! So keys, roles, decoding and problem documents are exactly those of HTTP.
 //!
+//! The formats are resources (`auto://docs/...`, the repository's guides embedded:
+//! [`resources`]) and the common jobs prompts ([`prompts`]), on every endpoint alike.
+//!
 //! **Invariant:** a call on a playbook's endpoint reaches that playbook only: the org and the
 //! playbook of its request come from the endpoint's path, never from the arguments (an `org`
 //! or `playbook` argument there is refused as unknown).
 
 mod descriptions;
 mod dispatch;
+pub mod prompts;
+pub mod resources;
 mod tools;
 
 use std::net::SocketAddr;
@@ -26,8 +31,10 @@ use axum::http::request::Parts;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -63,7 +70,15 @@ definition with get_definition before changing it, and read a rejection's proble
 issues say where and what to fix. A rejection comes back as a tool result with isError whose text \
 is a problem document (JSON): reason is invalid_input (fix the arguments: issues[] name each \
 problem at a pointer, with line and column for a document), forbidden (the key may not do this), \
-not_found or conflict; detail says what to do.";
+not_found or conflict; detail says what to do. Before writing a definition, read its format: \
+the resources auto://docs/reasoning-format, auto://docs/workflow-format, \
+auto://docs/interaction-format, auto://docs/computation-format, auto://docs/recall-format, \
+auto://docs/prediction-format and auto://docs/output-shapes; the prompts \
+write_reasoning_function and write_workflow give the steps. check_definition answers a \
+document's issues by line and saves nothing.";
+
+/// The server's title in `initialize`, beside its name `auto`: what a client shows for it.
+const SERVER_TITLE: &str = "auto: durable runtime for AI playbooks";
 
 /// Where a handler's calls go: which playbook, if the endpoint names one.
 #[derive(Clone, Debug)]
@@ -159,9 +174,61 @@ impl AutoMcp {
 
 impl ServerHandler for AutoMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("auto", env!("CARGO_PKG_VERSION")))
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_prompts()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new("auto", env!("CARGO_PKG_VERSION")).with_title(SERVER_TITLE),
+            )
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            resources::GUIDES.iter().map(resources::resource).collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        match resources::guide(&request.uri) {
+            Some(guide) => Ok(ReadResourceResult::new(vec![resources::contents(guide)]).into()),
+            None => Err(ErrorData::resource_not_found(
+                format!(
+                    "There is no resource {}: list the resources to see them.",
+                    request.uri
+                ),
+                Some(serde_json::json!({ "uri": request.uri })),
+            )),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(&request.name, request.arguments.as_ref(), self.reach())
+            .map(Into::into)
+            .map_err(|message| ErrorData::invalid_params(message, None))
     }
 
     async fn list_tools(

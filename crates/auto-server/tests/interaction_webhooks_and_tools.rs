@@ -1,7 +1,8 @@
 //! Interaction functions that notify a webhook or ask a system through a tool, end to end
 //! through HTTP: a webhook on loopback receives the request with its idempotency key, a
 //! webhook that fails three times leaves the request `undelivered`, one that fails once is
-//! tried again; a tool interaction answered by the scripted MCP server, its result refused by
+//! tried again, one with a `secret` gets deliveries signed as Standard Webhooks says, which the
+//! scheme's own Python library verifies and refuses once tampered with; a tool interaction answered by the scripted MCP server, its result refused by
 //! the schema, a tool error, a server failure, the tool past the bound, arguments that are not
 //! JSON, a tool not allowed or a server not bound, and a run whose call of a tool that writes
 //! was cut off by a stop, which is never called again.
@@ -23,6 +24,8 @@ const NOTIFY: &str = include_str!("data/notify-owner-through-webhook.md");
 struct Received {
     headers: HeaderMap,
     body: Value,
+    /// The body's bytes as they came, which a signature covers.
+    raw: String,
 }
 
 /// A webhook on loopback that answers each post with the next scripted status (the last one
@@ -54,6 +57,7 @@ impl Hook {
                     kept.push(Received {
                         headers,
                         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+                        raw: String::from_utf8_lossy(&body).into_owned(),
                     });
                     let status = statuses[(kept.len() - 1).min(statuses.len() - 1)];
                     let status = StatusCode::from_u16(status).unwrap();
@@ -115,8 +119,17 @@ async fn events_until(
 }
 
 async fn hook_server(hook: &Hook, dir: &tempfile::TempDir) -> (TestServer, String) {
+    hook_server_with(hook, dir, "").await
+}
+
+/// The server of `hook_server` with more settings of the webhook `ops`.
+async fn hook_server_with(
+    hook: &Hook,
+    dir: &tempfile::TempDir,
+    settings: &str,
+) -> (TestServer, String) {
     let config = format!(
-        "[webhooks.ops]\nurl = \"{}\"\nheaders = {{ Authorization = {{ file = {:?} }} }}\nretry_delay = \"50ms\"\n",
+        "[webhooks.ops]\nurl = \"{}\"\nheaders = {{ Authorization = {{ file = {:?} }} }}\nretry_delay = \"50ms\"\n{settings}",
         hook.url,
         secret_file(dir, "Bearer hook-token\n")
     );
@@ -155,6 +168,8 @@ async fn the_webhook_receives_the_request_with_its_idempotency_key() {
     assert_eq!(post.headers["idempotency-key"], request_id);
     assert_eq!(post.headers["authorization"], "Bearer hook-token");
     assert_eq!(post.headers["content-type"], "application/json");
+    // Without a secret, nothing is signed.
+    assert!(post.headers.get("webhook-signature").is_none());
     let mut expected = request.clone();
     expected["org"] = json!("acme");
     expected["playbook"] = json!("main");
@@ -324,6 +339,138 @@ async fn a_webhook_failing_once_is_tried_again_and_the_request_stays_answerable(
     assert_eq!(answered.status, 200, "{:#}", answered.body);
     let run = server.get(&format!("{pb}/runs/n-3")).await;
     assert_eq!(run.body["output"], json!({"verdict": "revise"}));
+}
+
+/// A Standard Webhooks secret: `whsec_` and the base64 of 24 bytes, the fewest it takes.
+const SIGNING_SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
+
+#[tokio::test]
+async fn a_webhook_with_a_secret_gets_deliveries_signed_as_standard_webhooks_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let hook = Hook::start(&[503, 200]).await;
+    let secret_path = dir.path().join("signing");
+    std::fs::write(&secret_path, format!("{SIGNING_SECRET}\n")).unwrap();
+    let settings = format!(
+        "secret = {{ file = {:?} }}\n",
+        secret_path.display().to_string()
+    );
+    let (server, pb) = hook_server_with(&hook, &dir, &settings).await;
+    let reply = run(
+        &server,
+        &pb,
+        "notify-owner",
+        "s-1",
+        json!({"owner": "ana@example.com"}),
+    )
+    .await;
+    assert_eq!(reply.status, 202, "{:#}", reply.body);
+    events_until(&server, &pb, "s-1", |events| {
+        events.iter().any(|e| e["type"] == "request_delivered")
+    })
+    .await;
+    let inbox = server.get(&format!("{pb}/requests")).await;
+    let request_id = inbox.body["requests"][0]["request_id"].as_str().unwrap();
+    let received = hook.received();
+    assert_eq!(
+        received.len(),
+        2,
+        "the first attempt failed, the second took it"
+    );
+    let key = auto_runtime::webhooks::SigningKey::from_whsec(SIGNING_SECRET).unwrap();
+    let now = chrono::Utc::now().timestamp();
+    for post in &received {
+        // The message id is the request id on every attempt; the key of idempotency stays.
+        assert_eq!(post.headers["webhook-id"], request_id);
+        assert_eq!(post.headers["idempotency-key"], request_id);
+        let timestamp: i64 = post.headers["webhook-timestamp"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            (now - 60..=now).contains(&timestamp),
+            "{timestamp} vs {now}"
+        );
+        assert_eq!(
+            post.headers["webhook-signature"],
+            key.signature(request_id, timestamp, post.raw.as_bytes())
+                .as_str()
+        );
+        assert!(
+            !post.raw.contains(SIGNING_SECRET) && !post.raw.contains("C2FVsBQ"),
+            "{}",
+            post.raw
+        );
+    }
+
+    // The scheme's own library, as a receiver runs it: the deliveries as received pass, a
+    // changed body, an old timestamp or another secret do not.
+    let Some(python) = auto_testkit::standard_webhooks_python() else {
+        return;
+    };
+    let deliveries: Vec<Value> = received
+        .iter()
+        .map(|post| {
+            let headers: serde_json::Map<String, Value> =
+                ["webhook-id", "webhook-timestamp", "webhook-signature"]
+                    .iter()
+                    .map(|name| {
+                        (
+                            name.to_string(),
+                            json!(post.headers[*name].to_str().unwrap()),
+                        )
+                    })
+                    .collect();
+            json!({"headers": headers, "body": post.raw})
+        })
+        .collect();
+    let verdicts = verify_with_standard_webhooks(
+        &python,
+        &json!({"secret": SIGNING_SECRET, "deliveries": deliveries}),
+    );
+    assert_eq!(verdicts.len(), 2);
+    for verdict in verdicts {
+        assert_eq!(
+            verdict,
+            json!({
+                "as_received": "ok",
+                "tampered_body": "No matching signature found",
+                "old_timestamp": "Message timestamp too old",
+                "other_secret": "No matching signature found",
+            })
+        );
+    }
+}
+
+/// Runs `tests/standardwebhooks/verify.py` on `order`: one verdict per delivery.
+fn verify_with_standard_webhooks(python: &std::path::Path, order: &Value) -> Vec<Value> {
+    use std::io::Write as _;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/standardwebhooks/verify.py");
+    let mut child = std::process::Command::new(python)
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{} cannot start: {e}", python.display()));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(order.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
 }
 
 #[tokio::test]

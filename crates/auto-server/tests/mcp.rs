@@ -492,3 +492,146 @@ async fn dry_run_is_a_read_only_tool_that_checks_a_call_and_makes_none() {
     assert_eq!(ok(&result)["dry_run"], false);
     assert_eq!(double.calls().len(), 1);
 }
+
+#[tokio::test]
+async fn the_formats_are_resources_and_the_common_jobs_prompts_on_every_endpoint() {
+    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams, ResourceContents};
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    for path in ["/mcp".to_owned(), format!("{pb}/mcp")] {
+        let client = connect(&server, &path, None).await;
+        let info = client.peer_info().expect("the server's info");
+        let implementation = info.server_info.as_ref().unwrap();
+        assert_eq!(implementation.name, "auto");
+        assert_eq!(
+            implementation.title.as_deref(),
+            Some("auto: durable runtime for AI playbooks")
+        );
+        let instructions = info.instructions.as_deref().unwrap();
+        assert!(
+            instructions.contains("auto://docs/workflow-format"),
+            "{instructions}"
+        );
+        assert!(instructions.contains("write_workflow"), "{instructions}");
+
+        let tools = client.list_all_tools().await.expect("the tools");
+        assert_eq!(
+            tool(&tools, "run_definition").title.as_deref(),
+            Some("auto: run a definition")
+        );
+        assert!(tools.iter().all(|t| {
+            t.title
+                .as_deref()
+                .is_some_and(|title| title.starts_with("auto: "))
+        }));
+
+        let resources = client.list_all_resources().await.expect("the resources");
+        let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            [
+                "auto://docs/reasoning-format",
+                "auto://docs/workflow-format",
+                "auto://docs/interaction-format",
+                "auto://docs/computation-format",
+                "auto://docs/recall-format",
+                "auto://docs/prediction-format",
+                "auto://docs/output-shapes",
+            ]
+        );
+        for resource in &resources {
+            assert_eq!(resource.mime_type.as_deref(), Some("text/markdown"));
+            assert!(
+                resource
+                    .title
+                    .as_deref()
+                    .is_some_and(|t| t.starts_with("auto: the "))
+            );
+            assert!(resource.description.is_some());
+        }
+        let read = client
+            .read_resource(ReadResourceRequestParams::new("auto://docs/output-shapes"))
+            .await
+            .expect("the resource");
+        let ResourceContents::TextResourceContents {
+            uri,
+            mime_type,
+            text,
+            ..
+        } = &read.contents[0]
+        else {
+            panic!("{read:#?}");
+        };
+        assert_eq!(uri, "auto://docs/output-shapes");
+        assert_eq!(mime_type.as_deref(), Some("text/markdown"));
+        assert_eq!(
+            text,
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../docs/definitions/output-shapes.md"
+            ))
+            .unwrap()
+        );
+        let missing = client
+            .read_resource(ReadResourceRequestParams::new("auto://docs/nope"))
+            .await
+            .expect_err("no such resource");
+        let rmcp::ServiceError::McpError(error) = missing else {
+            panic!("{missing:?}");
+        };
+        // -32002, which the SDK makes -32602 for a client of protocol 2026-07-28 (SEP-2164).
+        assert!(
+            [
+                rmcp::model::ErrorCode::RESOURCE_NOT_FOUND,
+                rmcp::model::ErrorCode::INVALID_PARAMS
+            ]
+            .contains(&error.code),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.message,
+            "There is no resource auto://docs/nope: list the resources to see them."
+        );
+
+        let prompts = client.list_all_prompts().await.expect("the prompts");
+        let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["write_reasoning_function", "write_workflow"]);
+        let arguments = json!({"purpose": "sum the days of two months", "name": "two-months"});
+        let prompt = client
+            .get_prompt(
+                GetPromptRequestParams::new("write_workflow")
+                    .with_arguments(arguments.as_object().unwrap().clone()),
+            )
+            .await
+            .expect("the prompt");
+        let messages = serde_json::to_value(&prompt.messages).unwrap();
+        assert_eq!(
+            messages[0]["content"]["resource"]["uri"],
+            "auto://docs/workflow-format"
+        );
+        let steps = messages[1]["content"]["text"].as_str().unwrap();
+        assert!(
+            steps.contains("check_definition: type workflow, name two-months"),
+            "{steps}"
+        );
+        let scoped = path != "/mcp";
+        assert_eq!(steps.contains("take no org or playbook"), scoped, "{steps}");
+
+        let refused = client
+            .get_prompt(GetPromptRequestParams::new("write_workflow"))
+            .await
+            .expect_err("the purpose is required");
+        let rmcp::ServiceError::McpError(error) = refused else {
+            panic!("{refused:?}");
+        };
+        assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert!(
+            error
+                .message
+                .starts_with("The prompt write_workflow needs purpose"),
+            "{}",
+            error.message
+        );
+        client.cancel().await.unwrap();
+    }
+}

@@ -15,6 +15,9 @@
 //! [`mcp_python`] and [`mcp_inspector`] find the MCP project's own clients (the Python SDK,
 //! the Inspector's CLI), to drive the runtime's MCP server as users' agents do.
 //!
+//! [`standard_webhooks_python`] finds the Standard Webhooks project's own verifier, to check
+//! the signatures of webhook deliveries with the code receivers run.
+//!
 //! [`harness`] is the HTTP side of the server's and the binary's end-to-end tests: a client of
 //! a running server that saves definitions, runs them and waits for their ending.
 
@@ -29,7 +32,8 @@ pub use aimock::{AIMOCK_VARIABLE, Aimock};
 pub use everything::{EVERYTHING_VARIABLE, Everything};
 pub use mcp::{HttpFailure, McpDouble, RecordedCall};
 pub use mcp_clients::{
-    MCP_INSPECTOR_VARIABLE, MCP_PYTHON_VARIABLE, OPENAPI_CLIENTS_VARIABLE, mcp_inspector,
-    mcp_python, openapi_clients,
+    MCP_INSPECTOR_VARIABLE, MCP_PYTHON_VARIABLE, OPENAPI_CLIENTS_VARIABLE,
+    STANDARD_WEBHOOKS_VARIABLE, mcp_inspector, mcp_python, openapi_clients,
+    standard_webhooks_python,
 };
 pub use provider::{ProviderDouble, ProviderKind, RecordedRequest, Reply, ScriptedToolCall};

@@ -10,7 +10,11 @@
 //! `openapi-python-client`, npm `openapi-typescript` with `openapi-fetch`):
 //! `AUTO_OPENAPI_CLIENTS` names the folder `scripts/openapi-clients` installs them in.
 //!
-//! `.ci/run` sets all three. Without a variable the tests that need it skip with a note printed
+//! And the Standard Webhooks project's own Python library (PyPI `standardwebhooks`), the
+//! verifier receivers use on our signed webhook deliveries: `AUTO_STANDARDWEBHOOKS` names the
+//! python of a virtual environment that has it (`scripts/standardwebhooks`).
+//!
+//! `.ci/run` sets them all. Without a variable the tests that need it skip with a note printed
 //! once; under CI (`CI` set) they fail, so a client that did not install cannot pass unseen.
 
 use std::io::Write;
@@ -24,6 +28,24 @@ pub const MCP_INSPECTOR_VARIABLE: &str = "AUTO_MCP_INSPECTOR";
 
 /// The environment variable that names the folder of the OpenAPI client generators.
 pub const OPENAPI_CLIENTS_VARIABLE: &str = "AUTO_OPENAPI_CLIENTS";
+
+/// The environment variable that names the python with the `standardwebhooks` library.
+pub const STANDARD_WEBHOOKS_VARIABLE: &str = "AUTO_STANDARDWEBHOOKS";
+
+/// The python that has the Standard Webhooks library; `None`, after a note, outside CI when
+/// `AUTO_STANDARDWEBHOOKS` is not set.
+///
+/// # Panics
+/// Under CI (`CI` set) when the variable is not set.
+pub fn standard_webhooks_python() -> Option<PathBuf> {
+    static NOTE: Once = Once::new();
+    installed(
+        STANDARD_WEBHOOKS_VARIABLE,
+        "scripts/standardwebhooks",
+        "python3",
+        &NOTE,
+    )
+}
 
 /// The folder of the OpenAPI client generators (`venv/bin/openapi-python-client`,
 /// `node/node_modules/.bin/openapi-typescript`); `None`, after a note, outside CI when

@@ -19,7 +19,8 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use clap::Args;
 
-const LONG_ABOUT: &str = "Serve the runtime's MCP tools over stdio, for a local agent.
+const LONG_ABOUT: &str =
+    "Serve the runtime's MCP tools, format guides and prompts over stdio, for a local agent.
 
 Without --url, the tools act on the store given by --database, in this process, as the caller \
 `local` (an admin of every org, as a server without keys). A SQLite store is held by one process \

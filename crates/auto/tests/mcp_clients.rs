@@ -3,6 +3,8 @@
 //! endpoint, and over stdio through `auto mcp`) and the Inspector's CLI. Each lists the tools,
 //! saves a computation function and a workflow, runs them, follows the workflow to its end with
 //! `get_run`, and reads a rejection as a tool result with `isError` whose text is the problem.
+//! Each also lists the format guides as resources and reads one, lists the prompts and gets
+//! one with arguments.
 //!
 //! The clients come from `scripts/mcp-python` (`AUTO_MCP_PYTHON`) and `scripts/mcp-inspector`
 //! (`AUTO_MCP_INSPECTOR`); without them the tests skip with a note, and under CI they fail.
@@ -78,6 +80,15 @@ impl PythonClient {
         let connected = client.next_answer();
         assert!(connected.get("connected").is_some(), "{connected:#}");
         assert_eq!(connected["connected"]["server_name"], json!("auto"));
+        assert_eq!(
+            connected["connected"]["server_title"],
+            json!("auto: durable runtime for AI playbooks")
+        );
+        let instructions = connected["connected"]["instructions"].as_str().unwrap();
+        assert!(
+            instructions.contains("auto://docs/reasoning-format"),
+            "{instructions}"
+        );
         client
     }
 
@@ -92,11 +103,24 @@ impl PythonClient {
     }
 
     fn request(&mut self, request: Value) -> Value {
-        writeln!(self.stdin, "{request}").expect("the client reads its requests");
-        self.stdin.flush().expect("flushed");
-        let answer = self.next_answer();
+        let answer = self.answer(&request);
         assert!(answer.get("error").is_none(), "{request}: {answer:#}");
         answer
+    }
+
+    /// The SDK's words for a request the server refused with a JSON-RPC error.
+    fn refused(&mut self, request: Value) -> String {
+        let answer = self.answer(&request);
+        answer["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{request} was not refused: {answer:#}"))
+            .to_owned()
+    }
+
+    fn answer(&mut self, request: &Value) -> Value {
+        writeln!(self.stdin, "{request}").expect("the client reads its requests");
+        self.stdin.flush().expect("flushed");
+        self.next_answer()
     }
 }
 
@@ -186,6 +210,85 @@ fn check_tools(tools: &[Value], scoped: bool) {
             "{field}"
         );
     }
+}
+
+/// The format guides as resources and the prompts, as an agent reads them through the SDK.
+fn check_guides_and_prompts(session: &mut Session, scoped: bool) {
+    let listed = session.client.request(json!({"list_resources": {}}));
+    let resources = listed["resources"].as_array().expect("resources");
+    let uris: Vec<&str> = resources.iter().filter_map(|r| r["uri"].as_str()).collect();
+    for uri in [
+        "auto://docs/reasoning-format",
+        "auto://docs/workflow-format",
+        "auto://docs/output-shapes",
+    ] {
+        assert!(uris.contains(&uri), "{uri}: {listed:#}");
+    }
+    let workflow = resources
+        .iter()
+        .find(|r| r["uri"] == "auto://docs/workflow-format")
+        .unwrap();
+    assert_eq!(workflow["mimeType"], json!("text/markdown"), "{workflow:#}");
+    assert_eq!(workflow["title"], json!("auto: the workflow format"));
+    let read = session
+        .client
+        .request(json!({"read_resource": "auto://docs/workflow-format"}));
+    let contents = &read["contents"][0];
+    assert_eq!(contents["mimeType"], json!("text/markdown"), "{read:#}");
+    let text = contents["text"].as_str().expect("the guide's text");
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/definitions/workflow.md"),
+    )
+    .expect("the guide");
+    assert_eq!(text, guide);
+    let missing = session
+        .client
+        .refused(json!({"read_resource": "auto://docs/nope"}));
+    assert!(
+        missing.contains("There is no resource auto://docs/nope"),
+        "{missing}"
+    );
+
+    let listed = session.client.request(json!({"list_prompts": {}}));
+    let names: Vec<&str> = listed["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["write_reasoning_function", "write_workflow"]);
+    let prompt = session.client.request(json!({
+        "get_prompt": "write_reasoning_function",
+        "arguments": {"purpose": "say how many days a month has", "name": "days-said"},
+    }));
+    let messages = prompt["messages"].as_array().expect("messages");
+    assert_eq!(messages[0]["role"], json!("user"));
+    let embedded = &messages[0]["content"]["resource"];
+    assert_eq!(
+        embedded["uri"],
+        json!("auto://docs/reasoning-format"),
+        "{prompt:#}"
+    );
+    assert!(
+        embedded["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("# Reasoning functions")
+    );
+    let steps = messages[1]["content"]["text"].as_str().expect("the steps");
+    assert!(steps.contains("say how many days a month has"), "{steps}");
+    assert!(
+        steps.contains("check_definition: type reasoning, name days-said"),
+        "{steps}"
+    );
+    assert_eq!(steps.contains("take no org or playbook"), scoped, "{steps}");
+    let refused = session.client.refused(json!({
+        "get_prompt": "write_workflow", "arguments": {"name": "no-purpose"},
+    }));
+    assert!(
+        refused.contains("The prompt write_workflow needs purpose"),
+        "{refused}"
+    );
 }
 
 /// Reads the run with `get_run` until it has ended.
@@ -288,6 +391,7 @@ fn the_python_sdk_works_the_server_endpoint_over_http_with_a_key() {
         scope: Some(("acme", "main")),
     };
     check_tools(&session.tools(), false);
+    check_guides_and_prompts(&mut session, false);
     let org = session
         .client
         .request(json!({"call": "create_org", "arguments": {"id": "acme", "title": "Acme"}}));
@@ -346,6 +450,7 @@ fn the_python_sdk_works_a_playbooks_own_endpoint() {
         scope: None,
     };
     check_tools(&session.tools(), true);
+    check_guides_and_prompts(&mut session, true);
     save_run_and_refuse(&mut session);
     // The playbook comes from the endpoint: an argument naming another is refused.
     let refused = session.call("list_runs", json!({"org": "other", "playbook": "x"}));
@@ -372,6 +477,7 @@ fn the_python_sdk_works_auto_mcp_over_stdio() {
         scope: Some(("acme", "main")),
     };
     check_tools(&session.tools(), false);
+    check_guides_and_prompts(&mut session, false);
     let org = session
         .client
         .request(json!({"call": "create_org", "arguments": {"id": "acme"}}));
@@ -446,6 +552,62 @@ fn the_inspector_cli_lists_saves_runs_and_reads_rejections() {
             "{name}"
         );
     }
+
+    assert_eq!(
+        tool(tools, "run_definition")["title"],
+        json!("auto: run a definition")
+    );
+
+    // The format guides and the prompts, as the Inspector shows them.
+    let listed = inspector.run(&["--method", "resources/list"]);
+    let resources = listed["resources"].as_array().expect("resources");
+    let shapes = resources
+        .iter()
+        .find(|r| r["uri"] == "auto://docs/output-shapes")
+        .unwrap_or_else(|| panic!("{listed:#}"));
+    assert_eq!(shapes["mimeType"], json!("text/markdown"));
+    assert_eq!(shapes["title"], json!("auto: the output shapes"));
+    let read = inspector.run(&[
+        "--method",
+        "resources/read",
+        "--uri",
+        "auto://docs/reasoning-format",
+    ]);
+    let text = read["contents"][0]["text"].as_str().expect("the guide");
+    assert!(text.starts_with("# Reasoning functions"), "{read:#}");
+    assert!(text.contains("## The document"), "{read:#}");
+    let listed = inspector.run(&["--method", "prompts/list"]);
+    assert_eq!(
+        listed["prompts"][1]["name"],
+        json!("write_workflow"),
+        "{listed:#}"
+    );
+    assert_eq!(
+        listed["prompts"][1]["arguments"][0]["name"],
+        json!("purpose")
+    );
+    let prompt = inspector.run(&[
+        "--method",
+        "prompts/get",
+        "--prompt-name",
+        "write_workflow",
+        "--prompt-args",
+        "purpose=count the days of two months",
+        "functions=computation/days",
+    ]);
+    let messages = prompt["messages"].as_array().expect("messages");
+    assert_eq!(
+        messages[0]["content"]["resource"]["uri"],
+        json!("auto://docs/workflow-format"),
+        "{prompt:#}"
+    );
+    let steps = messages[1]["content"]["text"].as_str().expect("the steps");
+    assert!(steps.contains("count the days of two months"), "{steps}");
+    assert!(
+        steps.contains("It should call: computation/days."),
+        "{steps}"
+    );
+    assert!(steps.contains("takes org and playbook"), "{steps}");
 
     inspector.ok("create_org", &[("id", "acme")]);
     let pb = [("org", "acme"), ("playbook", "main")];

@@ -242,6 +242,59 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     ),
 ];
 
+/// What a tool is called beside other servers' tools: `(operation name, title)`. A client shows
+/// the title where it shows the tool, and several clients namespace a tool's name with the
+/// server's (`auto__run_definition`, `mcp__auto__run_definition`), so the title is the part
+/// that reads as words. The names stay the operations' (supplement §3).
+const TITLES: &[(&str, &str)] = &[
+    ("get_caller", "who this key is"),
+    ("create_org", "create an org"),
+    ("list_orgs", "list the orgs"),
+    ("get_org", "read an org"),
+    ("create_playbook", "create a playbook"),
+    ("list_playbooks", "list an org's playbooks"),
+    ("list_models", "list the models a function may name"),
+    ("get_playbook", "read a playbook"),
+    ("create_definition", "save a new definition"),
+    ("list_definitions", "list the definitions"),
+    ("get_definition", "read a definition"),
+    ("list_definition_versions", "list a definition's versions"),
+    ("check_definition", "check a definition without saving it"),
+    ("update_definition", "save a definition's next version"),
+    ("retire_definition", "retire a definition"),
+    ("run_definition", "run a definition"),
+    ("get_run", "read a run"),
+    ("list_runs", "list the runs"),
+    ("cancel_run", "cancel a run"),
+    ("send_run_event", "send an event to a workflow run"),
+    ("list_requests", "list the inbox's requests"),
+    ("answer_interaction", "answer a request"),
+    ("publish_event", "publish an event"),
+    ("list_playbook_events", "list the playbook's events"),
+    ("get_event", "read an event"),
+    ("search", "search the tool servers' tools"),
+    ("introspect", "read a tool of a tool server"),
+    ("execute", "call a tool of a tool server"),
+    ("dry_run", "check a tool call without making it"),
+];
+
+/// The prefix of every tool's title: the server's name, as the tool would be told apart from
+/// another server's `run` or `search`.
+pub const TITLE_PREFIX: &str = "auto: ";
+
+/// The title of an operation's tool, such as `auto: run a definition`; an operation without an
+/// entry is titled by its name.
+pub fn title(op: &Operation) -> String {
+    let words = TITLES
+        .iter()
+        .find(|(name, _)| *name == op.name)
+        .map_or_else(
+            || op.name.replace('_', " "),
+            |(_, title)| (*title).to_owned(),
+        );
+    format!("{TITLE_PREFIX}{words}")
+}
+
 /// The description of an operation's tool. How a rejection comes back is said once, in the
 /// server's instructions, rather than at the end of every tool.
 pub fn for_model(op: &Operation) -> String {
@@ -266,6 +319,42 @@ mod tests {
                 "{name} is no operation"
             );
         }
+    }
+
+    #[test]
+    fn every_operation_has_a_title_of_its_own() {
+        let mut titles: Vec<String> = OPERATIONS.iter().map(title).collect();
+        for (op, title) in OPERATIONS.iter().zip(&titles) {
+            assert!(
+                TITLES.iter().any(|(name, _)| *name == op.name),
+                "{} has no title",
+                op.name
+            );
+            assert!(title.starts_with(TITLE_PREFIX), "{title}");
+        }
+        assert_eq!(
+            title(
+                OPERATIONS
+                    .iter()
+                    .find(|op| op.name == "run_definition")
+                    .unwrap()
+            ),
+            "auto: run a definition"
+        );
+        for (name, _) in TITLES {
+            assert!(
+                OPERATIONS.iter().any(|op| op.name == *name),
+                "{name} is no operation"
+            );
+        }
+        titles.sort();
+        titles.dedup();
+        assert_eq!(titles.len(), OPERATIONS.len(), "two tools share a title");
+        let op = Operation {
+            name: "not_titled",
+            ..OPERATIONS[0]
+        };
+        assert_eq!(title(&op), "auto: not titled");
     }
 
     #[test]

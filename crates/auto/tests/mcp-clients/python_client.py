@@ -6,12 +6,17 @@ stdout, so the test keeps one MCP session for a whole scenario and makes its ass
     python_client.py http URL [KEY]          Streamable HTTP, with KEY as the bearer key
     python_client.py stdio COMMAND [ARG...]  stdio, COMMAND started as a child process
 
-The first line it writes is {"connected": {"server_name", "server_version", "protocol_version"}}.
+The first line it writes is {"connected": {"server_name", "server_title", "server_version",
+"protocol_version", "instructions"}}.
 Requests and their answers:
 
     {"list_tools": {}}             -> {"tools": [{"name", "description", "read_only",
                                        "input_schema", "output_schema"}]}
     {"call": NAME, "arguments": {}} -> {"is_error", "structured_content", "texts": [...]}
+    {"list_resources": {}}         -> {"resources": [Resource as MCP's JSON]}
+    {"read_resource": URI}         -> {"contents": [ResourceContents as MCP's JSON]}
+    {"list_prompts": {}}           -> {"prompts": [Prompt as MCP's JSON]}
+    {"get_prompt": NAME, "arguments": {}} -> {"description", "messages": [PromptMessage as JSON]}
 
 A request the SDK fails (a protocol error, a transport error) answers {"error": "..."}. It ends
 when stdin closes. A connection that fails writes {"connect_error": "...", "http_statuses":
@@ -48,7 +53,26 @@ def tool_json(tool: Any) -> dict[str, Any]:
     }
 
 
+def as_json(model: Any) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 async def answer(client: Client, request: dict[str, Any]) -> dict[str, Any]:
+    if "list_resources" in request:
+        listed = await client.list_resources()
+        return {"resources": [as_json(resource) for resource in listed.resources]}
+    if "read_resource" in request:
+        read = await client.read_resource(request["read_resource"])
+        return {"contents": [as_json(contents) for contents in read.contents]}
+    if "list_prompts" in request:
+        listed = await client.list_prompts()
+        return {"prompts": [as_json(prompt) for prompt in listed.prompts]}
+    if "get_prompt" in request:
+        prompt = await client.get_prompt(request["get_prompt"], request.get("arguments"))
+        return {
+            "description": prompt.description,
+            "messages": [as_json(message) for message in prompt.messages],
+        }
     if "list_tools" in request:
         listed = await client.list_tools()
         return {"tools": [tool_json(tool) for tool in listed.tools]}
@@ -67,6 +91,8 @@ async def serve(client: Client) -> None:
         {
             "connected": {
                 "server_name": client.server_info.name if client.server_info else None,
+                "server_title": client.server_info.title if client.server_info else None,
+                "instructions": client.instructions,
                 "server_version": client.server_info.version if client.server_info else None,
                 "protocol_version": client.protocol_version,
             }
