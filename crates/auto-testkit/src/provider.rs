@@ -140,6 +140,12 @@ pub enum Reply {
     Hang,
     /// Status 200 and the start of a body, then the connection is cut.
     Cut,
+    /// A conversation of one round of tools, whatever order runs arrive in: these tool calls
+    /// to a request that offers tools and carries no tool result yet, `then` to any other.
+    UntilToolResults {
+        calls: Vec<ScriptedToolCall>,
+        then: Box<Reply>,
+    },
 }
 
 impl Reply {
@@ -418,6 +424,10 @@ async fn answer(
     let refusal = served
         .then(|| schema_refusal(shared.kind, &recorded.body))
         .flatten();
+    let carries_results = carries_tool_results(&recorded.body);
+    let offers_tools = recorded.body["tools"]
+        .as_array()
+        .is_some_and(|tools| !tools.is_empty());
     let number = {
         let mut requests = lock(&shared.requests);
         requests.push(recorded);
@@ -446,7 +456,13 @@ async fn answer(
         }
         return json_response(400, &headers, &body);
     }
-    let reply = lock(&shared.script).pop_front();
+    let reply = match lock(&shared.script).pop_front() {
+        Some(Reply::UntilToolResults { then, .. }) if carries_results || !offers_tools => {
+            Some(*then)
+        }
+        Some(Reply::UntilToolResults { calls, .. }) => Some(Reply::ToolCalls(calls)),
+        other => other,
+    };
     match reply {
         Some(reply) => render(&shared, reply, &model, &extra).await,
         None => (
@@ -455,6 +471,22 @@ async fn answer(
         )
             .into_response(),
     }
+}
+
+/// Whether a request carries the results of tool calls, in any of the protocols' shapes:
+/// Anthropic's `tool_result` blocks, a `tool` role (chat completions), Responses'
+/// `function_call_output`, Gemini's `functionResponse`, Bedrock's `toolResult`.
+fn carries_tool_results(body: &Value) -> bool {
+    let text = body.to_string();
+    [
+        "\"tool_result\"",
+        "\"role\":\"tool\"",
+        "\"function_call_output\"",
+        "\"functionResponse\"",
+        "\"toolResult\"",
+    ]
+    .iter()
+    .any(|marker| text.contains(marker))
 }
 
 /// Headers the provider puts on every response: Bedrock's request id.
@@ -522,6 +554,8 @@ async fn render(
                 return StatusCode::SERVICE_UNAVAILABLE.into_response();
             }
             Reply::Cut => return cut_response(),
+            // Chosen by the request in `answer`; met here only inside another reply.
+            Reply::UntilToolResults { calls, .. } => reply = Reply::ToolCalls(calls),
             Reply::Http {
                 status,
                 headers,

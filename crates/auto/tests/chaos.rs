@@ -3,7 +3,9 @@
 //! The load, per unit `i`: a workflow that waits on a timer and then calls a computation three
 //! times (`c-i`, `{x: 0}` to `{x: 3}`), a reasoning run against the provider double (`r-i`), a
 //! workflow that asks a person through an interaction the test answers (`a-i`), and an event
-//! published for an event trigger that starts a workflow (`e-i`). Eight runs a unit.
+//! published for an event trigger that starts a workflow (`e-i`), and a reasoning run that calls
+//! a read-only tool and a writing one on a tool server double that records every call (`n-i`).
+//! Nine runs a unit.
 //!
 //! The faults, at moments a seed chooses (printed; `CHAOS_SEED` replays one): a server killed
 //! with SIGKILL and started again; a server's PostgreSQL connections terminated
@@ -27,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use auto_testkit::{ProviderDouble, ProviderKind, Reply};
+use auto_testkit::{McpDouble, ProviderDouble, ProviderKind, Reply, ScriptedToolCall};
 use common::{PLAYBOOK_PATH, Server, serve_in};
 use serde_json::{Value, json};
 
@@ -35,6 +37,14 @@ const ADD_ONE: &str = include_str!("data/add-one.md");
 const REVIEW: &str = include_str!("data/review-a-brief.md");
 const APPROVE: &str = include_str!("data/approve-the-plan.md");
 const ASK: &str = include_str!("data/ask-for-approval.yaml");
+
+/// A reasoning function that looks a thing up (read-only) and writes it down (not read-only).
+const NOTE: &str = "---
+model: anthropic/claude-sonnet-4-5
+tools: [notes/lookup, notes/write]
+---
+Look {{ input.q }} up and note it.
+";
 
 const CHAIN: &str = "document:
   dsl: 1.0.3
@@ -76,7 +86,7 @@ const SERVERS: usize = 3;
 /// A work item's lease: a frozen server is held past it.
 const LEASE: Duration = Duration::from_secs(30);
 /// Runs each unit of load makes.
-const RUNS_PER_UNIT: usize = 8;
+const RUNS_PER_UNIT: usize = 9;
 
 /// A small deterministic generator (xorshift64*): the seed alone decides the faults.
 struct Dice(u64);
@@ -115,7 +125,7 @@ struct Cluster {
 }
 
 impl Cluster {
-    fn start(database: &str, provider: &ProviderDouble) -> Arc<Self> {
+    fn start(database: &str, provider: &ProviderDouble, tools: &McpDouble) -> Arc<Self> {
         let mut nodes = Vec::new();
         let mut urls = Vec::new();
         for k in 0..SERVERS {
@@ -124,8 +134,9 @@ impl Cluster {
             std::fs::write(
                 dir.path().join("auto.toml"),
                 format!(
-                    "database = \"{database}{separator}application_name=chaos-{k}\"\n[scheduler]\nsweep_ms = 100\n[providers.anthropic]\nbase_url = \"{}\"\napi_key = {{ env = \"CHAOS_PROVIDER_KEY\" }}\n[limits]\nmodel_call_bound_ms = 3000\n",
-                    provider.base_url()
+                    "database = \"{database}{separator}application_name=chaos-{k}\"\n[scheduler]\nsweep_ms = 100\n[providers.anthropic]\nbase_url = \"{}\"\napi_key = {{ env = \"CHAOS_PROVIDER_KEY\" }}\n[limits]\nmodel_call_bound_ms = 3000\n[[tool_servers]]\nname = \"notes\"\nurl = \"{}\"\norgs = [\"acme\"]\n",
+                    provider.base_url(),
+                    tools.url()
                 ),
             )
             .expect("the configuration");
@@ -256,8 +267,12 @@ impl Caller {
         let path = format!("{PLAYBOOK_PATH}/definitions/{def_type}/{name}/runs");
         let body = json!({"run_id": run_id, "input": input});
         let (status, body) = self.send(reqwest::Method::POST, &path, Some(&body)).await;
+        let going = status == 409 && matches!(body["kind"].as_str(), Some("taken" | "running"));
+        if !matches!(status, 200 | 202) {
+            eprintln!("chaos: {def_type}/{name} {run_id}: {status} {body}");
+        }
         assert!(
-            matches!(status, 200 | 202 | 409),
+            matches!(status, 200 | 202) || going || body["run_id"] == run_id,
             "{def_type}/{name} {run_id}: {status} {body:#}"
         );
     }
@@ -418,8 +433,18 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
     let database = format!("{url}{separator}options=-c%20search_path%3D{schema}");
 
     let provider = ProviderDouble::start(ProviderKind::Anthropic).await;
-    provider.answer_always(Reply::Text("Reviewed.".into()));
-    let cluster = Cluster::start(&database, &provider);
+    // A run that offers tools is asked to call both, then answers; one without answers at once.
+    let call = |id: &str, name: &str| ScriptedToolCall {
+        call_id: id.into(),
+        name: name.into(),
+        arguments: json!({"q": "x"}),
+    };
+    provider.answer_always(Reply::UntilToolResults {
+        calls: vec![call("l1", "notes__lookup"), call("w1", "notes__write")],
+        then: Box::new(Reply::Text("Reviewed.".into())),
+    });
+    let tools = McpDouble::start().await;
+    let cluster = Cluster::start(&database, &provider, &tools);
     let caller = Caller {
         cluster: cluster.clone(),
         http: reqwest::Client::builder()
@@ -436,6 +461,7 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         ("interaction", "approve", APPROVE),
         ("workflow", "ask", ASK),
         ("workflow", "on-tick", ON_TICK),
+        ("reasoning", "note", NOTE),
     ] {
         setup
             .save_definition(PLAYBOOK_PATH, def_type, name, source)
@@ -481,6 +507,14 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
                     json!({"owner": format!("o{i}")}),
                 )
                 .await;
+            caller
+                .start(
+                    "reasoning",
+                    "note",
+                    &format!("n-{i}"),
+                    json!({"q": format!("n-{i}")}),
+                )
+                .await;
             let event =
                 json!({"type": "com.example.tick", "id": format!("e-{i}"), "data": {"i": i}});
             let path = format!("{PLAYBOOK_PATH}/events");
@@ -512,7 +546,7 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
     // Every run ends: requests are answered as they open, and a reasoning run a kill cut off
     // is asked again under its id, as its caller would.
     let expected = units * RUNS_PER_UNIT;
-    let deadline = Instant::now() + Duration::from_secs(300);
+    let deadline = Instant::now() + Duration::from_secs(env_number("CHAOS_DRAIN_SECONDS", 300));
     let runs = loop {
         let open = caller
             .all(
@@ -537,13 +571,25 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
             break runs;
         }
         for run in &going {
-            if run["type"] == "reasoning" {
-                let id = run["run_id"].as_str().expect("an id");
-                let i = id.trim_start_matches("r-");
+            let id = run["run_id"].as_str().expect("an id");
+            if let Some(i) = id.strip_prefix("r-") {
                 caller
                     .start("reasoning", "review", id, json!({"brief": format!("b{i}")}))
                     .await;
+            } else if id.starts_with("n-") {
+                caller
+                    .start("reasoning", "note", id, json!({"q": id}))
+                    .await;
             }
+        }
+        if Instant::now() >= deadline {
+            let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+            for run in &runs {
+                *kinds
+                    .entry(format!("{}/{}", run["type"], run["name"]))
+                    .or_default() += 1;
+            }
+            eprintln!("chaos: recorded by definition {kinds:?}");
         }
         assert!(
             Instant::now() < deadline,
@@ -639,6 +685,28 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
             }
         }
     }
+    // No call of the writing tool made twice; a run that cannot know whether its call was
+    // made ends `effect_unknown`, and every other ends with its answer.
+    let calls = tools.calls();
+    let mut notes = 0;
+    for i in 0..units {
+        let id = format!("n-{i}");
+        let writes = calls
+            .iter()
+            .filter(|c| c.tool == "write" && c.meta["auto.on/run_id"] == id.as_str())
+            .count();
+        assert!(
+            writes <= 1,
+            "{id}: the writing tool was called {writes} times"
+        );
+        let run = caller.get(&format!("{PLAYBOOK_PATH}/runs/{id}")).await;
+        if run["status"] == "succeeded" {
+            assert_eq!(writes, 1, "{id} succeeded without its write: {run:#}");
+            notes += 1;
+        } else {
+            assert_eq!(run["problem"]["kind"], "effect_unknown", "{run:#}");
+        }
+    }
     // One triggered run per event, each event's own.
     let ticks = of("workflow", "on-tick");
     assert_eq!(ticks.len(), units);
@@ -661,10 +729,12 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
     );
 
     eprintln!(
-        "chaos: CHAOS_SEED={seed}: {} runs, {} events, faults {faults:?}, {} model requests; no run lost, none ended twice",
+        "chaos: CHAOS_SEED={seed}: {} runs, {} events, faults {faults:?}, {} model requests, {} tool calls, {notes} of {units} notes written ({} effect_unknown); no run lost, none ended twice",
         runs.len(),
         events.len(),
-        provider.requests().len()
+        provider.requests().len(),
+        calls.len(),
+        units - notes
     );
     drop(cluster);
     let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
