@@ -5,15 +5,17 @@
 //! workflow that asks a person through an interaction the test answers (`a-i`), and an event
 //! published for an event trigger that starts a workflow (`e-i`), and a reasoning run that calls
 //! a read-only tool and a writing one on a tool server double that records every call (`n-i`).
-//! Nine runs a unit.
+//! Nine runs a unit; and an `every` trigger starts a workflow each minute throughout.
 //!
 //! The faults, at moments a seed chooses (printed; `CHAOS_SEED` replays one): a server killed
 //! with SIGKILL and started again; a server's PostgreSQL connections terminated
 //! (`pg_terminate_backend`); a server frozen with SIGSTOP past its work lease (30 seconds) and
-//! woken with SIGCONT, whose late writes must be refused. At least one server stays up.
+//! woken with SIGCONT, whose late writes must be refused; a server started again with the clock
+//! its schedules read minutes ahead or behind. At least one server stays up.
 //!
 //! The checker, once every server is up again and every run has ended: every run ended exactly
 //! once; each workflow's output is what its steps make, with three children each, never more;
+//! no call of the writing tool made twice; one `every` run per due time;
 //! no answered model call made again; each request answered once; one triggered run per event;
 //! and the playbook's `seq` gapless, and seen in order by a follower that read it throughout.
 //!
@@ -81,6 +83,21 @@ do:
         tick: ${ $data[0].data.i }
 ";
 
+/// A workflow an `every` trigger starts each minute (the shortest period), which keeps the
+/// time it was due.
+const BEAT: &str = "document:
+  dsl: 1.0.3
+  namespace: chaos
+  name: beat
+  version: 1.0.0
+schedule:
+  every: PT1M
+do:
+  - keep:
+      set:
+        due: ${ $data.schedule.due }
+";
+
 /// The servers of the suite.
 const SERVERS: usize = 3;
 /// A work item's lease: a frozen server is held past it.
@@ -118,6 +135,22 @@ struct Node {
     frozen: bool,
 }
 
+/// Writes the node's `[scheduler]`: sweeps every 100 ms, with the clock its schedules read
+/// shifted by `offset_ms` (the runtime's clock source for tests), read at its next start.
+fn set_clock(dir: &std::path::Path, offset_ms: i64) {
+    let base = std::fs::read_to_string(dir.join("auto.toml")).expect("the configuration");
+    let base = base
+        .split("[scheduler]")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    std::fs::write(
+        dir.join("auto.toml"),
+        format!("{base}[scheduler]\nsweep_ms = 100\nclock_offset_ms = {offset_ms}\n"),
+    )
+    .expect("the configuration");
+}
+
 /// The three servers, and the address of each that answers now.
 struct Cluster {
     nodes: Mutex<Vec<Node>>,
@@ -134,12 +167,13 @@ impl Cluster {
             std::fs::write(
                 dir.path().join("auto.toml"),
                 format!(
-                    "database = \"{database}{separator}application_name=chaos-{k}\"\n[scheduler]\nsweep_ms = 100\n[providers.anthropic]\nbase_url = \"{}\"\napi_key = {{ env = \"CHAOS_PROVIDER_KEY\" }}\n[limits]\nmodel_call_bound_ms = 3000\n[[tool_servers]]\nname = \"notes\"\nurl = \"{}\"\norgs = [\"acme\"]\n",
+                    "database = \"{database}{separator}application_name=chaos-{k}\"\n[providers.anthropic]\nbase_url = \"{}\"\napi_key = {{ env = \"CHAOS_PROVIDER_KEY\" }}\n[limits]\nmodel_call_bound_ms = 3000\n[[tool_servers]]\nname = \"notes\"\nurl = \"{}\"\norgs = [\"acme\"]\n",
                     provider.base_url(),
                     tools.url()
                 ),
             )
             .expect("the configuration");
+            set_clock(dir.path(), 0);
             let server = serve_in(dir.path(), &[("CHAOS_PROVIDER_KEY", "sk-ant-chaos")]);
             urls.push(Some(server.url.clone()));
             nodes.push(Node {
@@ -176,6 +210,14 @@ impl Cluster {
         if let Some(mut server) = nodes[k].server.take() {
             server.kill();
         }
+    }
+
+    /// Stops server `k` and starts it again with its schedules' clock `offset_ms` away.
+    fn skew(&self, k: usize, offset_ms: i64) {
+        self.kill(k);
+        let dir = self.nodes.lock().unwrap()[k].dir.path().to_owned();
+        set_clock(&dir, offset_ms);
+        self.restart(k);
     }
 
     fn restart(&self, k: usize) {
@@ -301,6 +343,7 @@ struct Faults {
     kills: usize,
     cuts: usize,
     freezes: usize,
+    skews: usize,
 }
 
 /// Injects faults at moments `dice` chooses until `stop` is set.
@@ -329,7 +372,16 @@ async fn inject(
             continue;
         }
         let k = healthy[dice.below(healthy.len() as u64) as usize];
-        match dice.below(10) {
+        match dice.below(12) {
+            9..=10 => {
+                // Minutes ahead or behind, or back to the true time.
+                let offset_ms = (dice.below(9) as i64 - 4) * 60_000;
+                let cluster = cluster.clone();
+                tokio::task::spawn_blocking(move || cluster.skew(k, offset_ms))
+                    .await
+                    .expect("a restart with a skewed clock");
+                faults.skews += 1;
+            }
             0..=4 => {
                 let cluster = cluster.clone();
                 let down = Duration::from_millis(200 + dice.below(1_500));
@@ -462,6 +514,7 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         ("workflow", "ask", ASK),
         ("workflow", "on-tick", ON_TICK),
         ("reasoning", "note", NOTE),
+        ("workflow", "beat", BEAT),
     ] {
         setup
             .save_definition(PLAYBOOK_PATH, def_type, name, source)
@@ -538,6 +591,15 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
     stop_faults.store(true, Ordering::Relaxed);
     let faults = faults.await.expect("the faults");
     cluster.heal();
+    // No more beats: what was due until now has started or will, and must end.
+    let (status, body) = caller
+        .send(
+            reqwest::Method::DELETE,
+            &format!("{PLAYBOOK_PATH}/definitions/workflow/beat"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{body:#}");
     eprintln!(
         "chaos: load sent in {:?}; faults {faults:?}",
         started.elapsed()
@@ -567,7 +629,8 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
             .all(&format!("{PLAYBOOK_PATH}/runs?limit=1000"), "runs")
             .await;
         let going: Vec<&Value> = runs.iter().filter(|r| r["status"] == "started").collect();
-        if runs.len() == expected && going.is_empty() {
+        let beats = runs.iter().filter(|r| r["name"] == "beat").count();
+        if runs.len() - beats == expected && going.is_empty() {
             break runs;
         }
         for run in &going {
@@ -636,7 +699,8 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         }
     }
     // Every run ended, exactly once.
-    assert_eq!(runs.len(), expected);
+    let beats: Vec<&Value> = runs.iter().filter(|r| r["name"] == "beat").collect();
+    assert_eq!(runs.len() - beats.len(), expected);
     for run in &runs {
         let id = run["run_id"].as_str().expect("an id");
         assert_eq!(
@@ -718,6 +782,23 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         assert!(heard.insert(run["output"]["tick"].as_u64().expect("a tick")));
     }
     assert_eq!(heard.len(), units);
+    // The `every` trigger started one run per due time, however far apart the servers'
+    // clocks were: no due time twice.
+    let mut dues = BTreeSet::new();
+    for beat in &beats {
+        let id = beat["run_id"].as_str().expect("an id");
+        let run = caller.get(&format!("{PLAYBOOK_PATH}/runs/{id}")).await;
+        assert_eq!(run["status"], "succeeded", "{run:#}");
+        let due = run["output"]["due"]
+            .as_str()
+            .expect("a due time")
+            .to_owned();
+        assert!(dues.insert(due.clone()), "{due} started twice");
+    }
+    // A minute's period: a run of the faults past a minute and ten seconds sees at least one.
+    if seconds >= 70 {
+        assert!(!beats.is_empty(), "the every trigger never started a run");
+    }
     // Each request answered once.
     let requests = caller
         .all(&format!("{PLAYBOOK_PATH}/requests?limit=1000"), "requests")
@@ -729,8 +810,9 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
     );
 
     eprintln!(
-        "chaos: CHAOS_SEED={seed}: {} runs, {} events, faults {faults:?}, {} model requests, {} tool calls, {notes} of {units} notes written ({} effect_unknown); no run lost, none ended twice",
+        "chaos: CHAOS_SEED={seed}: {} runs ({} of them beats), {} events, faults {faults:?}, {} model requests, {} tool calls, {notes} of {units} notes written ({} effect_unknown); no run lost, none ended twice",
         runs.len(),
+        beats.len(),
         events.len(),
         provider.requests().len(),
         calls.len(),
