@@ -11,7 +11,9 @@
 //! with SIGKILL and started again; a server's PostgreSQL connections terminated
 //! (`pg_terminate_backend`); a server frozen with SIGSTOP past its work lease (30 seconds) and
 //! woken with SIGCONT, whose late writes must be refused; a server started again with the clock
-//! its schedules read minutes ahead or behind. At least one server stays up.
+//! its schedules read minutes ahead or behind; the network between a server and PostgreSQL
+//! (a TCP proxy the test controls) lagging for seconds, or dropping every connection. At least
+//! one server stays up.
 //!
 //! The checker, once every server is up again and every run has ended: every run ended exactly
 //! once; each workflow's output is what its steps make, with three children each, never more;
@@ -19,15 +21,16 @@
 //! no answered model call made again; each request answered once; one triggered run per event;
 //! and the playbook's `seq` gapless, and seen in order by a follower that read it throughout.
 //!
-//! `CHAOS_UNITS` (default 30, 240 runs), `CHAOS_SECONDS` (default 30, the time the load is
-//! spread over) and `CHAOS_FREEZES` (default 1) size it;
-//! `bench/chaos/run` gives the long version. It needs `AUTO_TEST_POSTGRES`, and fails rather than
-//! skips without it when `CI` is set.
+//! `CHAOS_UNITS` (default 30, 270 runs), `CHAOS_SECONDS` (default 30, the time the load is
+//! spread over) and `CHAOS_FREEZES` (default 1) size it. `CHAOS_POSTGRES_RESTARTS=1` adds
+//! PostgreSQL itself restarted, never in the workspace's tests, which share it;
+//! `bench/chaos/run` is the long version, with it. It needs `AUTO_TEST_POSTGRES`, and fails
+//! rather than skips without it when `CI` is set.
 
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -151,17 +154,118 @@ fn set_clock(dir: &std::path::Path, offset_ms: i64) {
     .expect("the configuration");
 }
 
+/// A TCP proxy between one server and PostgreSQL that the test controls: a delay on every
+/// chunk either way, and a cut of every connection through it, as a network that lags and
+/// drops would.
+struct Proxy {
+    port: u16,
+    delay_ms: Arc<AtomicU64>,
+    cut: tokio::sync::watch::Sender<u64>,
+}
+
+impl Proxy {
+    async fn start(upstream: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let port = listener.local_addr().expect("an address").port();
+        let delay_ms = Arc::new(AtomicU64::new(0));
+        let (cut, cuts) = tokio::sync::watch::channel(0_u64);
+        let delay = delay_ms.clone();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
+                    continue;
+                };
+                let (client_read, client_write) = client.into_split();
+                let (server_read, server_write) = server.into_split();
+                for (from, to) in [(client_read, server_write), (server_read, client_write)] {
+                    let (delay, mut cuts) = (delay.clone(), cuts.clone());
+                    cuts.mark_unchanged();
+                    tokio::spawn(async move {
+                        tokio::select! {
+                            () = pump(from, to, delay) => {}
+                            _ = cuts.changed() => {}
+                        }
+                    });
+                }
+            }
+        });
+        Self {
+            port,
+            delay_ms,
+            cut,
+        }
+    }
+
+    fn lag(&self, ms: u64) {
+        self.delay_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Drops every connection through the proxy, mid-query or idle.
+    fn drop_connections(&self) {
+        self.cut.send_modify(|generation| *generation += 1);
+    }
+}
+
+/// Copies bytes one way, each chunk after the proxy's delay, until either side closes.
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    delay_ms: Arc<AtomicU64>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buffer = vec![0_u8; 64 * 1024];
+    loop {
+        let Ok(read) = from.read(&mut buffer).await else {
+            return;
+        };
+        if read == 0 {
+            return;
+        }
+        let delay = delay_ms.load(Ordering::Relaxed);
+        if delay > 0 {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+        if to.write_all(&buffer[..read]).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The database URL with its host and port replaced by the proxy's.
+fn through(url: &str, port: u16) -> (String, String) {
+    let (scheme, rest) = url.split_once("://").expect("a URL with a scheme");
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let (user, host) = match authority.rsplit_once('@') {
+        Some((user, host)) => (format!("{user}@"), host),
+        None => (String::new(), authority),
+    };
+    let upstream = if host.contains(':') {
+        host.to_owned()
+    } else {
+        format!("{host}:5432")
+    };
+    (format!("{scheme}://{user}127.0.0.1:{port}{path}"), upstream)
+}
+
 /// The three servers, and the address of each that answers now.
 struct Cluster {
     nodes: Mutex<Vec<Node>>,
     urls: Mutex<Vec<Option<String>>>,
+    proxies: Vec<Proxy>,
 }
 
 impl Cluster {
-    fn start(database: &str, provider: &ProviderDouble, tools: &McpDouble) -> Arc<Self> {
+    async fn start(database: &str, provider: &ProviderDouble, tools: &McpDouble) -> Arc<Self> {
         let mut nodes = Vec::new();
         let mut urls = Vec::new();
+        let mut proxies = Vec::new();
         for k in 0..SERVERS {
+            let (_, upstream) = through(database, 0);
+            let proxy = Proxy::start(upstream).await;
+            let (database, _) = through(database, proxy.port);
+            proxies.push(proxy);
             let dir = tempfile::tempdir().expect("a directory");
             let separator = if database.contains('?') { '&' } else { '?' };
             std::fs::write(
@@ -185,6 +289,7 @@ impl Cluster {
         Arc::new(Self {
             nodes: Mutex::new(nodes),
             urls: Mutex::new(urls),
+            proxies,
         })
     }
 
@@ -344,6 +449,9 @@ struct Faults {
     cuts: usize,
     freezes: usize,
     skews: usize,
+    lags: usize,
+    drops: usize,
+    postgres_restarts: usize,
 }
 
 /// Injects faults at moments `dice` chooses until `stop` is set.
@@ -353,12 +461,22 @@ async fn inject(
     mut dice: Dice,
     stop: Arc<AtomicBool>,
     freezes_max: usize,
+    postgres_restarts: bool,
 ) -> Faults {
     let mut faults = Faults::default();
     let mut thawing: Vec<(usize, Instant)> = Vec::new();
+    let mut lagging: Vec<(usize, Instant)> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         tokio::time::sleep(Duration::from_millis(300 + dice.below(1_200))).await;
         let now = Instant::now();
+        lagging.retain(|(k, at)| {
+            if *at <= now {
+                cluster.proxies[*k].lag(0);
+                false
+            } else {
+                true
+            }
+        });
         thawing.retain(|(k, at)| {
             if *at <= now {
                 cluster.signal(*k, "-CONT");
@@ -372,7 +490,26 @@ async fn inject(
             continue;
         }
         let k = healthy[dice.below(healthy.len() as u64) as usize];
-        match dice.below(12) {
+        match dice.below(15) {
+            12 => {
+                // The network to the database lags for a few seconds.
+                let proxy = &cluster.proxies[k];
+                proxy.lag(20 + dice.below(180));
+                lagging.push((k, now + Duration::from_millis(2_000 + dice.below(4_000))));
+                faults.lags += 1;
+            }
+            13 => {
+                cluster.proxies[k].drop_connections();
+                faults.drops += 1;
+            }
+            14 if postgres_restarts => {
+                // Every server loses the database at once, for as long as a restart takes.
+                let restarted = tokio::task::spawn_blocking(restart_postgres)
+                    .await
+                    .expect("a restart");
+                assert!(restarted, "PostgreSQL did not restart");
+                faults.postgres_restarts += 1;
+            }
             9..=10 => {
                 // Minutes ahead or behind, or back to the true time.
                 let offset_ms = (dice.below(9) as i64 - 4) * 60_000;
@@ -395,14 +532,16 @@ async fn inject(
                 faults.kills += 1;
             }
             5..=8 => {
-                sqlx::query(
+                let cut = sqlx::query(
                     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
                 )
                 .bind(format!("chaos-{k}"))
                 .fetch_one(&admin)
-                .await
-                .expect("the connections are cut");
-                faults.cuts += 1;
+                .await;
+                // Right after PostgreSQL restarted, the admin's own connection may be gone.
+                if cut.is_ok() {
+                    faults.cuts += 1;
+                }
             }
             _ if faults.freezes < freezes_max => {
                 cluster.signal(k, "-STOP");
@@ -412,12 +551,41 @@ async fn inject(
             _ => {}
         }
     }
+    for (k, _) in lagging {
+        cluster.proxies[k].lag(0);
+    }
     // A frozen server wakes only once its leases have run out, whatever else has stopped.
     for (k, at) in thawing {
         tokio::time::sleep_until(at.into()).await;
         cluster.signal(k, "-CONT");
     }
     faults
+}
+
+/// Restarts the machine's PostgreSQL cluster as its service tools do; whether it came back.
+fn restart_postgres() -> bool {
+    let Ok(versions) = std::fs::read_dir("/etc/postgresql") else {
+        return false;
+    };
+    let Some(version) = versions
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .next()
+    else {
+        return false;
+    };
+    let restarted = std::process::Command::new("pg_ctlcluster")
+        .args(["--skip-systemctl-redirect", &version, "main", "restart"])
+        .status()
+        .is_ok_and(|status| status.success());
+    restarted
+        && (0..60).any(|_| {
+            std::thread::sleep(Duration::from_millis(250));
+            std::process::Command::new("pg_isready")
+                .args(["-q", "-h", "127.0.0.1", "-p", "5432"])
+                .status()
+                .is_ok_and(|status| status.success())
+        })
 }
 
 /// Reads the playbook's log throughout, as a follower does, through whichever server answers;
@@ -464,6 +632,8 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
     let units = env_number("CHAOS_UNITS", 30) as usize;
     let freezes_max = env_number("CHAOS_FREEZES", 1) as usize;
     let seconds = env_number("CHAOS_SECONDS", 30);
+    // Restarting PostgreSQL cuts every other test using it too: the long version alone does.
+    let postgres_restarts = env_number("CHAOS_POSTGRES_RESTARTS", 0) == 1;
     eprintln!(
         "chaos: CHAOS_SEED={seed} CHAOS_UNITS={units} CHAOS_FREEZES={freezes_max} CHAOS_SECONDS={seconds}"
     );
@@ -496,7 +666,7 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         then: Box::new(Reply::Text("Reviewed.".into())),
     });
     let tools = McpDouble::start().await;
-    let cluster = Cluster::start(&database, &provider, &tools);
+    let cluster = Cluster::start(&database, &provider, &tools).await;
     let caller = Caller {
         cluster: cluster.clone(),
         http: reqwest::Client::builder()
@@ -529,6 +699,7 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         Dice(seed),
         stop_faults.clone(),
         freezes_max,
+        postgres_restarts,
     ));
     let follower = tokio::spawn(follow(caller.clone(), stop_follow.clone()));
 
