@@ -5,7 +5,9 @@
 //! workflow that asks a person through an interaction the test answers (`a-i`), and an event
 //! published for an event trigger that starts a workflow (`e-i`), and a reasoning run that calls
 //! a read-only tool and a writing one on a tool server double that records every call (`n-i`).
-//! Nine runs a unit; and an `every` trigger starts a workflow each minute throughout.
+//! Then a fork whose call competes with a minute's timer (`f-i`), and a workflow that listens
+//! for an event the test sends it (`h-i`). Twelve runs a unit; and an `every` trigger starts a
+//! workflow each minute throughout.
 //!
 //! The faults, at moments a seed chooses (printed; `CHAOS_SEED` replays one): a server killed
 //! with SIGKILL and started again; a server's PostgreSQL connections terminated
@@ -86,6 +88,44 @@ do:
         tick: ${ $data[0].data.i }
 ";
 
+/// A workflow whose two branches compete: a call that answers at once, and a timer of a
+/// minute that must be cancelled when the call wins.
+const RACE: &str = "document:
+  dsl: 1.0.3
+  namespace: chaos
+  name: race
+  version: 1.0.0
+do:
+  - both:
+      fork:
+        compete: true
+        branches:
+          - slow:
+              do:
+                - pause:
+                    wait: PT1M
+                - late:
+                    set:
+                      x: -1
+          - quick:
+              call: run_definition
+              with: { type: computation, name: add-one, input: { x: '${ $data.x }' } }
+";
+
+/// A workflow that listens for one event sent to it.
+const HEAR: &str = "document:
+  dsl: 1.0.3
+  namespace: chaos
+  name: hear
+  version: 1.0.0
+do:
+  - hear:
+      listen:
+        to:
+          one:
+            with: { type: com.example.go }
+";
+
 /// A workflow an `every` trigger starts each minute (the shortest period), which keeps the
 /// time it was due.
 const BEAT: &str = "document:
@@ -106,7 +146,7 @@ const SERVERS: usize = 3;
 /// A work item's lease: a frozen server is held past it.
 const LEASE: Duration = Duration::from_secs(30);
 /// Runs each unit of load makes.
-const RUNS_PER_UNIT: usize = 9;
+const RUNS_PER_UNIT: usize = 12;
 
 /// A small deterministic generator (xorshift64*): the seed alone decides the faults.
 struct Dice(u64);
@@ -415,9 +455,6 @@ impl Caller {
         let body = json!({"run_id": run_id, "input": input});
         let (status, body) = self.send(reqwest::Method::POST, &path, Some(&body)).await;
         let going = status == 409 && matches!(body["kind"].as_str(), Some("taken" | "running"));
-        if !matches!(status, 200 | 202) {
-            eprintln!("chaos: {def_type}/{name} {run_id}: {status} {body}");
-        }
         assert!(
             matches!(status, 200 | 202) || going || body["run_id"] == run_id,
             "{def_type}/{name} {run_id}: {status} {body:#}"
@@ -685,6 +722,8 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         ("workflow", "on-tick", ON_TICK),
         ("reasoning", "note", NOTE),
         ("workflow", "beat", BEAT),
+        ("workflow", "race", RACE),
+        ("workflow", "hear", HEAR),
     ] {
         setup
             .save_definition(PLAYBOOK_PATH, def_type, name, source)
@@ -739,6 +778,17 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
                     json!({"q": format!("n-{i}")}),
                 )
                 .await;
+            caller
+                .start("workflow", "race", &format!("f-{i}"), json!({"x": 1}))
+                .await;
+            caller
+                .start("workflow", "hear", &format!("h-{i}"), json!({}))
+                .await;
+            // Sent under its id: a send the caller makes again is the same event.
+            let go = json!({"type": "com.example.go", "id": format!("go-{i}"), "data": {"i": i}});
+            let path = format!("{PLAYBOOK_PATH}/runs/h-{i}/events");
+            let (status, body) = caller.send(reqwest::Method::POST, &path, Some(&go)).await;
+            assert!(matches!(status, 202 | 409), "go-{i}: {status} {body:#}");
             let event =
                 json!({"type": "com.example.tick", "id": format!("e-{i}"), "data": {"i": i}});
             let path = format!("{PLAYBOOK_PATH}/events");
@@ -888,7 +938,7 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
     };
     // Each workflow's steps made their output once; every child once.
     assert_eq!(of("workflow", "chain").len(), units);
-    assert_eq!(of("computation", "add-one").len(), 3 * units);
+    assert_eq!(of("computation", "add-one").len(), 4 * units);
     assert_eq!(of("interaction", "approve").len(), units);
     for i in 0..units {
         let chain = caller.get(&format!("{PLAYBOOK_PATH}/runs/c-{i}")).await;
@@ -898,6 +948,14 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         assert_eq!(ask["status"], "succeeded", "{ask:#}");
         let review = caller.get(&format!("{PLAYBOOK_PATH}/runs/r-{i}")).await;
         assert_eq!(review["status"], "succeeded", "{review:#}");
+        // The call won the race, once; the timer's branch never finished.
+        let race = caller.get(&format!("{PLAYBOOK_PATH}/runs/f-{i}")).await;
+        assert_eq!(race["status"], "succeeded", "{race:#}");
+        assert_eq!(race["output"], json!({"x": 2}), "{race:#}");
+        // The event sent to the run was taken once, its own.
+        let hear = caller.get(&format!("{PLAYBOOK_PATH}/runs/h-{i}")).await;
+        assert_eq!(hear["status"], "succeeded", "{hear:#}");
+        assert_eq!(hear["output"], json!([{"i": i}]), "{hear:#}");
     }
     // No answered model call was made again: after a number's answer, no start of it.
     for (run_id, calls) in &model_calls {
