@@ -1,7 +1,7 @@
 //! The client commands: each calls one operation over HTTP and prints its answer, for people
 //! by default and as the API's JSON with `--json`. A problem document prints its detail and
-//! issues, and the command exits 1; a command line found wrong before the request exits 2, and
-//! a server that cannot be reached 3.
+//! issues, and the command exits 1; a command line found wrong before the request exits 2, a
+//! server that cannot be reached 3, and a file or stdin named that cannot be read 4.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

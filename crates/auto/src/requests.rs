@@ -1,6 +1,7 @@
 //! `auto requests` and `auto answer`: the playbook's inbox over `list_requests`, and an answer
 //! over `answer_interaction`. The answer is JSON, `@FILE` or `-` for stdin, checked before any
-//! request (exit 2); a refused answer prints the problem document and exits 1.
+//! request (exit 2 when the argument is wrong, 4 when its file or stdin is); a refused answer
+//! prints the problem document and exits 1.
 
 use std::process::ExitCode;
 

@@ -3,7 +3,8 @@
 //! run's history) and `cancel_run`.
 //!
 //! What the command line names is checked before any request (exit 2): TYPE/NAME, the run id,
-//! and `--input`, which is JSON, `@FILE` or `-` for stdin.
+//! and `--input`, which is JSON, `@FILE` or `-` for stdin (a file or stdin that cannot be read
+//! or holds no JSON exits 4).
 
 use std::process::ExitCode;
 

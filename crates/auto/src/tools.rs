@@ -1,8 +1,8 @@
 //! `auto tools`: the tool-server operations (`search`, `introspect`, `execute` and `dry_run`)
 //! for a person or an agent writing a reasoning function's `tools`: `auto tools search
 //! [TERMS]`, `auto tools show SERVER TOOL`, `auto tools call SERVER TOOL [JSON|@FILE|-]
-//! [--dry-run]`. The arguments are checked before any request (exit 2); a refusal prints the
-//! problem document and exits 1.
+//! [--dry-run]`. The arguments are checked before any request (exit 2, or 4 for a file or
+//! stdin); a refusal prints the problem document and exits 1.
 
 use std::process::ExitCode;
 

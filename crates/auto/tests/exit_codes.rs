@@ -53,6 +53,7 @@ fn each_code_has_one_cause() {
         &["check", dir.path().join("notes.txt").to_str().unwrap()],
         &["run", "computation/x", "--input", "{nope"],
         &["org", "list", "--url", "not a url"],
+        &["mcp", "--url", NOWHERE, "--key", "two\nlines"],
     ] {
         let output = auto_at(NOWHERE, args);
         assert_eq!(code(&output), 2, "{args:?}: {}", stderr(&output));
