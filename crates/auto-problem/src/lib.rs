@@ -155,7 +155,7 @@ impl Problem {
 
     /// Gives the problem HTTP's own status, for a refusal of HTTP itself that no reason's
     /// status says: 400 (bad framing), 405 (a route's wrong method), 408 (a body too slow), 414
-    /// (a target too long), 431 (headers too large).
+    /// (a target too long), 431 (headers too large); and 401 for a request without a known key.
     pub fn with_status(mut self, status: u16) -> Self {
         self.status = status;
         self

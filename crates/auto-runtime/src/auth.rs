@@ -193,6 +193,12 @@ impl Keys {
     }
 }
 
+/// HTTP's status of a request without a known key: 401, which RFC 9110 gives a request whose
+/// credentials are missing or wrong, and which asks for a key (`WWW-Authenticate: Bearer`). A
+/// known key whose role or org does not allow the operation is `forbidden` 403.
+pub const UNAUTHENTICATED_STATUS: u16 = 401;
+
+/// A request without a known key: reason `forbidden`, kind `unauthenticated`, status 401.
 fn unauthenticated(detail: &str) -> Problem {
     Problem::new(
         crate::problem::Reason::Forbidden,
@@ -200,6 +206,7 @@ fn unauthenticated(detail: &str) -> Problem {
         detail,
     )
     .with_kind("unauthenticated")
+    .with_status(UNAUTHENTICATED_STATUS)
 }
 
 /// A new key and the hash to paste into `[[keys]]`.
@@ -223,9 +230,11 @@ mod tests {
         let keys = Keys::new(vec![entry]);
         let caller = keys.authenticate(Some(&format!("Bearer {key}"))).unwrap();
         assert_eq!(caller.id, "ci-bot");
-        assert!(keys.authenticate(Some("Bearer auto_wrong")).is_err());
-        assert!(keys.authenticate(None).is_err());
-        assert!(keys.authenticate(Some(&key)).is_err());
+        for refused in [Some("Bearer auto_wrong"), None, Some(key.as_str())] {
+            let problem = keys.authenticate(refused).unwrap_err();
+            assert_eq!(problem.status, UNAUTHENTICATED_STATUS, "{refused:?}");
+            assert_eq!(problem.kind.as_deref(), Some("unauthenticated"));
+        }
     }
 
     #[test]

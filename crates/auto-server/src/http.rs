@@ -44,8 +44,9 @@ pub struct AppState {
 
 type Answer<T> = Result<T, ProblemAnswer>;
 
-/// A problem document as an HTTP answer: its status, `application/problem+json`, and
-/// `Retry-After` when the problem says when to try again. The runtime's problems know no
+/// A problem document as an HTTP answer: its status, `application/problem+json`,
+/// `Retry-After` when the problem says when to try again, and `WWW-Authenticate: Bearer` on a
+/// 401. The runtime's problems know no
 /// HTTP; this is where they become answers.
 #[derive(Debug)]
 pub struct ProblemAnswer(pub Problem);
@@ -70,6 +71,12 @@ impl IntoResponse for ProblemAnswer {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        // A request without a known key is asked for one, as RFC 6750 has it.
+        if problem.status == StatusCode::UNAUTHORIZED.as_u16() {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
     }

@@ -1,4 +1,5 @@
-//! Bearer keys and roles: a key reaches its own org only, and its role bounds what it does.
+//! Bearer keys and roles: a request without a known key is 401, a key reaches its own org
+//! only (403 for another), and its role bounds what it does (403 beyond it).
 
 mod common;
 
@@ -20,16 +21,32 @@ async fn keys_roles_and_orgs() {
     ])
     .await;
 
-    // No key, or a wrong one.
-    server
-        .get("/v1/orgs")
+    // No key, or a wrong one: 401, asking for a bearer key.
+    for key in [None, Some("auto_wrong")] {
+        let refused = match key {
+            Some(key) => server.with_key(key).get("/v1/orgs").await,
+            None => server.get("/v1/orgs").await,
+        };
+        let problem = refused.assert_problem(401, "forbidden");
+        assert_eq!(problem["kind"], "unauthenticated", "{problem:#}");
+        let mut request = reqwest::Client::new().get(format!("{}/v1/orgs", server.url));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        let answer = request.send().await.unwrap();
+        assert_eq!(answer.status(), 401);
+        assert_eq!(answer.headers()["www-authenticate"], "Bearer", "{key:?}");
+    }
+    // A refusal that is not about the key asks for none.
+    let answer = reqwest::Client::new()
+        .post(format!("{}/v1/orgs", server.url))
+        .bearer_auth(&viewer_key)
+        .json(&json!({"id": "x"}))
+        .send()
         .await
-        .assert_problem(403, "forbidden");
-    server
-        .with_key("auto_wrong")
-        .get("/v1/orgs")
-        .await
-        .assert_problem(403, "forbidden");
+        .unwrap();
+    assert_eq!(answer.status(), 403);
+    assert!(answer.headers().get("www-authenticate").is_none());
 
     let admin = server.with_key(&admin_key);
     assert_eq!(

@@ -395,7 +395,8 @@ async fn keys_and_roles_apply_as_over_http() {
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_vec(),
         )
         .await;
-    reply.assert_problem(403, "forbidden");
+    let problem = reply.assert_problem(401, "forbidden");
+    assert_eq!(problem["kind"], "unauthenticated", "{problem:#}");
     for client in [admin, viewer, stranger] {
         client.cancel().await.unwrap();
     }

@@ -194,7 +194,10 @@ fn problem_section() -> String {
         "\n## Problem documents\n\nEvery rejection (RFC 9457), over HTTP and MCP alike. `reason` is \
          `invalid_input` (422), `forbidden` (403), `not_found` (404), `conflict` (409), \
          `unavailable` (503), `cancelled` (409), `unanswered` (410) or `failed` (500); `type` is \
-         `https://on.auto/problems/` and the reason.\n\n| field | type | description |\n|---|---|---|\n",
+         `https://on.auto/problems/` and the reason. A request without a known key, on a server \
+         with keys, is `forbidden` of kind `unauthenticated` with HTTP's own 401 and \
+         `WWW-Authenticate: Bearer`; a known key whose role or org does not allow the operation \
+         is 403.\n\n| field | type | description |\n|---|---|---|\n",
     );
     if let Some(properties) = schema["properties"].as_object() {
         for (name, field) in properties {

@@ -1,7 +1,7 @@
 //! The client commands: each calls one operation over HTTP and prints its answer, for people
 //! by default and as the API's JSON with `--json`. A problem document prints its detail and
-//! issues, and the command exits 1; a command line found wrong before the request exits 2, and
-//! a server that cannot be reached 3.
+//! issues, and the command exits 1; a command line found wrong before the request exits 2, a
+//! server that cannot be reached 3, and a file or stdin named that cannot be read 4.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,13 +11,15 @@ use clap::Subcommand;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::{PlaybookArgs, Remote, Unreachable, UsageError};
+use crate::{InputError, PlaybookArgs, Remote, Unreachable, UsageError};
 
 #[derive(Subcommand)]
 pub enum OrgCommand {
     /// Create an org.
     Create {
+        /// The org's id: a lowercase letter, then lowercase letters, digits and hyphens.
         id: String,
+        /// A title for people.
         #[arg(long)]
         title: Option<String>,
         #[command(flatten)]
@@ -34,9 +36,12 @@ pub enum OrgCommand {
 pub enum PlaybookCommand {
     /// Create a playbook in an org.
     Create {
+        /// The playbook's id: a lowercase letter, then lowercase letters, digits and hyphens.
         id: String,
+        /// The org.
         #[arg(long, env = "AUTO_ORG")]
         org: String,
+        /// A title for people.
         #[arg(long)]
         title: Option<String>,
         #[command(flatten)]
@@ -44,6 +49,7 @@ pub enum PlaybookCommand {
     },
     /// List an org's playbooks.
     List {
+        /// The org.
         #[arg(long, env = "AUTO_ORG")]
         org: String,
         #[command(flatten)]
@@ -69,8 +75,10 @@ pub struct SaveArgs {
 pub enum DefCommand {
     /// Check and save a new definition.
     Create {
+        /// The type: reasoning, workflow, interaction, computation, recall or prediction.
         #[arg(value_name = "TYPE")]
         def_type: String,
+        /// The definition's name.
         name: String,
         #[command(flatten)]
         save: SaveArgs,
@@ -81,8 +89,10 @@ pub enum DefCommand {
     },
     /// Check and save the next version of a definition.
     Update {
+        /// The type: reasoning, workflow, interaction, computation, recall or prediction.
         #[arg(value_name = "TYPE")]
         def_type: String,
+        /// The definition's name.
         name: String,
         #[command(flatten)]
         save: SaveArgs,
@@ -93,8 +103,10 @@ pub enum DefCommand {
     },
     /// Show a definition's latest version.
     Get {
+        /// The type: reasoning, workflow, interaction, computation, recall or prediction.
         #[arg(value_name = "TYPE")]
         def_type: String,
+        /// The definition's name.
         name: String,
         #[command(flatten)]
         at: PlaybookArgs,
@@ -103,7 +115,40 @@ pub enum DefCommand {
     },
     /// List the playbook's definitions.
     List {
+        /// Only definitions of this type.
         #[arg(long = "type")]
+        def_type: Option<String>,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// List a definition's saved versions, oldest first.
+    Versions {
+        /// The definition's name.
+        name: String,
+        /// Its type; needed only when the playbook has definitions of this name in several
+        /// types.
+        #[arg(long = "type", value_name = "TYPE")]
+        def_type: Option<String>,
+        #[command(flatten)]
+        at: PlaybookArgs,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Print a unified diff of two saved versions' sources, from V1 to V2.
+    Diff {
+        /// The definition's name.
+        name: String,
+        /// The version to diff from, such as 1.
+        #[arg(value_parser = clap::value_parser!(u32).range(1..))]
+        v1: u32,
+        /// The version to diff to, such as 2.
+        #[arg(value_parser = clap::value_parser!(u32).range(1..))]
+        v2: u32,
+        /// Its type; needed only when the playbook has definitions of this name in several
+        /// types.
+        #[arg(long = "type", value_name = "TYPE")]
         def_type: Option<String>,
         #[command(flatten)]
         at: PlaybookArgs,
@@ -112,8 +157,10 @@ pub enum DefCommand {
     },
     /// Retire a definition.
     Retire {
+        /// The type: reasoning, workflow, interaction, computation, recall or prediction.
         #[arg(value_name = "TYPE")]
         def_type: String,
+        /// The definition's name.
         name: String,
         #[command(flatten)]
         at: PlaybookArgs,
@@ -126,13 +173,16 @@ pub enum DefCommand {
 pub enum EventsCommand {
     /// Publish an event: its type, and its data as JSON.
     Publish {
+        /// The event's type, such as invoice.paid.
         #[arg(value_name = "TYPE")]
         event_type: String,
-        /// The data, as JSON.
+        /// The data, as JSON; the event has none when left out.
         #[arg(long)]
         data: Option<String>,
+        /// The event's source, a URI reference; /callers/<caller> when left out.
         #[arg(long)]
         source: Option<String>,
+        /// What the event is about, within its source.
         #[arg(long)]
         subject: Option<String>,
         #[command(flatten)]
@@ -142,12 +192,16 @@ pub enum EventsCommand {
     },
     /// List the playbook's events in order.
     List {
+        /// Only the events of this run.
         #[arg(long)]
         run_id: Option<String>,
+        /// Only events of this type.
         #[arg(long = "type")]
         event_type: Option<String>,
+        /// The events after this seq, as the previous page's `more: --after SEQ` says.
         #[arg(long)]
         after: Option<String>,
+        /// At most this many events.
         #[arg(long)]
         limit: Option<u32>,
         #[command(flatten)]
@@ -157,6 +211,7 @@ pub enum EventsCommand {
     },
     /// Show one event in full.
     Get {
+        /// The event's id.
         id: String,
         #[command(flatten)]
         at: PlaybookArgs,
@@ -299,14 +354,32 @@ impl Client {
         }
     }
 
-    /// Prints a rejection, as JSON with `--json`; exit 1.
+    /// Prints a rejection, as JSON with `--json`; exit 1. A 401 also says what to do about
+    /// the key, on stderr.
     pub(crate) fn refused(&self, problem: &Value) -> Result<ExitCode> {
         if self.remote.json {
             println!("{}", serde_json::to_string_pretty(problem)?);
         } else {
             print_problem(problem);
         }
+        if problem["status"] == UNAUTHENTICATED {
+            eprintln!("{}", key_hint(self.remote.key.is_some()));
+        }
         Ok(ExitCode::FAILURE)
+    }
+}
+
+/// The status of a request without a known key.
+const UNAUTHENTICATED: u16 = 401;
+
+/// What to do when the server asked for a key: give one, or give the right one.
+fn key_hint(sent: bool) -> &'static str {
+    if sent {
+        "The server does not know the key sent: check AUTO_KEY or --key (the server's \
+         operator makes keys with `auto key new`)."
+    } else {
+        "The server needs a key: set AUTO_KEY or pass --key (the server's operator makes keys \
+         with `auto key new`)."
     }
 }
 
@@ -358,7 +431,7 @@ pub(crate) fn pb_path(at: &PlaybookArgs) -> String {
 
 fn read(path: &PathBuf) -> Result<String> {
     std::fs::read_to_string(path)
-        .with_context(|| UsageError(format!("cannot read {}", path.display())))
+        .with_context(|| InputError(format!("cannot read {}", path.display())))
 }
 
 fn save_body(save: &SaveArgs) -> Result<Value> {
@@ -458,11 +531,18 @@ fn print_definitions(v: &Value) {
         .for_each(print_definition_line);
 }
 
+/// What an event without data shows where its data would be.
+pub(crate) const NO_DATA: &str = "(no data)";
+
+/// An event on one line: seq, time, type, source, and its data as JSON, its size when the
+/// listing left it out, or [`NO_DATA`].
 fn print_event_line(v: &Value) {
-    let data = if v.get("data").is_some() {
-        v["data"].to_string()
+    let data = if let Some(data) = v.get("data") {
+        data.to_string()
+    } else if let Some(bytes) = v["data_bytes"].as_u64() {
+        format!("({bytes} bytes)")
     } else {
-        format!("({} bytes)", v["data_bytes"])
+        NO_DATA.to_owned()
     };
     println!(
         "{}\t{}\t{}\t{}\t{}",
@@ -599,6 +679,75 @@ pub async fn def(command: DefCommand) -> Result<ExitCode> {
                 .print(Method::GET, &path, None, print_definitions)
                 .await
         }
+        DefCommand::Versions {
+            name,
+            def_type,
+            at,
+            remote,
+        } => {
+            let client = Client::new(remote);
+            let def_type = match def_type {
+                Some(def_type) => def_type,
+                None => match type_of(&client, &at, &name).await? {
+                    Ok(def_type) => def_type,
+                    Err(problem) => return client.refused(&problem),
+                },
+            };
+            let path = format!(
+                "{}/definitions/{}/{}/versions",
+                pb_path(&at),
+                encode(&def_type),
+                encode(&name)
+            );
+            client.print(Method::GET, &path, None, print_versions).await
+        }
+        DefCommand::Diff {
+            name,
+            v1,
+            v2,
+            def_type,
+            at,
+            remote,
+        } => {
+            let client = Client::new(remote);
+            let def_type = match def_type {
+                Some(def_type) => def_type,
+                None => match type_of(&client, &at, &name).await? {
+                    Ok(def_type) => def_type,
+                    Err(problem) => return client.refused(&problem),
+                },
+            };
+            let mut sources = Vec::new();
+            for version in [v1, v2] {
+                let path = format!(
+                    "{}/definitions/{}/{}?version={version}",
+                    pb_path(&at),
+                    encode(&def_type),
+                    encode(&name)
+                );
+                match client.call(Method::GET, &path, None).await? {
+                    Ok(found) => sources.push(found["source"].as_str().unwrap_or("").to_owned()),
+                    Err(problem) => return client.refused(&problem),
+                }
+            }
+            let label = |v: u32| format!("{def_type}/{name} v{v}");
+            let diff = similar::TextDiff::from_lines(&sources[0], &sources[1])
+                .unified_diff()
+                .context_radius(3)
+                .header(&label(v1), &label(v2))
+                .to_string();
+            if client.remote.json {
+                let answer = json!({
+                    "type": def_type, "name": name, "from": v1, "to": v2, "diff": diff,
+                });
+                println!("{}", serde_json::to_string_pretty(&answer)?);
+            } else if diff.is_empty() {
+                eprintln!("{} and v{v2} have the same source.", label(v1));
+            } else {
+                print!("{diff}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         DefCommand::Retire {
             def_type,
             name,
@@ -610,6 +759,54 @@ pub async fn def(command: DefCommand) -> Result<ExitCode> {
                 .print(Method::DELETE, &path, None, print_definition)
                 .await
         }
+    }
+}
+
+/// The type of the playbook's definition `name`, for a command that names no `--type`:
+/// `Ok(Err(problem))` when it has none of that name. Several types with it is a wrong command
+/// line: `--type` says which.
+async fn type_of(client: &Client, at: &PlaybookArgs, name: &str) -> Result<Result<String, Value>> {
+    let listed = match client
+        .call(Method::GET, &format!("{}/definitions", pb_path(at)), None)
+        .await?
+    {
+        Ok(listed) => listed,
+        Err(problem) => return Ok(Err(problem)),
+    };
+    let types: Vec<String> = listed["definitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["name"] == name)
+        .filter_map(|d| d["type"].as_str().map(str::to_owned))
+        .collect();
+    match types.as_slice() {
+        [one] => Ok(Ok(one.clone())),
+        [] => Ok(Err(json!({
+            "title": "Not found",
+            "status": 404,
+            "reason": "not_found",
+            "detail": format!("The playbook {} has no definition {name}.", at.playbook),
+        }))),
+        several => Err(UsageError(format!(
+            "the playbook {} has definitions named {name} of the types {}: pass --type",
+            at.playbook,
+            several.join(", ")
+        ))
+        .into()),
+    }
+}
+
+/// `list_definition_versions` as a table: version, status, when it was saved, description.
+fn print_versions(v: &Value) {
+    for version in v["versions"].as_array().into_iter().flatten() {
+        println!(
+            "v{}\t{}\t{}\t{}",
+            version["version"],
+            version["status"].as_str().unwrap_or(""),
+            version["created_at"].as_str().unwrap_or(""),
+            version["description"].as_str().unwrap_or("")
+        );
     }
 }
 
@@ -710,21 +907,42 @@ pub async fn events(command: EventsCommand) -> Result<ExitCode> {
 }
 
 /// Parses JSON an argument gave, or says where it is not JSON: `what is not JSON: line 1,
-/// column 9: expected value`.
+/// column 9: expected value` (exit 2).
 pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
+    json_of(text, what).map_err(|message| UsageError(message).into())
+}
+
+/// JSON given as an argument (`what`): the JSON itself (a wrong one exits 2), `@FILE` for a
+/// file's or `-` for stdin's (one that cannot be read or is not JSON exits 4).
+pub(crate) fn json_argument(text: &str, what: &str) -> Result<Value> {
+    let (read, named) = if text == "-" {
+        let read = std::io::read_to_string(std::io::stdin())
+            .context(InputError(format!("cannot read {what} from stdin")))?;
+        (read, format!("{what} - (stdin)"))
+    } else if let Some(path) = text.strip_prefix('@') {
+        let read = std::fs::read_to_string(path)
+            .context(InputError(format!("cannot read {what} @{path}")))?;
+        (read, format!("{what} @{path}"))
+    } else {
+        return parse_json(text, what);
+    };
+    json_of(&read, &named).map_err(|message| InputError(message).into())
+}
+
+/// The JSON of `text`, or what is wrong with it.
+fn json_of(text: &str, what: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
-        return Err(UsageError(format!("{what} is empty; it takes JSON, such as {{}}")).into());
+        return Err(format!("{what} is empty; it takes JSON, such as {{}}"));
     }
     serde_json::from_str(text).map_err(|error| {
         let message = error.to_string();
         let suffix = format!(" at line {} column {}", error.line(), error.column());
         let message = message.strip_suffix(&suffix).unwrap_or(&message);
-        UsageError(format!(
+        format!(
             "{what} is not JSON: line {}, column {}: {message}",
             error.line(),
             error.column()
-        ))
-        .into()
+        )
     })
 }
 

@@ -2,10 +2,10 @@
 //!
 //! Data goes to stdout, everything else to stderr. `--json` prints the API's JSON as it came.
 //!
-//! The client commands exit 0 on success, 1 when the server refused the request (its problem
-//! document is printed), 2 for a command line that is wrong before any request is made (as clap
-//! does for its own errors: an unknown flag, input that is not JSON, a file that cannot be
-//! read), and 3 when the server cannot be reached.
+//! Each exit code has one meaning, [`EXIT_CODES`] says which, and `auto --help` prints it: an
+//! error carries its code as the marker type it is wrapped in ([`UsageError`],
+//! [`Unreachable`], [`InputError`]); an error without one is a failure on this machine
+//! ([`EXIT_LOCAL`]).
 
 /// mimalloc rather than the C library's allocator: an expression's values, a run's events and a
 /// request's JSON are many small blocks, and mimalloc takes a quarter off an expression that
@@ -27,10 +27,29 @@ mod traces;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use anyhow::Context;
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+/// The exit codes, as `auto --help` prints them.
+pub const EXIT_CODES: &str = "Exit codes:
+  0  Done.
+  1  Refused: the server refused the request (its problem is printed), a run ended without
+     success, or `auto check` or `auto apply` found issues in the documents.
+  2  The command line is wrong: an unknown command or option, or a value found wrong before any
+     request (such as --input that is not JSON, or a --url that is not a URL).
+  3  The server cannot be reached, or its answer cannot be read.
+  4  A file, folder or stdin the command line names cannot be read, or does not hold the JSON it
+     should.
+  5  A failure on this machine: `auto serve` or `auto mcp` cannot start (configuration, address,
+     store) or stopped on an error.";
 
 #[derive(Parser)]
-#[command(name = "auto", version, about = "A durable runtime for AI playbooks.")]
+#[command(
+    name = "auto",
+    version,
+    about = "A durable runtime for AI playbooks.",
+    after_help = EXIT_CODES
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -71,6 +90,7 @@ enum Command {
     Tools(tools::ToolsCommand),
     /// List the models an org's reasoning functions may name, with their context windows.
     Models {
+        /// The org.
         #[arg(long, env = "AUTO_ORG")]
         org: String,
         #[command(flatten)]
@@ -81,6 +101,12 @@ enum Command {
     /// Keys for callers.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Print the shell's completion script for `auto`, such as `source <(auto completion
+    /// bash)` in ~/.bashrc.
+    Completion {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand)]
@@ -111,8 +137,10 @@ pub struct Remote {
 /// The playbook a command acts on.
 #[derive(Args, Clone, Debug)]
 pub struct PlaybookArgs {
+    /// The org of the playbook.
     #[arg(long, env = "AUTO_ORG")]
     pub org: String,
+    /// The playbook.
     #[arg(long, env = "AUTO_PLAYBOOK")]
     pub playbook: String,
 }
@@ -120,10 +148,18 @@ pub struct PlaybookArgs {
 /// A file argument.
 pub type FilePath = PathBuf;
 
+/// Exit code of a request the server refused, a run that ended without success, or documents
+/// with issues.
+pub const EXIT_REFUSED: u8 = 1;
 /// Exit code of a command line that is wrong before any request is made; clap uses it too.
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code of a client command whose server cannot be reached.
 pub const EXIT_UNREACHABLE: u8 = 3;
+/// Exit code of a file, folder or stdin the command line names that cannot be read or does not
+/// hold what it should.
+pub const EXIT_INPUT: u8 = 4;
+/// Exit code of a failure on this machine: a server that cannot start or stopped on an error.
+pub const EXIT_LOCAL: u8 = 5;
 
 /// A command line that is wrong before any request is made: exit [`EXIT_USAGE`].
 #[derive(Debug)]
@@ -150,15 +186,30 @@ impl std::fmt::Display for Unreachable {
 
 impl std::error::Error for Unreachable {}
 
-/// The exit code of an error: usage, unreachable, or 1 for anything else.
-fn exit_code_of(error: &anyhow::Error) -> ExitCode {
-    if error.downcast_ref::<UsageError>().is_some() {
-        ExitCode::from(EXIT_USAGE)
-    } else if error.downcast_ref::<Unreachable>().is_some() {
-        ExitCode::from(EXIT_UNREACHABLE)
-    } else {
-        ExitCode::FAILURE
+/// A file, folder or stdin the command line names cannot be read, or does not hold the JSON it
+/// should: exit [`EXIT_INPUT`].
+#[derive(Debug)]
+pub struct InputError(pub String);
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
+}
+
+impl std::error::Error for InputError {}
+
+/// The exit code of an error: by its marker, or [`EXIT_LOCAL`] for one without.
+fn exit_code_of(error: &anyhow::Error) -> ExitCode {
+    ExitCode::from(if error.downcast_ref::<UsageError>().is_some() {
+        EXIT_USAGE
+    } else if error.downcast_ref::<Unreachable>().is_some() {
+        EXIT_UNREACHABLE
+    } else if error.downcast_ref::<InputError>().is_some() {
+        EXIT_INPUT
+    } else {
+        EXIT_LOCAL
+    })
 }
 
 fn main() -> ExitCode {
@@ -167,7 +218,7 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the async runtime: {error}");
-            return ExitCode::FAILURE;
+            return ExitCode::from(EXIT_LOCAL);
         }
     };
     let result = runtime.block_on(async {
@@ -195,6 +246,15 @@ fn main() -> ExitCode {
                 );
                 Ok(ExitCode::SUCCESS)
             }
+            Command::Completion { shell } => {
+                // Written whole, so a reader that stops early (`| head`) is an error, not a
+                // panic inside the generator.
+                let mut script = Vec::new();
+                clap_complete::generate(shell, &mut Cli::command(), "auto", &mut script);
+                std::io::Write::write_all(&mut std::io::stdout(), &script)
+                    .context("cannot write the completion script to stdout")?;
+                Ok(ExitCode::SUCCESS)
+            }
         }
     });
     match result {
@@ -203,5 +263,44 @@ fn main() -> ExitCode {
             eprintln!("error: {error:#}");
             exit_code_of(&error)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every argument and option of every command, the global ones included, says what it is
+    /// in `--help`.
+    #[test]
+    fn every_argument_has_help() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in command.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut command = Cli::command();
+        command.build();
+        let mut missing = Vec::new();
+        walk(&command, "auto", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "arguments without help:\n{}",
+            missing.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_command_tree_is_sound() {
+        Cli::command().debug_assert();
     }
 }

@@ -100,7 +100,9 @@ fn remote_api(url: &str, key: Option<&str>) -> Result<axum::Router> {
     let authorization = key
         .map(|key| HeaderValue::from_str(&format!("Bearer {key}")))
         .transpose()
-        .context("the key is not a valid header value")?;
+        .context(crate::UsageError(
+            "--key is not a valid header value: a key is printable ASCII".into(),
+        ))?;
     let remote = Arc::new(Remote {
         base: url.trim_end_matches('/').to_owned(),
         authorization,

@@ -1,16 +1,17 @@
 //! `auto requests` and `auto answer`: the playbook's inbox over `list_requests`, and an answer
 //! over `answer_interaction`. The answer is JSON, `@FILE` or `-` for stdin, checked before any
-//! request (exit 2); a refused answer prints the problem document and exits 1.
+//! request (exit 2 when the argument is wrong, 4 when its file or stdin is); a refused answer
+//! prints the problem document and exits 1.
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use auto_store::{REQUESTS_PAGE_MAX, RequestStatus};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::client::{Client, encode, parse_json, pb_path, query};
-use crate::{PlaybookArgs, Remote, UsageError};
+use crate::client::{Client, encode, json_argument, pb_path, query};
+use crate::{PlaybookArgs, Remote};
 
 fn statuses() -> Vec<&'static str> {
     RequestStatus::ALL.iter().map(|s| s.as_str()).collect()
@@ -49,17 +50,7 @@ pub struct AnswerArgs {
 
 /// The answer the argument gives: the JSON itself, a file's (`@FILE`) or stdin's (`-`).
 fn read_answer(answer: &str) -> Result<Value> {
-    if answer == "-" {
-        let text = std::io::read_to_string(std::io::stdin())
-            .context(UsageError("cannot read the answer from stdin".into()))?;
-        parse_json(&text, "the answer - (stdin)")
-    } else if let Some(path) = answer.strip_prefix('@') {
-        let text = std::fs::read_to_string(path)
-            .context(UsageError(format!("cannot read the answer @{path}")))?;
-        parse_json(&text, &format!("the answer @{path}"))
-    } else {
-        parse_json(answer, "the answer")
-    }
+    json_argument(answer, "the answer")
 }
 
 pub async fn requests(args: RequestsArgs) -> Result<ExitCode> {

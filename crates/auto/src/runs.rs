@@ -3,11 +3,12 @@
 //! run's history) and `cancel_run`.
 //!
 //! What the command line names is checked before any request (exit 2): TYPE/NAME, the run id,
-//! and `--input`, which is JSON, `@FILE` or `-` for stdin.
+//! and `--input`, which is JSON, `@FILE` or `-` for stdin (a file or stdin that cannot be read
+//! or holds no JSON exits 4).
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use auto_engine::definitions::{DefinitionType, check_name};
 use auto_server::events::EVENTS_PAGE_MAX;
 use auto_server::runs::{RUNS_PAGE_MAX, check_run_id};
@@ -16,7 +17,10 @@ use clap::Subcommand;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::client::{Client, encode, parse_json, pb_path, print_problem, problem_lines, query};
+use crate::client::{
+    Client, NO_DATA, encode, json_argument, parse_json, pb_path, print_problem, problem_lines,
+    query,
+};
 use crate::{PlaybookArgs, Remote, UsageError};
 
 /// A definition named on the command line as `TYPE/NAME`.
@@ -83,6 +87,7 @@ pub struct RunArgs {
 pub enum RunsCommand {
     /// Show a run: its definition, status, input, output, record or problem.
     Get {
+        /// The run's id.
         #[arg(value_name = "ID", value_parser = parse_run_id)]
         run_id: String,
         #[command(flatten)]
@@ -98,8 +103,9 @@ pub enum RunsCommand {
         /// Only runs of definitions of this name.
         #[arg(long, value_parser = parse_name)]
         name: Option<String>,
-        /// Only runs with this status.
-        #[arg(long, value_parser = ["started", "succeeded", "rejected", "failed"])]
+        /// Only runs with this status. `cancelled` is a run that ended cancelled: the server
+        /// records it `rejected` with the reason `cancelled`, so it asks for both.
+        #[arg(long, value_parser = ["started", "succeeded", "rejected", "failed", CANCELLED])]
         status: Option<String>,
         /// Only runs whose problem has this reason.
         #[arg(long, value_parser = [
@@ -128,6 +134,7 @@ pub enum RunsCommand {
     /// Print a run's steps as they happen, on stderr, then its output (exit 0) or its problem
     /// (exit 1). A run that has ended prints its whole history at once.
     Follow {
+        /// The run's id.
         #[arg(value_name = "ID", value_parser = parse_run_id)]
         run_id: String,
         #[command(flatten)]
@@ -138,8 +145,10 @@ pub enum RunsCommand {
     /// Send an event to a run (`send_run_event`): kept until one of its `listen` tasks takes
     /// it. An id the run received before is ignored, so a retry with `--id` is safe.
     Send {
+        /// The run's id.
         #[arg(value_name = "ID", value_parser = parse_run_id)]
         run_id: String,
+        /// The event's type, as the run's `listen` task names it.
         #[arg(value_name = "TYPE")]
         event_type: String,
         /// The data, as JSON.
@@ -148,8 +157,10 @@ pub enum RunsCommand {
         /// The event's id; a new one when left out.
         #[arg(long = "id", value_name = "EVENT_ID")]
         event_id: Option<String>,
+        /// The event's source, a URI reference; /callers/<caller> when left out.
         #[arg(long)]
         source: Option<String>,
+        /// What the event is about, within its source.
         #[arg(long)]
         subject: Option<String>,
         #[command(flatten)]
@@ -157,13 +168,18 @@ pub enum RunsCommand {
         #[command(flatten)]
         remote: Remote,
     },
-    /// Cancel a run that is still going.
+    /// Cancel a run that is still going: print that it is being cancelled, then its state.
     Cancel {
+        /// The run's id.
         #[arg(value_name = "ID", value_parser = parse_run_id)]
         run_id: String,
         /// Why, in your words.
         #[arg(long)]
         detail: Option<String>,
+        /// Wait until the run has ended and print its end: exit 0 when it ended cancelled, 1
+        /// when it ended otherwise first.
+        #[arg(long)]
+        wait: bool,
         #[command(flatten)]
         at: PlaybookArgs,
         #[command(flatten)]
@@ -173,17 +189,7 @@ pub enum RunsCommand {
 
 /// The input `--input` gives: the JSON itself, a file's (`@FILE`) or stdin's (`-`).
 fn read_input(input: &str) -> Result<Value> {
-    if input == "-" {
-        let text = std::io::read_to_string(std::io::stdin())
-            .context(UsageError("cannot read --input - from stdin".into()))?;
-        parse_json(&text, "--input - (stdin)")
-    } else if let Some(path) = input.strip_prefix('@') {
-        let text = std::fs::read_to_string(path)
-            .context(UsageError(format!("cannot read --input @{path}")))?;
-        parse_json(&text, &format!("--input @{path}"))
-    } else {
-        parse_json(input, "--input")
-    }
+    json_argument(input, "--input")
 }
 
 /// How long `auto run --wait` and `auto runs follow` pause before opening a stream again.
@@ -370,6 +376,9 @@ fn step_line(event: &Value) -> String {
             about.push(title.to_owned());
         }
     }
+    if data.is_null() && event["data_bytes"].is_null() {
+        about.push(NO_DATA.to_owned());
+    }
     format!(
         "{time}  {:<16}  {}",
         event["type"].as_str().unwrap_or(""),
@@ -441,6 +450,7 @@ pub async fn runs(command: RunsCommand) -> Result<ExitCode> {
             at,
             remote,
         } => {
+            let (status, reason) = status_query(status, reason)?;
             let q = query(&[
                 ("type", def_type),
                 ("name", name),
@@ -490,18 +500,84 @@ pub async fn runs(command: RunsCommand) -> Result<ExitCode> {
         RunsCommand::Cancel {
             run_id,
             detail,
+            wait,
             at,
             remote,
-        } => {
-            let path = format!("{}/runs/{}/cancel", pb_path(&at), encode(&run_id));
-            let body = match detail {
-                Some(detail) => json!({ "detail": detail }),
-                None => json!({}),
-            };
-            Client::new(remote)
-                .print(Method::POST, &path, Some(body), print_run)
-                .await
-        }
+        } => cancel(Client::new(remote), &at, &run_id, detail, wait).await,
+    }
+}
+
+/// `--status cancelled`: a run that ended `rejected` with the reason `cancelled`.
+const CANCELLED: &str = "cancelled";
+
+/// The `status` and `reason` of `list_runs` for `--status` and `--reason`; `--status
+/// cancelled` is `rejected` with the reason `cancelled`, and another `--reason` beside it is a
+/// wrong command line.
+fn status_query(
+    status: Option<String>,
+    reason: Option<String>,
+) -> Result<(Option<String>, Option<String>)> {
+    if status.as_deref() != Some(CANCELLED) {
+        return Ok((status, reason));
+    }
+    match reason.as_deref() {
+        None | Some(CANCELLED) => Ok((Some("rejected".into()), Some(CANCELLED.into()))),
+        Some(other) => Err(UsageError(format!(
+            "--status cancelled is a run rejected with the reason cancelled; it cannot also \
+             have the reason {other}: leave out --reason, or use --status rejected"
+        ))
+        .into()),
+    }
+}
+
+/// `cancel_run`: says the run is being cancelled, asks, and prints the run as the server
+/// answered it; with `wait`, follows the run to its end and prints that.
+async fn cancel(
+    client: Client,
+    at: &PlaybookArgs,
+    run_id: &str,
+    detail: Option<String>,
+    wait: bool,
+) -> Result<ExitCode> {
+    let path = format!("{}/runs/{}/cancel", pb_path(at), encode(run_id));
+    let body = match detail {
+        Some(detail) => json!({ "detail": detail }),
+        None => json!({}),
+    };
+    eprintln!("Cancelling the run {run_id}...");
+    let answer = client.send(Method::POST, &path, Some(body)).await?;
+    if !answer.ok() {
+        return client.refused(&answer.body);
+    }
+    let mut run = answer.body;
+    if wait && run["status"] == "started" {
+        eprintln!("The run {run_id} is being cancelled; waiting for it to end...");
+        run = match follow(&client, at, run_id, false).await? {
+            Ok(ended) => ended,
+            Err(problem) => return client.refused(&problem),
+        };
+    }
+    if client.remote.json {
+        println!("{}", serde_json::to_string_pretty(&run)?);
+    } else {
+        print_run(&run);
+    }
+    let cancelled = run["problem"]["reason"] == CANCELLED;
+    if run["status"] == "started" {
+        eprintln!(
+            "The run {run_id} is being cancelled; `auto runs get {run_id}` shows when it has \
+             ended, or cancel with --wait to wait for it."
+        );
+        Ok(ExitCode::SUCCESS)
+    } else if cancelled {
+        eprintln!("The run {run_id} ended cancelled.");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "The run {run_id} ended {} before the cancellation took hold.",
+            run["status"].as_str().unwrap_or("")
+        );
+        Ok(ExitCode::FAILURE)
     }
 }
 

@@ -78,7 +78,7 @@ pub async fn run(args: ServeArgs) -> Result<ExitCode> {
         // `--log-json` writes JSON only: the reason it stopped too.
         Err(error) if json => {
             tracing::error!(error = %format_args!("{error:#}"), "auto could not serve");
-            Ok(ExitCode::FAILURE)
+            Ok(ExitCode::from(crate::EXIT_LOCAL))
         }
         served => served,
     }

@@ -1,17 +1,17 @@
 //! `auto tools`: the tool-server operations (`search`, `introspect`, `execute` and `dry_run`)
 //! for a person or an agent writing a reasoning function's `tools`: `auto tools search
 //! [TERMS]`, `auto tools show SERVER TOOL`, `auto tools call SERVER TOOL [JSON|@FILE|-]
-//! [--dry-run]`. The arguments are checked before any request (exit 2); a refusal prints the
-//! problem document and exits 1.
+//! [--dry-run]`. The arguments are checked before any request (exit 2, or 4 for a file or
+//! stdin); a refusal prints the problem document and exits 1.
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::client::{Client, encode, parse_json, pb_path, query};
-use crate::{PlaybookArgs, Remote, UsageError};
+use crate::client::{Client, encode, json_argument, pb_path, query};
+use crate::{InputError, PlaybookArgs, Remote, UsageError};
 
 #[derive(clap::Subcommand)]
 pub enum ToolsCommand {
@@ -27,7 +27,9 @@ pub enum ToolsCommand {
     },
     /// Show one tool in full, with the schema of its arguments.
     Show {
+        /// The tool server, as `[tool_servers.NAME]` of auto.toml names it.
         server: String,
+        /// The tool, as the server names it.
         tool: String,
         #[command(flatten)]
         at: PlaybookArgs,
@@ -37,7 +39,9 @@ pub enum ToolsCommand {
     /// Call one tool once, as a run would, and print what the run's model would see; the call
     /// is recorded in the playbook's history.
     Call {
+        /// The tool server, as `[tool_servers.NAME]` of auto.toml names it.
         server: String,
+        /// The tool, as the server names it.
         tool: String,
         /// The arguments: a JSON object, @FILE for a file of one, or - for stdin; {} when left
         /// out.
@@ -110,22 +114,15 @@ pub async fn tools(command: ToolsCommand) -> Result<ExitCode> {
 
 /// The arguments the command line gives: JSON, a file's (`@FILE`) or stdin's (`-`); an object.
 fn read_arguments(text: &str) -> Result<Value> {
-    let value = if text == "-" {
-        let text = std::io::read_to_string(std::io::stdin())
-            .context(UsageError("cannot read the arguments from stdin".into()))?;
-        parse_json(&text, "the arguments - (stdin)")?
-    } else if let Some(path) = text.strip_prefix('@') {
-        let text = std::fs::read_to_string(path)
-            .context(UsageError(format!("cannot read the arguments @{path}")))?;
-        parse_json(&text, &format!("the arguments @{path}"))?
-    } else {
-        parse_json(text, "the arguments")?
-    };
+    let value = json_argument(text, "the arguments")?;
     if !value.is_object() {
-        return Err(UsageError(
-            "the arguments must be a JSON object, such as {\"q\": \"x\"}".into(),
-        )
-        .into());
+        let message = "the arguments must be a JSON object, such as {\"q\": \"x\"}".to_owned();
+        // Wrong on the command line, or in the file or stdin it names.
+        return Err(if text == "-" || text.starts_with('@') {
+            InputError(message).into()
+        } else {
+            UsageError(message).into()
+        });
     }
     Ok(value)
 }

@@ -449,7 +449,7 @@ fn a_playbook_that_is_not_there_is_refused_with_a_hint() {
          hint: create the playbook with `auto playbook create main --org acme`\n"
     );
     let missing = apply(&server, &dir.path().join("nope"), &[]);
-    assert_eq!(code(&missing), 2);
+    assert_eq!(code(&missing), 4, "a folder that cannot be read");
     assert!(
         stderr(&missing).starts_with("error: cannot read the folder "),
         "{}",

@@ -96,3 +96,69 @@ fn one_broken_file_among_good_ones_exits_1() {
         )
     );
 }
+
+#[test]
+fn json_lists_each_issue_with_its_place() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let broken = write(
+        dir.path(),
+        "review.reasoning.md",
+        "---\nmodel: anthropic/claude-sonnet-4-5\nconfig:\n  temperature: warm\n---\nHi\n",
+    );
+    let workflow = write(
+        dir.path(),
+        "flow.yaml",
+        "document:\n  dsl: 1.0.3\n  namespace: t\n  name: flow\n  version: 1.0.0\ndo:\n  - a:\n      wait: soon\n",
+    );
+    let output = Command::new(AUTO)
+        .args(["check", "--json"])
+        .arg(&broken)
+        .arg(&workflow)
+        .output()
+        .expect("auto runs");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(report["ok"], false);
+    let issues = report["issues"].as_array().expect("issues");
+    assert_eq!(
+        issues[0],
+        serde_json::json!({
+            "file": broken.display().to_string(),
+            "line": 4,
+            "column": null,
+            "pointer": "/config/temperature",
+            "message": "Line 4, /config/temperature: Expected number.",
+        })
+    );
+    let in_workflow: Vec<&serde_json::Value> = issues
+        .iter()
+        .filter(|i| i["file"] == workflow.display().to_string())
+        .collect();
+    assert!(!in_workflow.is_empty(), "{report:#}");
+    assert!(in_workflow[0]["line"].as_u64().is_some(), "{report:#}");
+    assert!(in_workflow[0]["column"].as_u64().is_some(), "{report:#}");
+    assert!(
+        in_workflow[0]["pointer"]
+            .as_str()
+            .unwrap()
+            .starts_with("/do/0"),
+        "{report:#}"
+    );
+
+    let good = write(
+        dir.path(),
+        "greet.reasoning.md",
+        "---\nmodel: openai/gpt-5\n---\nHello\n",
+    );
+    let output = Command::new(AUTO)
+        .args(["check", "--json"])
+        .arg(&good)
+        .output()
+        .expect("auto runs");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(
+        report,
+        serde_json::json!({"ok": true, "issues": [], "warnings": []})
+    );
+}

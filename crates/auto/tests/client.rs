@@ -120,7 +120,8 @@ fn a_wrong_command_line_exits_2_before_any_request() {
             "/nonexistent/x.md",
         ],
     );
-    assert_eq!(code(&output), 2);
+    // A file that cannot be read is no wrong command line: exit 4.
+    assert_eq!(code(&output), 4);
     assert_eq!(
         common::stderr(&output),
         "error: cannot read /nonexistent/x.md: No such file or directory (os error 2)\n"

@@ -119,7 +119,7 @@ fn a_server_that_cannot_start_says_why_in_json_too() {
     // A second server on the same file is refused: its reason is a JSON line as well.
     let second = serve(dir.path(), free_port(), &["--log-json"]);
     let output = second.wait_with_output().expect("its output");
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(5), "a server that cannot start");
     let log = String::from_utf8(output.stderr).expect("UTF-8");
     let lines: Vec<Value> = log
         .lines()

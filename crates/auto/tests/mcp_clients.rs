@@ -424,11 +424,11 @@ fn the_python_sdk_is_refused_without_a_known_key() {
     let answer: Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|_| panic!("{}{}", common::stdout(&output), common::stderr(&output)));
     assert!(answer.get("connect_error").is_some(), "{answer:#}");
-    // Every request was refused at the HTTP layer, before MCP saw it: `forbidden`, kind
+    // Every request was refused at the HTTP layer, before MCP saw it: 401, kind
     // `unauthenticated`, as the API refuses an unknown key.
     let statuses = answer["http_statuses"].as_array().expect("statuses");
     assert!(!statuses.is_empty(), "{answer:#}");
-    assert!(statuses.iter().all(|status| status == 403), "{answer:#}");
+    assert!(statuses.iter().all(|status| status == 401), "{answer:#}");
 }
 
 #[test]

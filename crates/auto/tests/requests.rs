@@ -108,8 +108,9 @@ fn command_lines_refused_before_any_request() {
     let server = serve();
     let not_json = auto(&server, &["answer", "r-1", "{verdict"]);
     assert_eq!(code(&not_json), 2, "{}", stderr(&not_json));
+    // A file that cannot be read is no wrong command line: exit 4.
     let no_file = auto(&server, &["answer", "r-1", "@/no/such/file.json"]);
-    assert_eq!(code(&no_file), 2, "{}", stderr(&no_file));
+    assert_eq!(code(&no_file), 4, "{}", stderr(&no_file));
     let bad_status = auto(&server, &["requests", "--status", "waiting"]);
     assert_eq!(code(&bad_status), 2, "{}", stderr(&bad_status));
     let unreachable = auto_at("http://127.0.0.1:9", &["requests"]);

@@ -313,14 +313,14 @@ fn runs_are_read_listed_and_cancelled() {
     assert_eq!(code(&cancel), 1);
     assert_eq!(
         stderr(&cancel),
-        "error: The run has ended\n  The run feb has already ended with the status succeeded; a \
+        "Cancelling the run feb...\nerror: The run has ended\n  The run feb has already ended with the status succeeded; a \
          run that has ended cannot be cancelled.\n"
     );
     let cancel = auto(&server, &["runs", "cancel", "nope"]);
     assert_eq!(code(&cancel), 1);
     assert_eq!(
         stderr(&cancel),
-        "error: Not found\n  The playbook main has no run nope.\n"
+        "Cancelling the run nope...\nerror: Not found\n  The playbook main has no run nope.\n"
     );
 }
 
@@ -351,19 +351,26 @@ fn a_wrong_command_line_is_refused_before_any_request() {
     let dir = tempfile::tempdir().expect("a directory");
     let file = dir.path().join("input.json");
     std::fs::write(&file, "{\n  \"month\": \"2026-02\",\n}\n").expect("written");
+    // A file or stdin that cannot be read or holds no JSON is no wrong command line: exit 4.
+    let unusable = |args: &[&str], stdin: &str| {
+        let output = auto_with_stdin(nowhere, args, stdin);
+        assert_eq!(code(&output), 4, "{args:?}: {}", stderr(&output));
+        assert_eq!(stdout(&output), "");
+        stderr(&output)
+    };
     let at_file = format!("@{}", file.display());
     assert_eq!(
-        refused(&["run", target, "--input", &at_file]),
+        unusable(&["run", target, "--input", &at_file], ""),
         format!("error: {at_file} is not JSON: line 3, column 1: trailing comma\n")
             .replace("error: @", "error: --input @")
     );
     let missing = format!("@{}", dir.path().join("missing.json").display());
     assert_eq!(
-        refused(&["run", target, "--input", &missing]),
+        unusable(&["run", target, "--input", &missing], ""),
         format!("error: cannot read --input {missing}: No such file or directory (os error 2)\n")
     );
     let output = auto_with_stdin(nowhere, &["run", target, "--input", "-"], "[1, 2");
-    assert_eq!(code(&output), 2);
+    assert_eq!(code(&output), 4);
     assert_eq!(
         stderr(&output),
         "error: --input - (stdin) is not JSON: line 1, column 5: EOF while parsing a list\n"

@@ -320,7 +320,7 @@ async fn http_json_is_sent_as_json_and_a_bad_setting_stops_the_server_with_its_n
         .current_dir(dir.path())
         .output()
         .expect("auto serve runs");
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(5), "a server that cannot start");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("telemetry.sample_ratio: expected a number from 0 to 1"),

@@ -28,7 +28,7 @@ use auto_engine::definitions::{
 use auto_server::server_checkers;
 use serde_json::{Value, json};
 
-use crate::UsageError;
+use crate::InputError;
 
 /// The folder each type's documents sit in.
 pub const TYPE_FOLDERS: [(&str, DefinitionType); 6] = [
@@ -121,11 +121,11 @@ pub struct Folder {
 }
 
 /// Reads and checks a folder. An error is a folder that cannot be read at all
-/// ([`UsageError`]); anything wrong inside it is a finding.
+/// ([`InputError`]); anything wrong inside it is a finding.
 pub fn read(dir: &Path) -> Result<Folder> {
     let mut files = Files::default();
     let entries = sorted_entries(dir)
-        .with_context(|| UsageError(format!("cannot read the folder {}", dir.display())))?;
+        .with_context(|| InputError(format!("cannot read the folder {}", dir.display())))?;
     for path in entries {
         let name = file_name(&path);
         if path.is_dir() {
