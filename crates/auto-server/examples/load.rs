@@ -965,6 +965,7 @@ async fn start_local(args: &Args) -> Local {
         models,
         limits: Default::default(),
         http: Default::default(),
+        retention: Default::default(),
     })
     .await
     .expect("the server starts");
