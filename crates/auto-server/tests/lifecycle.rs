@@ -375,7 +375,7 @@ async fn purges_and_deletes_during_activity_leave_the_server_working() {
 }
 
 fn pb_of(n: usize) -> &'static str {
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         PB
     } else {
         "/v1/orgs/acme/playbooks/other"
