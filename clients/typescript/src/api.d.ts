@@ -62,7 +62,11 @@ export interface paths {
         get: operations["get_org"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an org and every playbook in it, as delete_playbook does (admins only). Refused while runs are started unless force is true.
+         * @description Delete an org and every playbook in it, as delete_playbook does (admins only). Refused while runs are started unless force is true.
+         */
+        delete: operations["delete_org"];
         options?: never;
         head?: never;
         patch?: never;
@@ -126,6 +130,30 @@ export interface paths {
         get: operations["get_playbook"];
         put?: never;
         post?: never;
+        /**
+         * Delete a playbook with its definitions, runs, events, requests, triggers and waiting work (admins only). Refused while runs are started unless force is true, which removes them as they are. The id may be created again, empty.
+         * @description Delete a playbook with its definitions, runs, events, requests, triggers and waiting work (admins only). Refused while runs are started unless force is true, which removes them as they are. The id may be created again, empty.
+         */
+        delete: operations["delete_playbook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{org}/playbooks/{pb}/purge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove the playbook's runs that ended before a past time, with their events (admins only). Runs that are still needed stay: started ones, children of started runs, and runs with events a recall view, event trigger or listening task has not read. Purged seqs are holes in the log, never reused.
+         * @description Remove the playbook's runs that ended before a past time, with their events (admins only). Runs that are still needed stay: started ones, children of started runs, and runs with events a recall view, event trigger or listening task has not read. Purged seqs are holes in the log, never reused.
+         */
+        post: operations["purge_runs"];
         delete?: never;
         options?: never;
         head?: never;
@@ -557,6 +585,28 @@ export interface components {
         OrgList: {
             orgs: components["schemas"]["OrgOut"][];
         };
+        /** @description What deleting a playbook or an org removed. */
+        DeletedOut: {
+            /** Format: int64 */
+            playbooks: number;
+            /** Format: int64 */
+            definitions: number;
+            /**
+             * Format: int64
+             * @description Every run, ended or not.
+             */
+            runs: number;
+            /**
+             * Format: int64
+             * @description The runs among them that were still started (a delete with `force`).
+             */
+            started_runs: number;
+            /**
+             * Format: int64
+             * @description Every event of the logs.
+             */
+            events: number;
+        };
         PlaybookOut: {
             org: string;
             id: string;
@@ -604,6 +654,29 @@ export interface components {
             max_output_tokens?: number | null;
             /** @description For an alias: the model it resolves to. */
             alias_of?: string | null;
+        };
+        /** @description What a purge removed. */
+        PurgeOut: {
+            /** Format: date-time */
+            ended_before: string;
+            /**
+             * Format: int64
+             * @description Runs removed.
+             */
+            runs: number;
+            /**
+             * Format: int64
+             * @description Events of those runs removed: their `seq`s are holes in the log, never given again.
+             */
+            events: number;
+        };
+        /** @description `POST /v1/orgs/{org}/playbooks/{pb}/purge`. */
+        PurgeRuns: {
+            /**
+             * @description RFC 3339, such as `2025-01-31T00:00:00Z`, not in the future: the runs that ended before
+             *     it are removed with their events.
+             */
+            ended_before: string;
         };
         /** @description A definition as `get_definition` returns it. */
         DefinitionOut: {
@@ -1127,6 +1200,41 @@ export interface operations {
             };
         };
     };
+    delete_org: {
+        parameters: {
+            query?: {
+                /** @description true: delete even while runs are started, removing them as they are. */
+                force?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The org's name. */
+                org: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedOut"];
+                };
+            };
+            /** @description A rejection, as a problem document. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_playbooks: {
         parameters: {
             query?: never;
@@ -1248,6 +1356,81 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlaybookOut"];
+                };
+            };
+            /** @description A rejection, as a problem document. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_playbook: {
+        parameters: {
+            query?: {
+                /** @description true: delete even while runs are started, removing them as they are. */
+                force?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The org's name. */
+                org: string;
+                /** @description The playbook's name. */
+                pb: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedOut"];
+                };
+            };
+            /** @description A rejection, as a problem document. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    purge_runs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The org's name. */
+                org: string;
+                /** @description The playbook's name. */
+                pb: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PurgeRuns"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PurgeOut"];
                 };
             };
             /** @description A rejection, as a problem document. */

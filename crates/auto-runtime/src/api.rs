@@ -325,3 +325,35 @@ pub struct AnswerInteraction {
     /// The answer: a JSON value matching the request's output_schema.
     pub answer: Value,
 }
+
+/// `POST /v1/orgs/{org}/playbooks/{pb}/purge`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PurgeRuns {
+    /// RFC 3339, such as `2025-01-31T00:00:00Z`, not in the future: the runs that ended before
+    /// it are removed with their events.
+    pub ended_before: String,
+}
+
+/// What a purge removed.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct PurgeOut {
+    pub ended_before: DateTime<Utc>,
+    /// Runs removed.
+    pub runs: i64,
+    /// Events of those runs removed: their `seq`s are holes in the log, never given again.
+    pub events: i64,
+}
+
+/// What deleting a playbook or an org removed.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct DeletedOut {
+    pub playbooks: i64,
+    pub definitions: i64,
+    /// Every run, ended or not.
+    pub runs: i64,
+    /// The runs among them that were still started (a delete with `force`).
+    pub started_runs: i64,
+    /// Every event of the logs.
+    pub events: i64,
+}

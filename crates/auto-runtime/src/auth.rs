@@ -51,7 +51,7 @@ pub enum Permission {
     Define,
     /// Run definitions, publish and send events, answer requests.
     Run,
-    /// Create orgs and playbooks.
+    /// Create and delete orgs and playbooks, and purge runs.
     Administer,
 }
 
@@ -70,7 +70,7 @@ impl Permission {
             Self::Read => "read",
             Self::Define => "change definitions",
             Self::Run => "run definitions and send events",
-            Self::Administer => "create orgs and playbooks",
+            Self::Administer => "create or delete orgs and playbooks, or purge runs",
         }
     }
 }

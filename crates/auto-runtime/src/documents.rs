@@ -103,6 +103,13 @@ impl Documents {
             .cloned()
     }
 
+    /// Forgets the documents of the playbooks `gone` says were deleted: an id created again
+    /// starts with versions of its own.
+    pub(crate) fn forget(&self, gone: impl Fn(&PlaybookRef) -> bool) {
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.retain(|(pb, _, _), _| !gone(pb));
+    }
+
     fn keep(&self, slot: Slot, checked: Arc<Checked>) {
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         if kept.len() >= DOCUMENTS_MAX {

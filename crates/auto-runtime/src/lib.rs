@@ -11,6 +11,7 @@ pub mod events;
 pub mod interaction_delivery;
 pub mod interaction_runs;
 pub mod interaction_tools;
+pub mod lifecycle;
 pub mod limits;
 pub mod prediction_runs;
 pub mod problem;
@@ -41,12 +42,14 @@ use crate::service::Service;
 const SCHEDULER_STOP: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What works beside the API of a service: the workflow scheduler, which claims due work
-/// (timers, calls, cancels) from the store, and the sweep of triggers and listening tasks.
+/// (timers, calls, cancels) from the store, the sweep of triggers and listening tasks, and the
+/// retention sweep that purges ended runs past their playbook's retention.
 /// Without them a workflow run that waits never goes on.
 pub struct Workers {
     service: Service,
     scheduler: JoinHandle<()>,
     sweep: JoinHandle<()>,
+    retention: JoinHandle<()>,
 }
 
 impl Workers {
@@ -56,6 +59,7 @@ impl Workers {
             service: service.clone(),
             scheduler: workflow_runs::spawn_scheduler(service.clone()),
             sweep: triggers::spawn_sweep(service.clone()),
+            retention: lifecycle::spawn_retention(service.clone()),
         }
     }
 
@@ -70,6 +74,12 @@ impl Workers {
             .is_err()
         {
             tracing::warn!("the sweep of triggers did not stop in time");
+        }
+        if tokio::time::timeout(SCHEDULER_STOP, self.retention)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the retention sweep did not stop in time");
         }
         if tokio::time::timeout(SCHEDULER_STOP, self.scheduler)
             .await

@@ -39,6 +39,8 @@ pub struct Service {
     pub(crate) recall_follows: crate::recall_runs::Follows,
     /// What `/metrics` shows of the runs, calls and triggers this server carried out.
     pub(crate) telemetry: crate::telemetry::Telemetry,
+    /// How long ended runs are kept, by playbook.
+    pub(crate) retention: Arc<crate::lifecycle::Retention>,
 }
 
 /// Maps a store error to a problem: expected outcomes keep their words, faults are logged.
@@ -162,6 +164,7 @@ impl Service {
             limits: crate::limits::RunLimits::default(),
             recall_follows: Default::default(),
             telemetry: crate::telemetry::Telemetry::default(),
+            retention: Default::default(),
         }
     }
 

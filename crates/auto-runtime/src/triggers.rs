@@ -125,6 +125,11 @@ impl Triggers {
         self.wake.notify_one();
     }
 
+    /// Whether the server is stopping: the sweeps end.
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
         self.memory.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -42,6 +42,7 @@ async fn start(store: Arc<dyn auto_store::Store>) -> Handle {
         models: auto_server::reasoning_runs::Models::none(),
         limits: Default::default(),
         http: Default::default(),
+        retention: Default::default(),
     })
     .await
     .expect("the server starts");

@@ -731,6 +731,36 @@ impl Store for TimedStore {
         )
         .await
     }
+
+    async fn purge_runs(
+        &self,
+        playbook: &PlaybookRef,
+        ended_before: chrono::DateTime<chrono::Utc>,
+        batch: u32,
+    ) -> StoreResult<auto_store::Purged> {
+        self.time(
+            "purge_runs",
+            self.inner.purge_runs(playbook, ended_before, batch),
+        )
+        .await
+    }
+
+    async fn delete_playbook(
+        &self,
+        playbook: &PlaybookRef,
+        force: bool,
+    ) -> StoreResult<auto_store::Deleted> {
+        self.time(
+            "delete_playbook",
+            self.inner.delete_playbook(playbook, force),
+        )
+        .await
+    }
+
+    async fn delete_org(&self, org: &str, force: bool) -> StoreResult<auto_store::Deleted> {
+        self.time("delete_org", self.inner.delete_org(org, force))
+            .await
+    }
 }
 
 /// Ten `set` tasks, each adding one to `n` and keeping the rest of the input.
@@ -935,6 +965,7 @@ async fn start_local(args: &Args) -> Local {
         models,
         limits: Default::default(),
         http: Default::default(),
+        retention: Default::default(),
     })
     .await
     .expect("the server starts");

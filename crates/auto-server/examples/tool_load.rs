@@ -112,6 +112,7 @@ async fn main() {
         models: config.models().expect("the models"),
         limits: Default::default(),
         http: Default::default(),
+        retention: Default::default(),
     })
     .await
     .expect("the server starts");

@@ -88,6 +88,7 @@ async fn main() {
         models: auto_server::reasoning_runs::Models::none(),
         limits: Default::default(),
         http: Default::default(),
+        retention: Default::default(),
     })
     .await
     .expect("the server starts");

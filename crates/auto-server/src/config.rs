@@ -16,6 +16,11 @@ pub use auto_runtime::limits::{
     SWEEP_MS_MIN, WORKFLOW_MAX_OPEN_CALLS_DEFAULT, WORKFLOW_MAX_OPEN_CALLS_MAX,
 };
 
+pub use auto_runtime::lifecycle::{
+    RETAIN_RUNS_DAYS_MAX, RETAIN_RUNS_DAYS_MIN, RETENTION_SWEEP_MS_MIN, Retention,
+    check_retain_days,
+};
+
 use crate::auth::{KeyEntry, Role};
 
 /// The address the server listens on unless told otherwise.
@@ -51,6 +56,9 @@ pub struct Config {
     /// `[telemetry]`: where traces are exported ([`crate::traces::trace_export`]).
     #[serde(default)]
     pub telemetry: toml::Table,
+    /// `[playbooks."org/pb"]`: what one playbook sets for itself (`retain_runs_days`).
+    #[serde(default)]
+    pub playbooks: toml::Table,
 }
 
 /// `[scheduler]`: how often the server sweeps its triggers and listening tasks, and, for
@@ -63,6 +71,8 @@ pub struct SchedulerConfig {
     /// Milliseconds added to the machine's clock when schedules read it, so a test can pass
     /// due times without waiting for them. 0 in a real deployment.
     pub clock_offset_ms: Option<i64>,
+    /// Milliseconds between passes of the retention sweep; hourly by default, at least 10.
+    pub retention_ms: Option<u64>,
 }
 
 /// One `[[keys]]` entry: a caller, its org and role, and the SHA-256 of its key.
@@ -225,6 +235,62 @@ impl Config {
     }
 }
 
+impl Config {
+    /// How long ended runs are kept: `[limits] retain_runs_days` for every playbook, and
+    /// `[playbooks."org/pb"] retain_runs_days` for one, each from 1 to 36,500 days; with
+    /// `[scheduler] retention_ms`, the interval of the sweep.
+    pub fn retention(&self) -> Result<Retention, ConfigError> {
+        let days = |source: String, value: &toml::Value| {
+            let number = value.as_integer().ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "{source}: expected a whole number of days; got {value}"
+                ))
+            })?;
+            check_retain_days(&source, number).map_err(ConfigError::Invalid)
+        };
+        let mut retention = Retention::default();
+        if let Some(value) = self.limits.get(LIMIT_RETAIN_RUNS_DAYS) {
+            retention.default_days = Some(days(format!("limits.{LIMIT_RETAIN_RUNS_DAYS}"), value)?);
+        }
+        for (name, table) in &self.playbooks {
+            let invalid = |message: String| ConfigError::Invalid(message);
+            let pb = name
+                .split_once('/')
+                .filter(|(org, pb)| {
+                    auto_runtime::service::check_id("an org", org).is_ok()
+                        && auto_runtime::service::check_id("a playbook", pb).is_ok()
+                })
+                .map(|(org, pb)| auto_store::PlaybookRef::new(org, pb))
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "playbooks.{name:?}: name a playbook as \"org/playbook\", such as [playbooks.\"acme/main\"]"
+                    ))
+                })?;
+            let table = table
+                .as_table()
+                .ok_or_else(|| invalid(format!("playbooks.{name:?}: expected a table")))?;
+            for (key, value) in table {
+                if key != "retain_runs_days" {
+                    return Err(invalid(format!(
+                        "playbooks.{name:?}.{key} is not a setting of a playbook; it takes retain_runs_days"
+                    )));
+                }
+                let kept = days(format!("playbooks.{name:?}.retain_runs_days"), value)?;
+                retention.playbooks.insert(pb.clone(), kept);
+            }
+        }
+        if let Some(ms) = self.scheduler.retention_ms {
+            if ms < RETENTION_SWEEP_MS_MIN {
+                return Err(ConfigError::Invalid(format!(
+                    "scheduler.retention_ms: expected at least {RETENTION_SWEEP_MS_MIN} milliseconds; got {ms}"
+                )));
+            }
+            retention.sweep_ms = ms;
+        }
+        Ok(retention)
+    }
+}
+
 /// The environment variable of the input tokens a reasoning run may use.
 pub const ENV_REASONING_MAX_INPUT_TOKENS: &str = "REASONING_MAX_INPUT_TOKENS";
 
@@ -267,8 +333,11 @@ pub const LIMIT_INTERACTION_TOOL_BOUND_MS: &str = "interaction_tool_bound_ms";
 /// `[limits]` key that shortens the bound of a whole tool-calling reasoning run (for tests and
 /// small deployments; it never lengthens it).
 pub const LIMIT_REASONING_RUN_BOUND_MS: &str = "reasoning_run_bound_ms";
+/// `[limits]` key of the days ended runs are kept; without it, forever.
+pub const LIMIT_RETAIN_RUNS_DAYS: &str = "retain_runs_days";
 /// The `[limits]` keys the server reads.
 pub const LIMIT_KEYS: &[&str] = &[
+    LIMIT_RETAIN_RUNS_DAYS,
     "reasoning_max_input_tokens",
     "workflow_max_duration",
     "workflow_max_open_calls",
@@ -479,6 +548,51 @@ mod tests {
             config.max_input_tokens(|_| None).unwrap_err().to_string(),
             "limits.reasoning_max_input_tokens: expected a whole number of tokens above 0; got \"0\""
         );
+    }
+
+    /// `[limits] retain_runs_days` and a playbook's own, each from 1 to 36,500 days, and the
+    /// sweep's interval; a key a playbook does not take, or a name that is not "org/pb", is
+    /// refused.
+    #[test]
+    fn retention_takes_a_default_and_playbooks_within_bounds() {
+        let retention = |toml: &str| Config::parse(toml).unwrap().retention();
+        let none = retention("").unwrap();
+        assert_eq!(none, Retention::default());
+        let set = retention(
+            "[limits]\nretain_runs_days = 36500\n[playbooks.\"acme/main\"]\nretain_runs_days = 1\n[scheduler]\nretention_ms = 10",
+        )
+        .unwrap();
+        assert_eq!(set.default_days, Some(RETAIN_RUNS_DAYS_MAX));
+        let main = auto_store::PlaybookRef::new("acme", "main");
+        assert_eq!(set.days_for(&main), Some(RETAIN_RUNS_DAYS_MIN));
+        assert_eq!(set.sweep_ms, 10);
+        assert_eq!(
+            retention("[limits]\nretain_runs_days = 0")
+                .unwrap_err()
+                .to_string(),
+            "limits.retain_runs_days: expected a whole number of days from 1 to 36500; got 0 (leave it out to keep ended runs forever)"
+        );
+        assert!(retention("[limits]\nretain_runs_days = 36501").is_err());
+        assert!(retention("[limits]\nretain_runs_days = \"P30D\"").is_err());
+        assert!(
+            retention("[playbooks.\"acme/main\"]\nretain_runs_days = 0")
+                .unwrap_err()
+                .to_string()
+                .starts_with("playbooks.\"acme/main\".retain_runs_days: expected")
+        );
+        assert!(
+            retention("[playbooks.main]\nretain_runs_days = 3")
+                .unwrap_err()
+                .to_string()
+                .contains("name a playbook as \"org/playbook\"")
+        );
+        assert!(
+            retention("[playbooks.\"acme/main\"]\nkeep = 3")
+                .unwrap_err()
+                .to_string()
+                .contains("is not a setting of a playbook")
+        );
+        assert!(retention("[scheduler]\nretention_ms = 9").is_err());
     }
 
     /// `[webhooks]` is read into the models, and `[limits] interaction_tool_bound_ms` shortens

@@ -91,13 +91,14 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/openapi.json", get(openapi))
         .route("/v1/me", get(get_caller))
         .route("/v1/orgs", post(create_org).get(list_orgs))
-        .route("/v1/orgs/{org}", get(get_org))
+        .route("/v1/orgs/{org}", get(get_org).delete(delete_org))
         .route("/v1/orgs/{org}/models", get(list_models))
         .route(
             "/v1/orgs/{org}/playbooks",
             post(create_playbook).get(list_playbooks),
         )
-        .route(pb, get(get_playbook))
+        .route(pb, get(get_playbook).delete(delete_playbook))
+        .route(&format!("{pb}/purge"), post(purge_runs))
         .route(
             &format!("{pb}/definitions"),
             post(create_definition).get(list_definitions),
@@ -586,6 +587,63 @@ async fn get_playbook(
     Path((org, pb)): Path<(String, String)>,
 ) -> Answer<Json<PlaybookOut>> {
     Ok(Json(s.service.get_playbook(&c, &pb_ref(org, pb)).await?))
+}
+
+/// `?force=` of the deletes: `true` or `false`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteQuery {
+    force: Option<String>,
+}
+
+impl DeleteQuery {
+    fn force(&self) -> Result<bool, Problem> {
+        match self.force.as_deref() {
+            None | Some("false") => Ok(false),
+            Some("true") => Ok(true),
+            Some(other) => Err(Problem::invalid_request(vec![ProblemIssue::field(
+                "/force",
+                format!("force is true or false; got {other:?}."),
+            )])),
+        }
+    }
+}
+
+async fn delete_org(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path(org): Path<String>,
+    query: Result<Query<DeleteQuery>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Json<DeletedOut>> {
+    let Query(query) = query.map_err(query_problem)?;
+    let force = query.force()?;
+    Ok(Json(s.service.delete_org(&c, &org, force).await?))
+}
+
+async fn delete_playbook(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb)): Path<(String, String)>,
+    query: Result<Query<DeleteQuery>, axum::extract::rejection::QueryRejection>,
+) -> Answer<Json<DeletedOut>> {
+    let Query(query) = query.map_err(query_problem)?;
+    let force = query.force()?;
+    Ok(Json(
+        s.service
+            .delete_playbook(&c, &pb_ref(org, pb), force)
+            .await?,
+    ))
+}
+
+async fn purge_runs(
+    State(s): State<AppState>,
+    Authed(c): Authed,
+    Path((org, pb)): Path<(String, String)>,
+    Body(body): Body<PurgeRuns>,
+) -> Answer<Json<PurgeOut>> {
+    Ok(Json(
+        s.service.purge_runs(&c, &pb_ref(org, pb), body).await?,
+    ))
 }
 
 async fn create_definition(

@@ -47,6 +47,8 @@ pub struct Options {
     pub limits: config::RunLimits,
     /// `[http]`: the limits on connections and requests; [`config::HttpLimits::default`].
     pub http: config::HttpLimits,
+    /// How long ended runs are kept; [`config::Retention::default`]: forever.
+    pub retention: config::Retention,
 }
 
 /// A running server.
@@ -90,7 +92,8 @@ pub async fn start(options: Options) -> std::io::Result<Handle> {
     let addr = listener.local_addr()?;
     let service = Service::new(options.store, options.checkers)
         .with_models(options.models)
-        .with_limits(options.limits);
+        .with_limits(options.limits)
+        .with_retention(options.retention);
     let mut metrics = Metrics::new();
     metrics.register_runtime(service.telemetry());
     metrics.register_counter(

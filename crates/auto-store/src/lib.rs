@@ -230,8 +230,9 @@ pub trait Store: Send + Sync + 'static {
 
     /// Events in `seq` order, after `after_seq`, at most `limit` (0 means
     /// [`EVENTS_PAGE_MAX`], and no page is larger). `NotFound` when the playbook does not exist.
-    /// A follower that reads by cursor sees every `seq` from 1 without a gap: an event that is
-    /// not visible yet can only have a greater `seq` than every event visible.
+    /// A follower that reads by cursor never misses an event: one that is not visible yet can
+    /// only have a greater `seq` than every event visible. The `seq`s are gapless from 1 but
+    /// where [`Store::purge_runs`] removed events: a `seq` is never given again.
     async fn list_events(&self, playbook: &PlaybookRef, filter: &EventFilter)
     -> Result<Vec<Event>>;
 
@@ -502,6 +503,35 @@ pub trait Store: Send + Sync + 'static {
         reference: &str,
         cursor_seq: i64,
     ) -> Result<()>;
+
+    // The data's lifecycle.
+
+    /// One batch of a purge, in one transaction: removes up to `batch` runs of the playbook
+    /// that ended before `ended_before`, oldest started first, with their events, inbox,
+    /// snapshot, request, work and trigger starts. It leaves a run that is still started, one
+    /// whose parent is still started, one with a started child, one whose request is open, and
+    /// one with an event after the `seq` a follower of the log has read (the view of an active
+    /// recall function, a stalled one included; an event trigger; a listening task). The
+    /// playbook's `last_seq` stays, so no `seq` is given twice: the log has holes where the
+    /// events were. Fewer than `batch` runs removed means none is left to remove. `NotFound`
+    /// when the playbook does not exist.
+    async fn purge_runs(
+        &self,
+        playbook: &PlaybookRef,
+        ended_before: DateTime<Utc>,
+        batch: u32,
+    ) -> Result<Purged>;
+
+    /// Deletes a playbook with its definitions, runs, log, requests, work, triggers and views,
+    /// in one transaction; its id may be used again afterwards, for a playbook that starts
+    /// empty. `Conflict` (and nothing changes) when a run of it is still started, unless
+    /// `force`. `NotFound` when there is no such playbook.
+    async fn delete_playbook(&self, playbook: &PlaybookRef, force: bool) -> Result<Deleted>;
+
+    /// Deletes an org and each of its playbooks as [`Store::delete_playbook`] does, in one
+    /// transaction. `Conflict` when a run of one of them is still started, unless `force`.
+    /// `NotFound` when there is no such org.
+    async fn delete_org(&self, org: &str, force: bool) -> Result<Deleted>;
 }
 
 /// "Workflows with triggers: 1,024 a playbook, whatever their triggers; one more is refused

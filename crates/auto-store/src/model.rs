@@ -640,3 +640,42 @@ pub struct ViewHead {
     pub built: bool,
     pub stalled: bool,
 }
+
+/// What one batch of a purge removed: runs, and the events they recorded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Purged {
+    pub runs: i64,
+    pub events: i64,
+}
+
+impl Purged {
+    /// Adds what another batch removed.
+    pub fn add(&mut self, other: &Purged) {
+        self.runs += other.runs;
+        self.events += other.events;
+    }
+}
+
+/// What deleting a playbook or an org removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deleted {
+    pub playbooks: i64,
+    pub definitions: i64,
+    /// Every run, ended or not.
+    pub runs: i64,
+    /// The runs among them that were still started (only with `force`).
+    pub started_runs: i64,
+    /// Every event of the log.
+    pub events: i64,
+}
+
+impl Deleted {
+    /// Adds what deleting another playbook removed.
+    pub fn add(&mut self, other: &Deleted) {
+        self.playbooks += other.playbooks;
+        self.definitions += other.definitions;
+        self.runs += other.runs;
+        self.started_runs += other.started_runs;
+        self.events += other.events;
+    }
+}

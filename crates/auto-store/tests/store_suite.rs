@@ -81,6 +81,11 @@ store_suite!(
     requests_open_with_their_run_and_close_with_its_ending,
     a_request_closes_once,
     requests_list_newest_first_by_status,
+    purges_remove_ended_runs_in_batches_and_keep_what_is_needed,
+    a_purge_waits_for_the_followers_of_the_log,
+    deleting_a_playbook_removes_everything_and_frees_its_id,
+    deleting_an_org_removes_its_playbooks,
+    a_purge_during_activity_keeps_the_log_consistent,
 );
 
 async fn sqlite_store() -> (Arc<dyn Store>, tempfile::TempDir) {
@@ -3120,5 +3125,350 @@ async fn views_are_listed_and_held_by_one_server_at_a_time(store: Arc<dyn Store>
             .await?
     );
     assert!(!store.hold_view(&other, "orders", "server-a", lease).await?);
+    Ok(())
+}
+
+/// An ended run with `events` events of its own.
+async fn ended_run(store: &dyn Store, pb: &PlaybookRef, run_id: &str, events: i64) -> Result<()> {
+    let numbered_events = (1..=events)
+        .map(|n| numbered(&format!("{run_id}-{n}"), n))
+        .collect();
+    store
+        .start_run(pb, new_run(run_id, "computation", "f"), numbered_events)
+        .await?;
+    store
+        .end_run(pb, run_id, succeeded(json!(1)), vec![])
+        .await?;
+    Ok(())
+}
+
+/// A time just after every run ended so far, by the database's clock.
+async fn after_now(store: &dyn Store) -> Result<chrono::DateTime<Utc>> {
+    Ok(store.now().await? + chrono::Duration::seconds(1))
+}
+
+/// A purge removes ended runs with their events, a batch at a time, and leaves runs still
+/// started, a child whose parent is started, the playbook's own events and its `last_seq`:
+/// the next event is numbered after the highest ever given, and the log reads across holes.
+async fn purges_remove_ended_runs_in_batches_and_keep_what_is_needed(
+    store: Arc<dyn Store>,
+) -> Result<()> {
+    let pb = with_playbook(&*store).await?;
+    store
+        .append_events(&pb, vec![event("own-1", "order.placed")])
+        .await?;
+    ended_run(&*store, &pb, "old-1", 3).await?;
+    ended_run(&*store, &pb, "old-2", 2).await?;
+    store
+        .start_run(
+            &pb,
+            new_run("going", "workflow", "flow"),
+            vec![numbered("g1", 1)],
+        )
+        .await?;
+    // A child that ended while its parent still runs: the parent may still read it.
+    let child = NewRun {
+        parent_run_id: Some("going".into()),
+        parent_call_id: Some("call:/do/0/a#1".into()),
+        root_run_id: Some("going".into()),
+        ..new_run("going.a", "computation", "f")
+    };
+    store.start_run(&pb, child, vec![numbered("c1", 1)]).await?;
+    store
+        .end_run(&pb, "going.a", succeeded(json!(2)), vec![])
+        .await?;
+    store
+        .append_events(&pb, vec![event("own-2", "order.placed")])
+        .await?;
+    let end = store.log_end(&pb).await?;
+    assert_eq!(end, 9);
+
+    // Nothing ended before the first run started.
+    let before_any = chrono::DateTime::<Utc>::from_timestamp(0, 0).expect("a time");
+    let none = store.purge_runs(&pb, before_any, 10).await?;
+    assert_eq!(none, auto_store::Purged::default());
+
+    let cut = after_now(&*store).await?;
+    let first = store.purge_runs(&pb, cut, 1).await?;
+    assert_eq!((first.runs, first.events), (1, 3), "the oldest run first");
+    assert!(store.get_run(&pb, "old-1").await?.is_none());
+    let second = store.purge_runs(&pb, cut, 1).await?;
+    assert_eq!((second.runs, second.events), (1, 2));
+    // Fewer than the batch: nothing is left to purge.
+    assert_eq!(store.purge_runs(&pb, cut, 1).await?.runs, 0);
+    assert!(store.get_run(&pb, "going").await?.is_some());
+    assert!(store.get_run(&pb, "going.a").await?.is_some());
+
+    let left: Vec<i64> = all_events(&*store, &pb)
+        .await?
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(left, vec![1, 7, 8, 9], "holes where the purged events were");
+    let after: Vec<i64> = store
+        .list_events(
+            &pb,
+            &EventFilter {
+                after_seq: Some(2),
+                limit: 2,
+                ..EventFilter::default()
+            },
+        )
+        .await?
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(after, vec![7, 8], "a cursor inside a hole reads on");
+    assert_eq!(store.log_end(&pb).await?, end, "last_seq stays");
+    let next = store
+        .append_events(&pb, vec![event("own-3", "order.placed")])
+        .await?;
+    assert_eq!(next[0].seq, end + 1, "a seq is never given twice");
+    // An id of a purged run may start a new run.
+    ended_run(&*store, &pb, "old-1", 1).await?;
+
+    // Once the parent ended, its child goes with it.
+    store
+        .end_run(&pb, "going", succeeded(json!(3)), vec![])
+        .await?;
+    let last = store
+        .purge_runs(&pb, after_now(&*store).await?, 100)
+        .await?;
+    assert_eq!((last.runs, last.events), (3, 3));
+    assert!(is_not_found(
+        &store
+            .purge_runs(&PlaybookRef::new("acme", "nope"), cut, 1)
+            .await
+    ));
+    Ok(())
+}
+
+/// A run with an event that a follower of the log has not read is kept: the view of an
+/// active recall function (stalled or not), an event trigger's cursor, a listening task's.
+async fn a_purge_waits_for_the_followers_of_the_log(store: Arc<dyn Store>) -> Result<()> {
+    let pb = with_playbook(&*store).await?;
+    let (recall, _) = store
+        .create_definition(
+            &pb,
+            definition("recall", "orders", "src"),
+            event("d1", "definition_created"),
+        )
+        .await?;
+    assert_eq!(recall.key.name, "orders");
+    ended_run(&*store, &pb, "a", 1).await?; // seq 2
+    ended_run(&*store, &pb, "b", 1).await?; // seq 3
+    let view = |folded_seq: i64, stalled: Option<serde_json::Value>| RecallView {
+        name: "orders".into(),
+        version: 1,
+        revision: 0,
+        view: json!({}),
+        folded_seq,
+        built: true,
+        stalled,
+        updated_at: Utc::now(),
+    };
+    // A stalled view that folded up to seq 2 holds back the run of seq 3.
+    let kept = store
+        .put_view(
+            &pb,
+            &view(2, Some(json!({"seq": 3, "error": "threw"}))),
+            None,
+        )
+        .await?
+        .expect("kept");
+    let cut = after_now(&*store).await?;
+    let purged = store.purge_runs(&pb, cut, 10).await?;
+    assert_eq!(purged.runs, 1);
+    assert!(store.get_run(&pb, "a").await?.is_none());
+    assert!(store.get_run(&pb, "b").await?.is_some());
+    // Once it folded on, the run goes.
+    store
+        .put_view(&pb, &view(3, None), Some(kept.revision))
+        .await?
+        .expect("kept");
+    assert_eq!(store.purge_runs(&pb, cut, 10).await?.runs, 1);
+
+    // A retired recall function's view holds nothing back.
+    ended_run(&*store, &pb, "c", 1).await?; // seq 4
+    store
+        .retire_definition(
+            &pb,
+            &DefinitionKey::new("recall", "orders"),
+            event("d2", "definition_retired"),
+        )
+        .await?;
+    let purged = store.purge_runs(&pb, after_now(&*store).await?, 10).await?;
+    assert_eq!(purged.runs, 1);
+    Ok(())
+}
+
+/// Deleting a playbook is refused while a run of it is started, unless forced; then its
+/// definitions, runs, log, requests and work are gone, no work item is left for the
+/// scheduler, other playbooks keep theirs, and the id starts again empty.
+async fn deleting_a_playbook_removes_everything_and_frees_its_id(
+    store: Arc<dyn Store>,
+) -> Result<()> {
+    let pb = with_playbook(&*store).await?;
+    store.create_playbook("acme", "other", None).await?;
+    let other = PlaybookRef::new("acme", "other");
+    store
+        .create_definition(
+            &pb,
+            definition("workflow", "flow", "src"),
+            event("d1", "definition_created"),
+        )
+        .await?;
+    ended_run(&*store, &pb, "done", 2).await?;
+    ended_run(&*store, &other, "kept", 1).await?;
+    store
+        .start_run(
+            &pb,
+            new_run("waits", "workflow", "flow"),
+            vec![numbered("w1", 1)],
+        )
+        .await?;
+    store
+        .add_work(&pb, "waits", vec![work("timer:1", Some(3_600_000))])
+        .await?;
+    store
+        .start_interaction(
+            &pb,
+            new_run("ask", "interaction", "approve"),
+            vec![numbered("a1", 1)],
+            new_request("req-1"),
+            vec![work("expire", Some(60_000))],
+        )
+        .await?;
+    assert_eq!(store.work_backlog().await?.items, 2);
+
+    let refused = store.delete_playbook(&pb, false).await;
+    assert!(conflict_message(refused).contains("2 runs still started"));
+    assert!(
+        store.get_run(&pb, "done").await?.is_some(),
+        "nothing changed"
+    );
+
+    let deleted = store.delete_playbook(&pb, true).await?;
+    assert_eq!(
+        deleted,
+        auto_store::Deleted {
+            playbooks: 1,
+            definitions: 1,
+            runs: 3,
+            started_runs: 2,
+            events: 5,
+        }
+    );
+    assert_eq!(store.work_backlog().await?.items, 0, "no work is left");
+    assert_eq!(store.next_work_due().await?, None);
+    assert!(store.get_playbook(&pb).await?.is_none());
+    assert!(is_not_found(&store.log_end(&pb).await));
+    assert!(is_not_found(&store.delete_playbook(&pb, true).await));
+    assert!(store.get_run(&other, "kept").await?.is_some());
+
+    // The id starts again empty.
+    store.create_playbook("acme", "support", None).await?;
+    assert_eq!(store.log_end(&pb).await?, 0);
+    assert!(store.list_definitions(&pb, None).await?.is_empty());
+    assert!(store.get_run(&pb, "done").await?.is_none());
+    assert!(store.get_request(&pb, "req-1").await?.is_none());
+    assert!(
+        store
+            .get_definition(&pb, &DefinitionKey::new("workflow", "flow"))
+            .await?
+            .is_none()
+    );
+    store
+        .create_definition(
+            &pb,
+            definition("workflow", "flow", "new"),
+            event("d1", "definition_created"),
+        )
+        .await?;
+    ended_run(&*store, &pb, "done", 1).await?;
+    assert_eq!(store.log_end(&pb).await?, 2);
+    // Without runs going, no force is needed.
+    let deleted = store.delete_playbook(&pb, false).await?;
+    assert_eq!(
+        (deleted.runs, deleted.started_runs, deleted.events),
+        (1, 0, 2)
+    );
+    Ok(())
+}
+
+/// Deleting an org deletes each of its playbooks, refused while a run of one is started unless
+/// forced; the id may be used again.
+async fn deleting_an_org_removes_its_playbooks(store: Arc<dyn Store>) -> Result<()> {
+    let pb = with_playbook(&*store).await?;
+    store.create_playbook("acme", "other", None).await?;
+    store.create_org("globex", None).await?;
+    store.create_playbook("globex", "support", None).await?;
+    let theirs = PlaybookRef::new("globex", "support");
+    ended_run(&*store, &theirs, "kept", 1).await?;
+    ended_run(&*store, &pb, "done", 1).await?;
+    store
+        .start_run(
+            &PlaybookRef::new("acme", "other"),
+            new_run("going", "workflow", "flow"),
+            vec![],
+        )
+        .await?;
+    assert!(is_conflict(&store.delete_org("acme", false).await));
+    assert!(store.get_playbook(&pb).await?.is_some(), "nothing changed");
+    let deleted = store.delete_org("acme", true).await?;
+    assert_eq!(
+        (deleted.playbooks, deleted.runs, deleted.started_runs),
+        (2, 2, 1)
+    );
+    assert!(store.get_org("acme").await?.is_none());
+    assert!(is_not_found(&store.list_playbooks("acme").await));
+    assert!(is_not_found(&store.delete_org("acme", true).await));
+    assert!(store.get_run(&theirs, "kept").await?.is_some());
+    store.create_org("acme", None).await?;
+    assert!(store.list_playbooks("acme").await?.is_empty());
+    Ok(())
+}
+
+/// Purges in batches while runs start, record and end beside them: every change stands, the
+/// runs left are whole (their events all there), and the log's seqs only grow.
+async fn a_purge_during_activity_keeps_the_log_consistent(store: Arc<dyn Store>) -> Result<()> {
+    let pb = with_playbook(&*store).await?;
+    for n in 0..40 {
+        ended_run(&*store, &pb, &format!("old-{n}"), 3).await?;
+    }
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let cut = store.now().await?;
+    let writer = {
+        let store = store.clone();
+        let pb = pb.clone();
+        tokio::spawn(async move {
+            for n in 0..40 {
+                ended_run(&*store, &pb, &format!("new-{n}"), 3).await?;
+            }
+            Result::<()>::Ok(())
+        })
+    };
+    let mut purged = auto_store::Purged::default();
+    loop {
+        let batch = store.purge_runs(&pb, cut, 7).await?;
+        purged.add(&batch);
+        if batch.runs < 7 {
+            break;
+        }
+    }
+    writer.await.expect("the writer")?;
+    assert_eq!((purged.runs, purged.events), (40, 120));
+    let events = all_events(&*store, &pb).await?;
+    assert_eq!(events.len(), 120);
+    assert!(events.windows(2).all(|w| w[0].seq < w[1].seq));
+    for n in 0..40 {
+        let run_id = format!("new-{n}");
+        let of_run = events
+            .iter()
+            .filter(|e| e.run_id.as_deref() == Some(&run_id))
+            .count();
+        assert_eq!(of_run, 3, "{run_id} is whole");
+    }
+    assert_eq!(store.log_end(&pb).await?, 240);
     Ok(())
 }

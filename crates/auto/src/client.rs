@@ -30,6 +30,15 @@ pub enum OrgCommand {
         #[command(flatten)]
         remote: Remote,
     },
+    /// Delete an org and every playbook in it (admins only).
+    Delete {
+        id: String,
+        /// Delete even while runs are started, removing them as they are.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        remote: Remote,
+    },
 }
 
 #[derive(Subcommand)]
@@ -52,6 +61,17 @@ pub enum PlaybookCommand {
         /// The org.
         #[arg(long, env = "AUTO_ORG")]
         org: String,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Delete a playbook with its definitions, runs, events and work (admins only).
+    Delete {
+        id: String,
+        #[arg(long, env = "AUTO_ORG")]
+        org: String,
+        /// Delete even while runs are started, removing them as they are.
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         remote: Remote,
     },
@@ -586,7 +606,51 @@ pub async fn org(command: OrgCommand) -> Result<ExitCode> {
                 .print(Method::GET, "/v1/orgs", None, print_orgs)
                 .await
         }
+        OrgCommand::Delete { id, force, remote } => {
+            Client::new(remote)
+                .print(
+                    Method::DELETE,
+                    &format!("/v1/orgs/{id}?force={force}"),
+                    None,
+                    print_deleted,
+                )
+                .await
+        }
     }
+}
+
+/// `auto purge`: removes a playbook's runs that ended before a time, with their events.
+pub async fn purge(
+    playbook: PlaybookArgs,
+    ended_before: String,
+    remote: Remote,
+) -> Result<ExitCode> {
+    let path = format!(
+        "/v1/orgs/{}/playbooks/{}/purge",
+        playbook.org, playbook.playbook
+    );
+    Client::new(remote)
+        .print(
+            Method::POST,
+            &path,
+            Some(json!({"ended_before": ended_before})),
+            |v| {
+                println!(
+                    "purged {} runs and {} events that ended before {}",
+                    v["runs"],
+                    v["events"],
+                    v["ended_before"].as_str().unwrap_or("")
+                );
+            },
+        )
+        .await
+}
+
+fn print_deleted(v: &Value) {
+    println!(
+        "deleted {} playbooks, {} definitions, {} runs ({} started) and {} events",
+        v["playbooks"], v["definitions"], v["runs"], v["started_runs"], v["events"]
+    );
 }
 
 pub async fn playbook(command: PlaybookCommand) -> Result<ExitCode> {
@@ -614,6 +678,21 @@ pub async fn playbook(command: PlaybookCommand) -> Result<ExitCode> {
                     &format!("/v1/orgs/{org}/playbooks"),
                     None,
                     print_playbooks,
+                )
+                .await
+        }
+        PlaybookCommand::Delete {
+            id,
+            org,
+            force,
+            remote,
+        } => {
+            Client::new(remote)
+                .print(
+                    Method::DELETE,
+                    &format!("/v1/orgs/{org}/playbooks/{id}?force={force}"),
+                    None,
+                    print_deleted,
                 )
                 .await
         }

@@ -96,6 +96,16 @@ enum Command {
         #[command(flatten)]
         remote: Remote,
     },
+    /// Remove a playbook's runs that ended before a time, with their events (admins only).
+    Purge {
+        #[command(flatten)]
+        playbook: PlaybookArgs,
+        /// RFC 3339, such as 2025-01-31T00:00:00Z; not in the future.
+        #[arg(long)]
+        ended_before: String,
+        #[command(flatten)]
+        remote: Remote,
+    },
     /// Serve the MCP tools over stdio, for a local agent.
     Mcp(mcp::McpArgs),
     /// Keys for callers.
@@ -236,6 +246,11 @@ fn main() -> ExitCode {
             Command::Events(command) => client::events(command).await,
             Command::Tools(command) => tools::tools(command).await,
             Command::Models { org, remote } => client::models(org, remote).await,
+            Command::Purge {
+                playbook,
+                ended_before,
+                remote,
+            } => client::purge(playbook, ended_before, remote).await,
             Command::Mcp(args) => mcp::run(args).await,
             Command::Key(KeyCommand::New) => {
                 let (key, hash) = auto_server::auth::new_key();

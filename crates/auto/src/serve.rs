@@ -113,6 +113,7 @@ async fn serve(args: ServeArgs, config: Config) -> Result<ExitCode> {
     crate::logs::keep_out(models.tools.secrets());
     let limits = config.run_limits(|var| std::env::var(var).ok())?;
     let http = config.http_limits()?;
+    let retention = config.retention()?;
     let store = match auto_store::open(&database).await {
         Ok(store) => store,
         Err(error) => bail!("cannot open the store {database}: {error}"),
@@ -125,6 +126,7 @@ async fn serve(args: ServeArgs, config: Config) -> Result<ExitCode> {
         models,
         limits,
         http,
+        retention,
     })
     .await
     .with_context(|| format!("cannot listen on {listen}"))?;

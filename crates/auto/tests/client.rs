@@ -127,3 +127,49 @@ fn a_wrong_command_line_exits_2_before_any_request() {
         "error: cannot read /nonexistent/x.md: No such file or directory (os error 2)\n"
     );
 }
+
+/// `auto purge`, `auto playbook delete` and `auto org delete`: each answers what it removed;
+/// a time in the future is refused with exit code 1, a missing `--ended-before` with 2.
+#[test]
+fn purges_and_deletes_from_the_shell() {
+    let server = serve();
+    auto(&server, &["org", "create", "acme", "--json"]);
+    auto(&server, &["playbook", "create", "main", "--json"]);
+    auto(&server, &["playbook", "create", "other", "--json"]);
+
+    let purged = json_of(&auto(
+        &server,
+        &["purge", "--ended-before", "2020-01-01T00:00:00Z", "--json"],
+    ));
+    assert_eq!(
+        (purged["runs"].clone(), purged["events"].clone()),
+        (0.into(), 0.into())
+    );
+    let text = auto(
+        &server,
+        &["purge", "--ended-before", "2020-01-01T00:00:00Z"],
+    );
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("purged 0 runs and 0 events"),
+        "{text:?}"
+    );
+    let future = auto(
+        &server,
+        &["purge", "--ended-before", "2999-01-01T00:00:00Z"],
+    );
+    assert_eq!(code(&future), 1);
+    assert!(
+        String::from_utf8_lossy(&future.stderr).contains("is in the future"),
+        "{future:?}"
+    );
+    assert_eq!(code(&auto(&server, &["purge"])), 2);
+
+    let deleted = json_of(&auto(&server, &["playbook", "delete", "other", "--json"]));
+    assert_eq!(deleted["playbooks"], 1);
+    assert_eq!(code(&auto(&server, &["playbook", "delete", "other"])), 1);
+    let org = auto(&server, &["org", "delete", "acme", "--force"]);
+    assert!(
+        String::from_utf8_lossy(&org.stdout).contains("deleted 1 playbooks"),
+        "{org:?}"
+    );
+}

@@ -13,6 +13,7 @@ from .definition_out import DefinitionOut
 from .definition_status import DefinitionStatus
 from .definition_type import DefinitionType
 from .definition_versions import DefinitionVersions
+from .deleted_out import DeletedOut
 from .event_in import EventIn
 from .event_in_specversion import EventInSpecversion
 from .event_list import EventList
@@ -29,6 +30,8 @@ from .playbook_list import PlaybookList
 from .playbook_out import PlaybookOut
 from .problem import Problem
 from .problem_issue import ProblemIssue
+from .purge_out import PurgeOut
+from .purge_runs import PurgeRuns
 from .reason import Reason
 from .request_definition import RequestDefinition
 from .request_list import RequestList
@@ -61,6 +64,7 @@ __all__ = (
     "DefinitionStatus",
     "DefinitionType",
     "DefinitionVersions",
+    "DeletedOut",
     "EventIn",
     "EventInSpecversion",
     "EventList",
@@ -77,6 +81,8 @@ __all__ = (
     "PlaybookOut",
     "Problem",
     "ProblemIssue",
+    "PurgeOut",
+    "PurgeRuns",
     "Reason",
     "RequestDefinition",
     "RequestList",

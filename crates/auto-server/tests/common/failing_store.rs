@@ -446,4 +446,25 @@ impl Store for FailingStore {
             .advance_listener(playbook, run_id, reference, cursor_seq)
             .await
     }
+
+    async fn purge_runs(
+        &self,
+        playbook: &PlaybookRef,
+        ended_before: chrono::DateTime<chrono::Utc>,
+        batch: u32,
+    ) -> Result<auto_store::Purged> {
+        self.inner.purge_runs(playbook, ended_before, batch).await
+    }
+
+    async fn delete_playbook(
+        &self,
+        playbook: &PlaybookRef,
+        force: bool,
+    ) -> Result<auto_store::Deleted> {
+        self.inner.delete_playbook(playbook, force).await
+    }
+
+    async fn delete_org(&self, org: &str, force: bool) -> Result<auto_store::Deleted> {
+        self.inner.delete_org(org, force).await
+    }
 }

@@ -149,7 +149,19 @@ impl TestServer {
             .run_limits(|_| None)
             .expect("the configuration's limits");
         let http = config.http_limits().expect("the configuration's [http]");
-        Self::start_configured(store, Vec::new(), models, limits, http, dir).await
+        let retention = config.retention().expect("the configuration's retention");
+        let checkers = auto_server::server_checkers_with(limits.workflow_max_duration_ms)
+            .with(DefinitionType::Prediction, Arc::new(LineChecker));
+        Self::start_checked(
+            store,
+            Vec::new(),
+            models,
+            (limits, retention),
+            http,
+            dir,
+            checkers,
+        )
+        .await
     }
 
     pub async fn start_full(
@@ -194,7 +206,16 @@ impl TestServer {
         // Saved under the same longest run as the runs are, as `auto serve` does.
         let checkers = auto_server::server_checkers_with(limits.workflow_max_duration_ms)
             .with(DefinitionType::Prediction, Arc::new(LineChecker));
-        Self::start_checked(store, keys, models, limits, http, dir, checkers).await
+        Self::start_checked(
+            store,
+            keys,
+            models,
+            (limits, Default::default()),
+            http,
+            dir,
+            checkers,
+        )
+        .await
     }
 
     /// A server with `auto serve`'s own checkers, without [`LineChecker`].
@@ -220,7 +241,10 @@ impl TestServer {
         store: Arc<dyn auto_store::Store>,
         keys: Vec<KeyEntry>,
         models: auto_server::reasoning_runs::Models,
-        limits: auto_server::config::RunLimits,
+        (limits, retention): (
+            auto_server::config::RunLimits,
+            auto_server::config::Retention,
+        ),
         http: auto_server::config::HttpLimits,
         dir: tempfile::TempDir,
         checkers: auto_engine::definitions::Checkers,
@@ -233,6 +257,7 @@ impl TestServer {
             models,
             limits,
             http,
+            retention,
         })
         .await
         .expect("the server starts");

@@ -10,6 +10,7 @@
 mod definitions;
 mod group;
 mod latest;
+mod lifecycle;
 mod requests;
 mod rows;
 mod runs;
@@ -32,11 +33,11 @@ use crate::shared::{
     requests_page, run_columns, runs_page,
 };
 use crate::{
-    DefinitionKey, DefinitionVersion, Event, EventFilter, LOG_ORDER_EVENT_TYPES, Listener,
+    DefinitionKey, DefinitionVersion, Deleted, Event, EventFilter, LOG_ORDER_EVENT_TYPES, Listener,
     NewDefinitionVersion, NewEvent, NewRequest, NewRun, NewWork, Org, Playbook, PlaybookRef,
-    Queued, RecallView, Request, RequestClose, RequestFilter, Result, Run, RunEnding, RunFilter,
-    RunInboxEvent, StartOutcome, StepCommitted, Store, StoreError, Trigger, TriggerStart, ViewHead,
-    Work, WorkBacklog, WorkflowStep,
+    Purged, Queued, RecallView, Request, RequestClose, RequestFilter, Result, Run, RunEnding,
+    RunFilter, RunInboxEvent, StartOutcome, StepCommitted, Store, StoreError, Trigger,
+    TriggerStart, ViewHead, Work, WorkBacklog, WorkflowStep,
 };
 
 pub(crate) use group::{Opener, RawGroup};
@@ -953,6 +954,27 @@ impl<D: Dialect> Store for SqlStore<D> {
         cursor_seq: i64,
     ) -> Result<()> {
         triggers::advance_listener(self, playbook, run_id, reference, cursor_seq).await
+    }
+
+    async fn purge_runs(
+        &self,
+        playbook: &PlaybookRef,
+        ended_before: DateTime<Utc>,
+        batch: u32,
+    ) -> Result<Purged> {
+        lifecycle::purge_batch(self, playbook, ended_before, batch).await
+    }
+
+    async fn delete_playbook(&self, playbook: &PlaybookRef, force: bool) -> Result<Deleted> {
+        let deleted = lifecycle::delete_playbook(self, playbook, force).await;
+        self.definitions_changed();
+        deleted
+    }
+
+    async fn delete_org(&self, org: &str, force: bool) -> Result<Deleted> {
+        let deleted = lifecycle::delete_org(self, org, force).await;
+        self.definitions_changed();
+        deleted
     }
 }
 
