@@ -765,12 +765,9 @@ pub async fn def(command: DefCommand) -> Result<ExitCode> {
             remote,
         } => {
             let client = Client::new(remote);
-            let def_type = match def_type {
-                Some(def_type) => def_type,
-                None => match type_of(&client, &at, &name).await? {
-                    Ok(def_type) => def_type,
-                    Err(problem) => return client.refused(&problem),
-                },
+            let def_type = match type_given_or_found(&client, &at, &name, def_type).await? {
+                Ok(def_type) => def_type,
+                Err(problem) => return client.refused(&problem),
             };
             let path = format!(
                 "{}/definitions/{}/{}/versions",
@@ -789,12 +786,9 @@ pub async fn def(command: DefCommand) -> Result<ExitCode> {
             remote,
         } => {
             let client = Client::new(remote);
-            let def_type = match def_type {
-                Some(def_type) => def_type,
-                None => match type_of(&client, &at, &name).await? {
-                    Ok(def_type) => def_type,
-                    Err(problem) => return client.refused(&problem),
-                },
+            let def_type = match type_given_or_found(&client, &at, &name, def_type).await? {
+                Ok(def_type) => def_type,
+                Err(problem) => return client.refused(&problem),
             };
             let mut sources = Vec::new();
             for version in [v1, v2] {
@@ -844,6 +838,19 @@ pub async fn def(command: DefCommand) -> Result<ExitCode> {
 /// The type of the playbook's definition `name`, for a command that names no `--type`:
 /// `Ok(Err(problem))` when it has none of that name. Several types with it is a wrong command
 /// line: `--type` says which.
+/// The type `--type` gave, or else the one type the playbook has a definition `name` of.
+async fn type_given_or_found(
+    client: &Client,
+    at: &PlaybookArgs,
+    name: &str,
+    given: Option<String>,
+) -> Result<Result<String, Value>> {
+    match given {
+        Some(def_type) => Ok(Ok(def_type)),
+        None => type_of(client, at, name).await,
+    }
+}
+
 async fn type_of(client: &Client, at: &PlaybookArgs, name: &str) -> Result<Result<String, Value>> {
     let listed = match client
         .call(Method::GET, &format!("{}/definitions", pb_path(at)), None)

@@ -148,21 +148,20 @@ async fn a_run_is_traced_from_the_callers_traceparent_to_the_tool_server() {
             .json(&body)
             .send()
     };
+    let save = async |def_type: &str, name: &str, source: &str| {
+        let definition =
+            json!({"type": def_type, "name": name, "source": source, "diagram": "none"});
+        let path = "/v1/orgs/acme/playbooks/main/definitions";
+        let saved = send(reqwest::Method::POST, path, definition).await;
+        assert_eq!(saved.expect("an answer").status(), 201, "{def_type}/{name}");
+    };
     let created = send(reqwest::Method::POST, "/v1/orgs", json!({"id": "acme"})).await;
     assert_eq!(created.expect("an answer").status(), 201);
     let pb = "/v1/orgs/acme/playbooks";
     let created = send(reqwest::Method::POST, pb, json!({"id": "main"})).await;
     assert_eq!(created.expect("an answer").status(), 201);
     let source = "---\nmodel: anthropic/claude-sonnet-4-5\ntools: [graph/lookup]\n---\nFind {{ input.q }}.\n";
-    let definition =
-        json!({"type": "reasoning", "name": "finder", "source": source, "diagram": "none"});
-    let saved = send(
-        reqwest::Method::POST,
-        &format!("{pb}/main/definitions"),
-        definition,
-    )
-    .await;
-    assert_eq!(saved.expect("an answer").status(), 201);
+    save("reasoning", "finder", source).await;
     provider.script([
         Reply::ToolCalls(vec![ScriptedToolCall {
             call_id: "c1".into(),
@@ -182,15 +181,7 @@ async fn a_run_is_traced_from_the_callers_traceparent_to_the_tool_server() {
     assert_eq!(ran.status(), 200);
     // A workflow that waits: its step after the timer is the scheduler's, a span of its own.
     let waits = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: waits\n  version: 1.0.0\ndo:\n  - pause:\n      wait:\n        milliseconds: 50\n  - done:\n      set:\n        x: 1\n";
-    let definition =
-        json!({"type": "workflow", "name": "waits", "source": waits, "diagram": "none"});
-    let saved = send(
-        reqwest::Method::POST,
-        &format!("{pb}/main/definitions"),
-        definition,
-    )
-    .await;
-    assert_eq!(saved.expect("an answer").status(), 201);
+    save("workflow", "waits", waits).await;
     let runs = format!("{pb}/main/definitions/workflow/waits/runs");
     let started = send(reqwest::Method::POST, &runs, json!({"run_id": "w-1"}))
         .await
