@@ -3,7 +3,7 @@
 // [[keys]] for an admin, a runner and a viewer of the org acme (keys made by `auto key new`),
 // seeds the playbook acme/main as the admin, and then, as a person would:
 //
-// - without a key, meets the key prompt (the server answers 403, reason forbidden, kind
+// - without a key, meets the key prompt (the server answers 401, reason forbidden, kind
 //   unauthenticated); a wrong key is refused with a clear message and not kept;
 // - with the viewer's key, reads every page but is offered no edit, save, retire, run, cancel
 //   or answer, and an edit, new-definition or start-run address opened directly says that the
@@ -232,7 +232,7 @@ async function axe(page, name) {
 
 /**
  * A page that records what it asked of /v1 (with its Authorization) and what was answered, and
- * every script error. `expectRefusals` lets the no-key and wrong-key phases be answered 403.
+ * every script error. `expectRefusals` lets the no-key and wrong-key phases be answered 401.
  */
 async function newPage() {
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
@@ -242,7 +242,7 @@ async function newPage() {
   page.answers = [];
   page.on('pageerror', (e) => page.errors.push(`page error: ${e.message}`));
   page.on('console', (m) => {
-    if (m.type() === 'error' && !/Failed to load resource: the server responded with a status of 403/.test(m.text())) page.errors.push(`console error: ${m.text().slice(0, 300)}`);
+    if (m.type() === 'error' && !/Failed to load resource: the server responded with a status of 40[13]/.test(m.text())) page.errors.push(`console error: ${m.text().slice(0, 300)}`);
   });
   page.on('request', (r) => {
     const u = new URL(r.url());
@@ -298,13 +298,13 @@ async function main() {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   const page = await newPage();
 
-  await step('without a key: the server refuses (403, unauthenticated) and the Studio asks for a key', async () => {
+  await step('without a key: the server refuses (401, unauthenticated) and the Studio asks for a key', async () => {
     const bare = await call(null, 'GET', '/v1/me');
-    if (bare.status !== 403 || bare.body?.reason !== 'forbidden' || bare.body?.kind !== 'unauthenticated') throw new Error(`GET /v1/me without a key answered ${bare.status} ${JSON.stringify(bare.body)}`);
+    if (bare.status !== 401 || bare.body?.reason !== 'forbidden' || bare.body?.kind !== 'unauthenticated') throw new Error(`GET /v1/me without a key answered ${bare.status} ${JSON.stringify(bare.body)}`);
     await page.goto(`${P}/runs`);
     await page.waitForSelector('#key', { timeout: 10000 });
     const me = page.answers.find((a) => a.path === '/v1/me');
-    if (!me || me.status !== 403 || me.body?.kind !== 'unauthenticated') throw new Error(`the Studio's /v1/me was answered ${JSON.stringify(me)}`);
+    if (!me || me.status !== 401 || me.body?.kind !== 'unauthenticated') throw new Error(`the Studio's /v1/me was answered ${JSON.stringify(me)}`);
     const text = await page.locator('.key-card').innerText();
     if (!/needs a key/.test(text)) throw new Error(`the prompt reads ${JSON.stringify(text)}`);
     await axe(page, 'key-prompt');

@@ -33,7 +33,8 @@ async fn the_caller_is_told_its_role_and_org() {
         me.body,
         json!({"caller": "reader", "role": "viewer", "org": "acme"})
     );
-    keyed.get("/v1/me").await.assert_problem(403, "forbidden");
+    // No key at all: 401, the problem's reason still `forbidden` (kind `unauthenticated`).
+    keyed.get("/v1/me").await.assert_problem(401, "forbidden");
 }
 
 #[tokio::test]
@@ -347,7 +348,7 @@ async fn a_stream_shows_only_what_the_key_may_read() {
         .send()
         .await
         .unwrap();
-    assert_eq!(nobody.status(), 403);
+    assert_eq!(nobody.status(), 401);
 }
 
 #[tokio::test]

@@ -18,7 +18,8 @@
 //! one server stays up.
 //!
 //! The checker, once every server is up again and every run has ended: every run ended exactly
-//! once; each workflow's output is what its steps make, with three children each, never more;
+//! once; no workflow step applied twice; each workflow's output is what its steps make, with
+//! three children each, never more;
 //! no call of the writing tool made twice; one `every` run per due time;
 //! no answered model call made again; each request answered once; one triggered run per event;
 //! and the playbook's `seq` gapless, and seen in order by a follower that read it throughout.
@@ -499,8 +500,14 @@ async fn inject(
     stop: Arc<AtomicBool>,
     freezes_max: usize,
     postgres_restarts: bool,
+    seconds: u64,
 ) -> Faults {
     let mut faults = Faults::default();
+    let started = Instant::now();
+    // The freezes, spread evenly over the load's time, each at a server the dice pick.
+    let freeze_due = |done: usize| {
+        started + Duration::from_secs(seconds) * (done as u32 + 1) / (freezes_max as u32 + 1)
+    };
     let mut thawing: Vec<(usize, Instant)> = Vec::new();
     let mut lagging: Vec<(usize, Instant)> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
@@ -527,6 +534,12 @@ async fn inject(
             continue;
         }
         let k = healthy[dice.below(healthy.len() as u64) as usize];
+        if faults.freezes < freezes_max && now >= freeze_due(faults.freezes) {
+            cluster.signal(k, "-STOP");
+            thawing.push((k, now + LEASE + Duration::from_secs(3)));
+            faults.freezes += 1;
+            continue;
+        }
         match dice.below(15) {
             12 => {
                 // The network to the database lags for a few seconds.
@@ -579,11 +592,6 @@ async fn inject(
                 if cut.is_ok() {
                     faults.cuts += 1;
                 }
-            }
-            _ if faults.freezes < freezes_max => {
-                cluster.signal(k, "-STOP");
-                thawing.push((k, now + LEASE + Duration::from_secs(3)));
-                faults.freezes += 1;
             }
             _ => {}
         }
@@ -739,6 +747,7 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         stop_faults.clone(),
         freezes_max,
         postgres_restarts,
+        seconds,
     ));
     let follower = tokio::spawn(follow(caller.clone(), stop_follow.clone()));
 
@@ -903,6 +912,7 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
 
     let mut endings: BTreeMap<String, usize> = BTreeMap::new();
     let mut model_calls: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+    let mut steps: BTreeMap<(String, String), usize> = BTreeMap::new();
     for event in &events {
         let Some(run_id) = event["run_id"].as_str() else {
             continue;
@@ -910,6 +920,12 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         let kind = event["type"].as_str().unwrap_or_default();
         if matches!(kind, "run_succeeded" | "run_failed" | "run_rejected") {
             *endings.entry(run_id.to_owned()).or_default() += 1;
+        }
+        if kind == "step_completed" {
+            let reference = event["data"]["reference"].as_str().unwrap_or_default();
+            *steps
+                .entry((run_id.to_owned(), reference.to_owned()))
+                .or_default() += 1;
         }
         if kind.starts_with("model_call_") {
             let number = event["data"]["number"].as_u64().unwrap_or(0);
@@ -919,6 +935,19 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
                 .push((kind.to_owned(), number));
         }
     }
+    // No workflow step applied twice (none of these workflows loops), and the branch that lost
+    // the race never finished.
+    for ((run_id, reference), count) in &steps {
+        assert_eq!(
+            *count, 1,
+            "{run_id}: the step {reference} completed {count} times"
+        );
+        assert!(
+            !reference.ends_with("/late"),
+            "{run_id}: the losing branch finished"
+        );
+    }
+    assert!(!steps.is_empty(), "no step was recorded");
     // Every run ended, exactly once.
     let beats: Vec<&Value> = runs.iter().filter(|r| r["name"] == "beat").collect();
     assert_eq!(runs.len() - beats.len(), expected);
