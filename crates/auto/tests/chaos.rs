@@ -6,7 +6,8 @@
 //! published for an event trigger that starts a workflow (`e-i`), and a reasoning run that calls
 //! a read-only tool and a writing one on a tool server double that records every call (`n-i`).
 //! Then a fork whose call competes with a minute's timer (`f-i`), and a workflow that listens
-//! for an event the test sends it (`h-i`). Twelve runs a unit; and an `every` trigger starts a
+//! for an event the test sends it (`h-i`), and a workflow that calls the writing reasoning
+//! function as its step (`t-i`). Fourteen runs a unit; and an `every` trigger starts a
 //! workflow each minute throughout.
 //!
 //! The faults, at moments a seed chooses (printed; `CHAOS_SEED` replays one): a server killed
@@ -113,6 +114,18 @@ do:
               with: { type: computation, name: add-one, input: { x: '${ $data.x }' } }
 ";
 
+/// A workflow that calls the reasoning function that writes, as a step of its own.
+const THINK: &str = "document:
+  dsl: 1.0.3
+  namespace: chaos
+  name: think
+  version: 1.0.0
+do:
+  - note:
+      call: run_definition
+      with: { type: reasoning, name: note, input: { q: '${ $data.q }' } }
+";
+
 /// A workflow that listens for one event sent to it.
 const HEAR: &str = "document:
   dsl: 1.0.3
@@ -147,7 +160,7 @@ const SERVERS: usize = 3;
 /// A work item's lease: a frozen server is held past it.
 const LEASE: Duration = Duration::from_secs(30);
 /// Runs each unit of load makes.
-const RUNS_PER_UNIT: usize = 12;
+const RUNS_PER_UNIT: usize = 14;
 
 /// A small deterministic generator (xorshift64*): the seed alone decides the faults.
 struct Dice(u64);
@@ -732,6 +745,7 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         ("workflow", "beat", BEAT),
         ("workflow", "race", RACE),
         ("workflow", "hear", HEAR),
+        ("workflow", "think", THINK),
     ] {
         setup
             .save_definition(PLAYBOOK_PATH, def_type, name, source)
@@ -792,6 +806,14 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
                 .await;
             caller
                 .start("workflow", "hear", &format!("h-{i}"), json!({}))
+                .await;
+            caller
+                .start(
+                    "workflow",
+                    "think",
+                    &format!("t-{i}"),
+                    json!({"q": format!("t-{i}")}),
+                )
                 .await;
             // Sent under its id: a send the caller makes again is the same event.
             let go = json!({"type": "com.example.go", "id": format!("go-{i}"), "data": {"i": i}});
@@ -1010,6 +1032,43 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
     // No call of the writing tool made twice; a run that cannot know whether its call was
     // made ends `effect_unknown`, and every other ends with its answer.
     let calls = tools.calls();
+    let mut writes_by_run: BTreeMap<String, usize> = BTreeMap::new();
+    for call in calls.iter().filter(|c| c.tool == "write") {
+        let run_id = call.meta["auto.on/run_id"].as_str().unwrap_or_default();
+        *writes_by_run.entry(run_id.to_owned()).or_default() += 1;
+    }
+    for (run_id, writes) in &writes_by_run {
+        assert_eq!(
+            *writes, 1,
+            "{run_id}: the writing tool was called {writes} times"
+        );
+    }
+    let noting = of("reasoning", "note");
+    assert_eq!(
+        noting.len(),
+        2 * units,
+        "a note run direct and one a workflow called, a unit"
+    );
+    for run in &noting {
+        let id = run["run_id"].as_str().expect("an id");
+        let run = caller.get(&format!("{PLAYBOOK_PATH}/runs/{id}")).await;
+        if run["status"] == "succeeded" {
+            assert_eq!(
+                writes_by_run.get(id),
+                Some(&1),
+                "{id} succeeded without its write"
+            );
+        } else {
+            assert_eq!(run["problem"]["kind"], "effect_unknown", "{run:#}");
+        }
+    }
+    for i in 0..units {
+        // The workflow's call ends as its child did.
+        let think = caller.get(&format!("{PLAYBOOK_PATH}/runs/t-{i}")).await;
+        if think["status"] != "succeeded" {
+            assert_eq!(think["problem"]["kind"], "effect_unknown", "{think:#}");
+        }
+    }
     let mut notes = 0;
     for i in 0..units {
         let id = format!("n-{i}");
