@@ -32,6 +32,7 @@ pub enum OrgCommand {
     },
     /// Delete an org and every playbook in it (admins only).
     Delete {
+        /// The org's id.
         id: String,
         /// Delete even while runs are started, removing them as they are.
         #[arg(long)]
@@ -66,7 +67,9 @@ pub enum PlaybookCommand {
     },
     /// Delete a playbook with its definitions, runs, events and work (admins only).
     Delete {
+        /// The playbook's id.
         id: String,
+        /// The org.
         #[arg(long, env = "AUTO_ORG")]
         org: String,
         /// Delete even while runs are started, removing them as they are.

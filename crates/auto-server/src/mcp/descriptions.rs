@@ -9,6 +9,19 @@ use crate::openapi::Operation;
 /// `(operation name, description)`.
 const DESCRIPTIONS: &[(&str, &str)] = &[
     (
+        "delete_org",
+        "Delete an org and all its playbooks (admins). Refused while runs go on, unless force.",
+    ),
+    (
+        "delete_playbook",
+        "Delete a playbook and all it holds (admins). Refused while runs go on, unless force.",
+    ),
+    (
+        "purge_runs",
+        "Remove runs that ended before ended_before, with their events (admins); runs still \
+         needed stay. Purged seqs stay holes.",
+    ),
+    (
         "check_definition",
         "Check a definition as create_definition would, and save nothing. Takes the same \
          arguments (type, name, source, overview, diagram). Returns valid, issues[] (each \
@@ -276,6 +289,9 @@ const TITLES: &[(&str, &str)] = &[
     ("introspect", "read a tool of a tool server"),
     ("execute", "call a tool of a tool server"),
     ("dry_run", "check a tool call without making it"),
+    ("delete_org", "delete an org"),
+    ("delete_playbook", "delete a playbook"),
+    ("purge_runs", "purge ended runs"),
 ];
 
 /// The prefix of every tool's title: the server's name, as the tool would be told apart from

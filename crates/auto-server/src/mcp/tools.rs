@@ -412,8 +412,9 @@ mod size {
 
     /// What a tools/list of the server endpoint may weigh, at most, as JSON: an agent reads it
     /// whole before its first call (it was 82 KB with a paragraph repeated in every tool and the
-    /// output schemas' words; 43 KB without, 44.4 KB with each tool's title).
-    const TOOL_LIST_BYTES_MAX: usize = 45_000;
+    /// output schemas' words; 43 KB without, 44.4 KB with each tool's title, 47.1 KB with the
+    /// three tools that purge and delete). A tool added past this must make room first.
+    const TOOL_LIST_BYTES_MAX: usize = 48_000;
 
     #[test]
     fn the_tool_list_is_read_whole_by_an_agent_so_it_stays_small() {
