@@ -7,7 +7,9 @@
 //! a read-only tool and a writing one on a tool server double that records every call (`n-i`).
 //! Then a fork whose call competes with a minute's timer (`f-i`), and a workflow that listens
 //! for an event the test sends it (`h-i`), and a workflow that calls the writing reasoning
-//! function as its step (`t-i`). Fourteen runs a unit; and an `every` trigger starts a
+//! function as its step (`t-i`). Fourteen runs a unit; a workflow that listens, from before the
+//! load, for three events published to the playbook during it (`w-0`); and an `every` trigger
+//! starts a
 //! workflow each minute throughout.
 //!
 //! The faults, at moments a seed chooses (printed; `CHAOS_SEED` replays one): a server killed
@@ -124,6 +126,24 @@ do:
   - note:
       call: run_definition
       with: { type: reasoning, name: note, input: { q: '${ $data.q }' } }
+";
+
+/// A workflow listening, from before the load, for three events published to the playbook
+/// during it: each must reach it once, whichever server records or follows it.
+const WATCH: &str = "document:
+  dsl: 1.0.3
+  namespace: chaos
+  name: watch
+  version: 1.0.0
+do:
+  - news:
+      listen:
+        to:
+          all:
+            - with: { type: com.example.news, data: '${ $data.n === 0 }' }
+            - with: { type: com.example.news, data: '${ $data.n === 1 }' }
+            - with: { type: com.example.news, data: '${ $data.n === 2 }' }
+        read: envelope
 ";
 
 /// A workflow that listens for one event sent to it.
@@ -746,11 +766,17 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         ("workflow", "race", RACE),
         ("workflow", "hear", HEAR),
         ("workflow", "think", THINK),
+        ("workflow", "watch", WATCH),
     ] {
         setup
             .save_definition(PLAYBOOK_PATH, def_type, name, source)
             .await;
     }
+    // Listening once its start is answered: its first step, the listen, is recorded with it.
+    let watching = setup
+        .start_run(PLAYBOOK_PATH, "workflow", "watch", json!({"run_id": "w-0"}))
+        .await;
+    assert_eq!(watching.status, 202, "{:#}", watching.body);
 
     let stop_faults = Arc::new(AtomicBool::new(false));
     let stop_follow = Arc::new(AtomicBool::new(false));
@@ -820,6 +846,15 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
             let path = format!("{PLAYBOOK_PATH}/runs/h-{i}/events");
             let (status, body) = caller.send(reqwest::Method::POST, &path, Some(&go)).await;
             assert!(matches!(status, 202 | 409), "go-{i}: {status} {body:#}");
+            if i == 0 {
+                // The news the watcher waits for, published while the faults go on.
+                for n in 0..3 {
+                    let news = json!({"type": "com.example.news", "id": format!("news-{n}"), "data": {"n": n}});
+                    let path = format!("{PLAYBOOK_PATH}/events");
+                    let (status, body) = caller.send(reqwest::Method::POST, &path, Some(&news)).await;
+                    assert!(matches!(status, 201 | 409), "news-{n}: {status} {body:#}");
+                }
+            }
             let event =
                 json!({"type": "com.example.tick", "id": format!("e-{i}"), "data": {"i": i}});
             let path = format!("{PLAYBOOK_PATH}/events");
@@ -859,7 +894,8 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
 
     // Every run ends: requests are answered as they open, and a reasoning run a kill cut off
     // is asked again under its id, as its caller would.
-    let expected = units * RUNS_PER_UNIT;
+    // Each unit's runs, and the one watcher.
+    let expected = units * RUNS_PER_UNIT + 1;
     let deadline = Instant::now() + Duration::from_secs(env_number("CHAOS_DRAIN_SECONDS", 300));
     let runs = loop {
         let open = caller
@@ -1087,6 +1123,15 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         } else {
             assert_eq!(run["problem"]["kind"], "effect_unknown", "{run:#}");
         }
+    }
+    // Each piece of news published during the faults reached the watcher once.
+    let watch = caller.get(&format!("{PLAYBOOK_PATH}/runs/w-0")).await;
+    assert_eq!(watch["status"], "succeeded", "{watch:#}");
+    let taken = watch["output"].as_array().expect("the events taken");
+    let ids: Vec<&str> = taken.iter().filter_map(|e| e["id"].as_str()).collect();
+    assert_eq!(ids, ["news-0", "news-1", "news-2"], "{watch:#}");
+    for (n, event) in taken.iter().enumerate() {
+        assert_eq!(event["data"], json!({"n": n}), "{watch:#}");
     }
     // One triggered run per event, each event's own.
     let ticks = of("workflow", "on-tick");
