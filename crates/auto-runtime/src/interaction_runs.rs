@@ -378,7 +378,7 @@ impl Service {
             .start_interaction(pb, new, vec![started, opened], request, work)
             .await
             .map_err(taken)?;
-        self.telemetry.count(counted);
+        self.telemetry.count(counted, None);
         self.scheduler.wake();
         Ok(answer_of(&run))
     }
@@ -641,7 +641,7 @@ impl Service {
                 .await
             {
                 Ok((closed, ended)) => {
-                    self.telemetry.count_run(counted, &ended);
+                    self.telemetry.count(counted, Some(&ended));
                     return Ok(closed);
                 }
                 Err(StoreError::Conflict(_)) => {

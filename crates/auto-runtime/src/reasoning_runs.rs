@@ -229,7 +229,7 @@ impl<'a> Recorder<'a> {
                     return Err(taken(error));
                 }
                 if let Some(telemetry) = self.telemetry {
-                    telemetry.count(counted);
+                    telemetry.count(counted, None);
                 }
             }
             None => {

@@ -605,7 +605,7 @@ impl Service {
             .start_run(pb, new, vec![event])
             .await
             .map_err(taken)?;
-        self.telemetry.count(counted);
+        self.telemetry.count(counted, None);
         Ok(run)
     }
 
@@ -649,7 +649,7 @@ impl Service {
                 .await
             {
                 Ok((ended, _)) => {
-                    self.telemetry.count_run(counted, &ended);
+                    self.telemetry.count(counted, Some(&ended));
                     self.triggers.wake_if_active();
                     return Ok(ended);
                 }

@@ -207,8 +207,9 @@ impl Telemetry {
         );
     }
 
-    /// Counts what [`tally`] read of a change, once the store committed the change.
-    pub(crate) fn count(&self, tally: Tally) {
+    /// Counts what [`tally`] read of a change, once the store committed the change, and how
+    /// long `run` took when the change left it ended.
+    pub(crate) fn count(&self, tally: Tally, run: Option<&Run>) {
         for def_type in tally.started {
             let labels = TypeLabels { r#type: def_type };
             self.runs_started.get_or_create(&labels).inc();
@@ -224,16 +225,13 @@ impl Telemetry {
                 self.steps.get_or_create(&labels).inc_by(count);
             }
         }
-    }
-
-    /// As [`Telemetry::count`], with how long `run` took when the change ended it.
-    pub(crate) fn count_run(&self, tally: Tally, run: &Run) {
-        self.count(tally);
-        self.ended(run);
+        if let Some(run) = run {
+            self.ended(run);
+        }
     }
 
     /// Observes the duration of `run` when it has ended.
-    pub(crate) fn ended(&self, run: &Run) {
+    fn ended(&self, run: &Run) {
         let (Some(ended_at), status) = (run.ended_at, run.status) else {
             return;
         };

@@ -481,10 +481,7 @@ impl Service {
         })
         .await;
         if let Ok(step) = &committed {
-            match &step.run {
-                Some(ended) => self.telemetry.count_run(counted, ended),
-                None => self.telemetry.count(counted),
-            }
+            self.telemetry.count(counted, step.run.as_ref());
             if adds_work {
                 self.scheduler.wake();
             }
@@ -758,10 +755,7 @@ impl Service {
         let counted = crate::telemetry::tally(&step.events);
         match self.store.commit_workflow_step(pb, &run.run_id, step).await {
             Ok(committed) => {
-                match &committed.run {
-                    Some(ended) => self.telemetry.count_run(counted, ended),
-                    None => self.telemetry.count(counted),
-                }
+                self.telemetry.count(counted, committed.run.as_ref());
                 self.triggers.wake_if_active();
                 Ok(true)
             }

@@ -180,21 +180,17 @@ impl Collector for ProcessCollector {
                 "Number of OS threads in the process",
                 read.threads,
             ),
+            (
+                "process_start_time_seconds",
+                "Start time of the process since the Unix epoch in seconds",
+                read.start_time_seconds,
+            ),
         ];
         for (name, help, value) in gauges {
             if let Some(value) = value {
                 let metric = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
                 metric.encode(encoder.encode_descriptor(name, help, None, MetricType::Gauge)?)?;
             }
-        }
-        if let Some(start) = read.start_time_seconds {
-            let metric = ConstGauge::new(i64::try_from(start).unwrap_or(i64::MAX));
-            metric.encode(encoder.encode_descriptor(
-                "process_start_time_seconds",
-                "Start time of the process since the Unix epoch in seconds",
-                None,
-                MetricType::Gauge,
-            )?)?;
         }
         Ok(())
     }

@@ -52,24 +52,24 @@ const STORE_CLOSE: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub async fn run(args: ServeArgs) -> Result<ExitCode> {
     let json = args.log_json;
-    let mut traces = None;
-    let mut tracer = None;
+    // The configuration is read before the log starts, since it says where traces go; a
+    // problem with it is logged once the log has started.
     let loaded = match load_config(&args) {
-        Ok((config, Some(export))) => match crate::traces::start(&export).await {
-            Ok((started, made)) => {
-                traces = Some(started);
-                tracer = Some(made);
-                Ok(config)
-            }
-            Err(error) => Err(error),
-        },
-        Ok((config, None)) => Ok(config),
+        Ok((config, Some(export))) => crate::traces::start(&export)
+            .await
+            .map(|(traces, tracer)| (config, Some(traces), Some(tracer))),
+        Ok((config, None)) => Ok((config, None, None)),
         Err(error) => Err(error),
     };
-    init_logs(json, tracer);
-    let served = match loaded {
-        Ok(config) => serve(args, config).await,
-        Err(error) => Err(error),
+    let (served, traces) = match loaded {
+        Ok((config, traces, tracer)) => {
+            init_logs(json, tracer);
+            (serve(args, config).await, traces)
+        }
+        Err(error) => {
+            init_logs(json, None);
+            (Err(error), None)
+        }
     };
     if let Some(traces) = traces {
         traces.shutdown().await;

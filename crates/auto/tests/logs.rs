@@ -4,17 +4,12 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{AUTO, wait_for_blocking};
+use common::{AUTO, free_port, wait_exit, wait_for_blocking};
 use serde_json::Value;
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
-    listener.local_addr().expect("an address").port()
-}
 
 /// `auto serve` in `dir` on `port`, with these arguments after it, its stderr a pipe and no
 /// `NO_COLOR`: the server alone decides whether to colour.
@@ -68,21 +63,13 @@ fn served_log(extra: &[&str]) -> String {
     String::from_utf8(output.stderr).expect("a log in UTF-8")
 }
 
+/// Stops the server with SIGTERM and gives its output once it has exited.
 fn stop(child: Child) -> Output {
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .expect("kill runs");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut child = child;
-    while Instant::now() < deadline {
-        if child.try_wait().expect("a status").is_some() {
-            return child.wait_with_output().expect("its output");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    panic!("the server did not stop within 30 s");
+    wait_exit(child, Duration::from_secs(30))
 }
 
 #[test]

@@ -3,16 +3,10 @@
 
 mod common;
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
-use common::{AUTO, wait_for_blocking};
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
-    listener.local_addr().expect("an address").port()
-}
+use common::{AUTO, free_port, wait_exit, wait_for_blocking};
 
 fn serve(dir: &std::path::Path, port: u16) -> Child {
     Command::new(AUTO)
@@ -40,18 +34,6 @@ fn wait_for_file(path: &std::path::Path) {
     wait_for_blocking(Duration::from_secs(30), "the store's file", || {
         path.exists().then_some(())
     });
-}
-
-fn wait_exit(mut child: Child, within: Duration) -> Output {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline {
-        if child.try_wait().expect("a status").is_some() {
-            return child.wait_with_output().expect("its output");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    panic!("the process did not exit within {within:?}");
 }
 
 #[test]

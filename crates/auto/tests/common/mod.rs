@@ -203,3 +203,22 @@ pub fn stderr(output: &Output) -> String {
 pub fn code(output: &Output) -> i32 {
     output.status.code().expect("an exit code")
 }
+
+/// A loopback port free when asked (another process may take it before the server binds it).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    listener.local_addr().expect("an address").port()
+}
+
+/// Waits for `child` to exit within `within`, and gives its output; kills it and fails if not.
+pub fn wait_exit(mut child: Child, within: Duration) -> Output {
+    let deadline = std::time::Instant::now() + within;
+    while std::time::Instant::now() < deadline {
+        if child.try_wait().expect("a status").is_some() {
+            return child.wait_with_output().expect("its output");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    panic!("the process did not exit within {within:?}");
+}
