@@ -78,6 +78,8 @@ struct Script {
     /// Whether `initialize` opens a session, whose stream of server messages (the client's
     /// GET) is answered with an error page whose type repeats the request's `Authorization`.
     echoing_sessions: bool,
+    /// Streams of server messages answered with the echoing page.
+    streams_refused: usize,
 }
 
 /// The scripted MCP server. Dropping it stops it.
@@ -439,6 +441,10 @@ async fn inject(
             .get("authorization")
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
+        script
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .streams_refused += 1;
         return Response::builder()
             .status(200)
             .header(
@@ -454,6 +460,23 @@ async fn inject(
     let method = serde_json::from_slice::<Value>(&bytes)
         .ok()
         .and_then(|v| v["method"].as_str().map(str::to_owned));
+    if echoing && method.as_deref() == Some("tools/call") {
+        // The client opens its stream beside the call, and drops it with the connection once
+        // the call is answered: the call waits for the stream's refusal, and a moment more for
+        // the client to read it, so the refusal is always seen (and logged) first.
+        let refused = || {
+            script
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .streams_refused
+                > 0
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !refused() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let failure = {
         let mut script = script.lock().unwrap_or_else(|p| p.into_inner());
         // Notifications and streams are let through: only requests fail.
