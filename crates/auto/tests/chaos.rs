@@ -146,18 +146,33 @@ do:
         read: envelope
 ";
 
-/// A workflow that listens for one event sent to it.
+/// A workflow that listens for three events sent to it, one task after another: each task
+/// takes the earliest kept, so the list it makes is the order they were sent in.
 const HEAR: &str = "document:
   dsl: 1.0.3
   namespace: chaos
   name: hear
   version: 1.0.0
 do:
-  - hear:
+  - first:
       listen:
         to:
           one:
             with: { type: com.example.go }
+  - second:
+      listen:
+        to:
+          one:
+            with: { type: com.example.go }
+      output:
+        as: '[...$input, ...$data]'
+  - third:
+      listen:
+        to:
+          one:
+            with: { type: com.example.go }
+      output:
+        as: '[...$input, ...$data]'
 ";
 
 /// A workflow an `every` trigger starts each minute (the shortest period), which keeps the
@@ -841,11 +856,14 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
                     json!({"q": format!("t-{i}")}),
                 )
                 .await;
-            // Sent under its id: a send the caller makes again is the same event.
-            let go = json!({"type": "com.example.go", "id": format!("go-{i}"), "data": {"i": i}});
-            let path = format!("{PLAYBOOK_PATH}/runs/h-{i}/events");
-            let (status, body) = caller.send(reqwest::Method::POST, &path, Some(&go)).await;
-            assert!(matches!(status, 202 | 409), "go-{i}: {status} {body:#}");
+            // Three, each sent under its id once the one before was taken in: a send the
+            // caller makes again is the same event, and the run must take them in this order.
+            for k in 0..3 {
+                let go = json!({"type": "com.example.go", "id": format!("go-{i}-{k}"), "data": {"i": i, "k": k}});
+                let path = format!("{PLAYBOOK_PATH}/runs/h-{i}/events");
+                let (status, body) = caller.send(reqwest::Method::POST, &path, Some(&go)).await;
+                assert!(matches!(status, 202 | 409), "go-{i}-{k}: {status} {body:#}");
+            }
             if i == 0 {
                 // The news the watcher waits for, published while the faults go on.
                 for n in 0..3 {
@@ -968,6 +986,7 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         "the follower saw the log out of order or with a hole"
     );
 
+    let mut starts: BTreeMap<String, usize> = BTreeMap::new();
     let mut endings: BTreeMap<String, usize> = BTreeMap::new();
     let mut model_calls: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
     let mut steps: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -976,6 +995,9 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
             continue;
         };
         let kind = event["type"].as_str().unwrap_or_default();
+        if kind == "run_started" {
+            *starts.entry(run_id.to_owned()).or_default() += 1;
+        }
         if matches!(kind, "run_succeeded" | "run_failed" | "run_rejected") {
             *endings.entry(run_id.to_owned()).or_default() += 1;
         }
@@ -1006,11 +1028,17 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         );
     }
     assert!(!steps.is_empty(), "no step was recorded");
-    // Every run ended, exactly once.
+    // Every run started once and ended once.
     let beats: Vec<&Value> = runs.iter().filter(|r| r["name"] == "beat").collect();
     assert_eq!(runs.len() - beats.len(), expected);
     for run in &runs {
         let id = run["run_id"].as_str().expect("an id");
+        assert_eq!(
+            starts.get(id),
+            Some(&1),
+            "{id} started {:?} times",
+            starts.get(id)
+        );
         assert_eq!(
             endings.get(id),
             Some(&1),
@@ -1042,7 +1070,11 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
         // The event sent to the run was taken once, its own.
         let hear = caller.get(&format!("{PLAYBOOK_PATH}/runs/h-{i}")).await;
         assert_eq!(hear["status"], "succeeded", "{hear:#}");
-        assert_eq!(hear["output"], json!([{"i": i}]), "{hear:#}");
+        assert_eq!(
+            hear["output"],
+            json!([{"i": i, "k": 0}, {"i": i, "k": 1}, {"i": i, "k": 2}]),
+            "{hear:#}"
+        );
     }
     // No answered model call was made again: after a number's answer, no start of it.
     for (run_id, calls) in &model_calls {
