@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The Studio's tests: the unit tests (node --test), then the browser test against a fresh
 # `auto serve` whose model provider is the provider emulator aimock (scripts/aimock), so the
-# review-and-approve workflow's reasoning function really calls a model API, and then the
+# review-and-approve workflow's reasoning function really calls a model API (and a reasoning
+# function calls the MCP reference server "everything", scripts/mcp-everything, or
+# AUTO_MCP_EVERYTHING, over stdio, for a run's tool calls), and then the
 # browser test of a server with keys (tests/auth.mjs, which starts its own `auto serve`).
 #
 #   studio/tests/run.sh [--auto PATH] [--shots DIR]
@@ -59,9 +61,14 @@ wait_for() { # url, what
     return 1
 }
 
-# aimock answers every model call with the same review.
+# aimock asks the echo function's model call for the echo tool, answers it once the tool's
+# result came back, and answers every other model call with the same review.
 cat >"$work/fixtures.json" <<'JSON'
-{"fixtures":[{"match":{},"response":{"content":"The audience, offer, budget and target are all stated. Recommend: Ready."}}]}
+{"fixtures":[
+{"match":{"toolResultContains":"Echo: hello"},"response":{"content":"The tool echoed: hello."}},
+{"match":{"userMessage":"through the echo tool"},"response":{"toolCalls":[{"name":"everything__echo","arguments":"{\"message\":\"hello\"}"}]}},
+{"match":{},"response":{"content":"The audience, offer, budget and target are all stated. Recommend: Ready."}}
+]}
 JSON
 echo "{\"llm\":{\"fixtures\":\"$work/fixtures.json\",\"logLevel\":\"warn\"}}" >"$work/aimock.json"
 "$aimock" --config "$work/aimock.json" --port 0 --host 127.0.0.1 >"$work/aimock.log" 2>&1 &
@@ -84,6 +91,15 @@ database = "sqlite://$work/auto.db"
 base_url = "${aimock_url%/}"
 api_key = { file = "$work/provider-key" }
 TOML
+# The MCP reference server "everything" over stdio, for a reasoning run's tool calls.
+everything="${AUTO_MCP_EVERYTHING:-$("$repo/scripts/mcp-everything")}"
+cat >>"$work/auto.toml" <<TOML
+
+[[tool_servers]]
+name = "everything"
+command = ["$everything", "stdio"]
+orgs = ["studio-test"]
+TOML
 (cd "$work" && exec "$auto" serve --config "$work/auto.toml" >"$work/auto.log" 2>&1) &
 pids+=($!)
 wait_for "http://127.0.0.1:$port/healthz" "auto serve" || { cat "$work/auto.log" >&2; exit 1; }
@@ -102,7 +118,7 @@ fi
 
 echo "== browser test against $base"
 status=0
-node "$studio/tests/browser.mjs" --base "$base" --shots "$shots" || status=$?
+node "$studio/tests/browser.mjs" --base "$base" --shots "$shots" --tools everything || status=$?
 
 # The same Studio against a server with keys: an admin, a runner and a viewer of acme.
 echo "== browser test with keys (tests/auth.mjs)"

@@ -430,14 +430,14 @@ function ModelCalls({ events }: { events: AutoEvent[] }) {
               <div><dt>Finish</dt><dd>{a.finish_reason || (c.failed ? a.because || a.reason || 'failed' : '—')}</dd></div>
             </dl>
             {Array.isArray(s.messages) && (
-              <details><summary>Messages ({s.messages.length})</summary>
+              <details><summary>Messages it adds ({s.messages.length})</summary>
                 {s.messages.map((m: any, i: number) => (
                   <div class="message" key={i}><span class="tag">{m.role}</span><pre class="wrap">{typeof m.content === 'string' ? m.content : JSON.stringify(m.content, null, 2)}</pre></div>
                 ))}
               </details>
             )}
-            {s.messages_bytes && !Array.isArray(s.messages) && <p class="muted small">Messages: {s.messages_bytes} bytes (open the event in the timeline to read them).</p>}
-            {answer !== undefined && <div class="answer"><strong>Answer</strong><pre class="wrap">{typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2)}</pre></div>}
+            {s.messages_bytes && !Array.isArray(s.messages) && <p class="muted small">Messages it adds: {s.messages_bytes} bytes (open the event in the timeline to read them).</p>}
+            {answer !== undefined && answer !== null && answer !== '' && <div class="answer"><strong>Answer</strong><pre class="wrap">{typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2)}</pre></div>}
             {Array.isArray(a.tool_calls) && a.tool_calls.length > 0 && <details><summary>Tool calls asked ({a.tool_calls.length})</summary><JsonBlock value={a.tool_calls} /></details>}
             {c.failed && <JsonBlock value={a} label="The failure" />}
           </article>
@@ -453,7 +453,7 @@ function ModelCalls({ events }: { events: AutoEvent[] }) {
                 const s = t.started?.data || {};
                 const a = t.ended?.data || {};
                 return (
-                  <tr key={id}>
+                  <tr key={id} data-tool-call={id}>
                     <td>{s.server && s.tool ? `${s.server}/${s.tool}` : s.tool || s.name || id}{s.read_only === false ? <span class="tag">changes things</span> : null}</td>
                     <td><StatusPill status={!t.ended ? 'running' : t.failed ? 'failed' : 'done'} /></td>
                     <td>{duration(a.duration_ms ?? between(t.started?.time, t.ended?.time))}</td>
