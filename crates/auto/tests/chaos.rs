@@ -5,12 +5,11 @@
 //! workflow that asks a person through an interaction the test answers (`a-i`), and an event
 //! published for an event trigger that starts a workflow (`e-i`), and a reasoning run that calls
 //! a read-only tool and a writing one on a tool server double that records every call (`n-i`).
-//! Then a fork whose call competes with a minute's timer (`f-i`), and a workflow that listens
-//! for an event the test sends it (`h-i`), and a workflow that calls the writing reasoning
-//! function as its step (`t-i`). Fourteen runs a unit; a workflow that listens, from before the
-//! load, for three events published to the playbook during it (`w-0`); and an `every` trigger
-//! starts a
-//! workflow each minute throughout.
+//! Then a fork whose call competes with a minute's timer (`f-i`), a workflow that listens for
+//! three events the test sends it one after another and must take them in that order (`h-i`),
+//! and a workflow that calls the writing reasoning function as its step (`t-i`). Fourteen runs
+//! a unit; a workflow that listens, from before the load, for three events published to the
+//! playbook during it (`w-0`); and an `every` trigger starts a workflow each minute throughout.
 //!
 //! The faults, at moments a seed chooses (printed; `CHAOS_SEED` replays one): a server killed
 //! with SIGKILL and started again; a server's PostgreSQL connections terminated
@@ -20,14 +19,14 @@
 //! (a TCP proxy the test controls) lagging for seconds, or dropping every connection. At least
 //! one server stays up.
 //!
-//! The checker, once every server is up again and every run has ended: every run ended exactly
-//! once; no workflow step applied twice; each workflow's output is what its steps make, with
-//! three children each, never more;
-//! no call of the writing tool made twice; one `every` run per due time;
-//! no answered model call made again; each request answered once; one triggered run per event;
+//! The checker, once every server is up again and every run has ended: every run started and
+//! ended exactly once; each event sent to a run taken once, in the order sent; no workflow step
+//! applied twice; each workflow's output is what its steps make, with three children each,
+//! never more; no call of the writing tool made twice; one `every` run per due time; no
+//! answered model call made again; each request answered once; one triggered run per event;
 //! and the playbook's `seq` gapless, and seen in order by a follower that read it throughout.
 //!
-//! `CHAOS_UNITS` (default 30, 270 runs), `CHAOS_SECONDS` (default 30, the time the load is
+//! `CHAOS_UNITS` (default 30, 421 runs), `CHAOS_SECONDS` (default 30, the time the load is
 //! spread over) and `CHAOS_FREEZES` (default 1) size it. `CHAOS_POSTGRES_RESTARTS=1` adds
 //! PostgreSQL itself restarted, never in the workspace's tests, which share it;
 //! `bench/chaos/run` is the long version, with it. It needs `AUTO_TEST_POSTGRES`, and fails
