@@ -216,10 +216,13 @@ fn fit(w: &[f64], order: Order, m: usize) -> Option<Model> {
     if !sse.is_finite() || count <= k + 2 {
         return None;
     }
-    let n = count as f64;
+    // The variance is that of the conditional errors, and the likelihood counts every point
+    // of the differenced series, as R's `arima` counts them by conditional sum of squares:
+    // models that condition on more points are then compared on the same points.
+    let n = w.len() as f64;
     // The constant counts as a parameter besides the variance, as `auto.arima` counts them.
     let parameters = (k + 2) as f64;
-    let aicc = n * (sse.max(1e-300) / n).ln()
+    let aicc = n * (sse.max(1e-300) / count as f64).ln()
         + 2.0 * parameters
         + 2.0 * parameters * (parameters + 1.0) / (n - parameters - 1.0).max(1.0);
     Some(Model {

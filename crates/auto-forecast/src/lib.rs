@@ -18,9 +18,11 @@
 //! Practice*, §8.7), the ARIMA's its psi weights, the combination the mean of its members'.
 
 mod arima;
+mod ets;
 mod models;
 mod optimize;
 mod season;
+mod theta;
 
 use serde::{Deserialize, Serialize};
 
@@ -154,7 +156,7 @@ pub fn build(ys: &[f64], options: &Options) -> Result<Build, ForecastError> {
     for (i, kind) in models::Kind::ALL.iter().enumerate() {
         let name = kind.name(season).to_owned();
         let fitted = match kind {
-            models::Kind::Combination => models::Kind::members(season)
+            models::Kind::Combination => models::Kind::MEMBERS
                 .iter()
                 .map(|member| {
                     let at = models::Kind::ALL.iter().position(|k| k == member);

@@ -1,0 +1,240 @@
+//! The Theta candidate, chosen within its family as statsforecast's AutoTheta chooses
+//! (Fiorucci, Pellegrini, Louzada, Petropoulos & Koehler, *Models for optimising the theta
+//! method and their relationship to state space models*, IJF 2016): the standard Theta model
+//! (θ = 2), the optimised one (θ searched), and their dynamic forms (the trend line refitted at
+//! each point), each with its smoothing and initial level searched by the one-step errors'
+//! squares, and the one with the least of them kept. A series whose season is significant (the
+//! 90% autocorrelation test the method's authors use) and positive is deseasonalised by a
+//! classical multiplicative decomposition first, and its forecast reseasonalised.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::models::{decompose, mean, seasonal};
+use crate::optimize::{Bound, minimise};
+
+/// Points a Theta model is fitted on, at most: the latest. Its level forgets old points at the
+/// rate of its smoothing, a trend line through the latest thousand points says where a long
+/// series is heading better than one through all of them, and each of the four searches reads
+/// them all many times.
+pub(crate) const THETA_POINTS_MAX: usize = 1_000;
+/// Bounds of the smoothing parameter, as AutoTheta keeps them.
+const ALPHA: Bound = Bound { lo: 0.1, hi: 0.99 };
+/// Bounds of θ for the optimised models: from the straight line's half-weight (θ = 1, SES
+/// alone) to a trend line weighted nearly whole.
+const THETA: Bound = Bound { lo: 1.0, hi: 20.0 };
+/// The standard model's θ.
+const THETA_STANDARD: f64 = 2.0;
+/// How far the search moves the initial level from the first value, in the series' standard
+/// deviations.
+const LEVEL_SPREAD: f64 = 3.0;
+/// The normal quantile of a two-sided 95% interval.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// A fitted Theta model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Theta {
+    /// Whether the trend line was refitted at each point.
+    dynamic: bool,
+    theta: f64,
+    alpha: f64,
+    /// The smoothed level at the series' end.
+    level: f64,
+    /// The trend line's intercept and slope at the series' end (time 1 is the first point).
+    intercept: f64,
+    slope: f64,
+    points: usize,
+    /// The seasonal indices of the next season, in time order (empty without one).
+    indices: Vec<f64>,
+    sigma: f64,
+    mse: f64,
+}
+
+/// The straight line through `(1, y_1) .. (t, y_t)` kept up to date point by point.
+struct Line {
+    count: f64,
+    sum_y: f64,
+    sum_ty: f64,
+}
+
+impl Line {
+    fn push(&mut self, y: f64) {
+        self.count += 1.0;
+        self.sum_y += y;
+        self.sum_ty += self.count * y;
+    }
+
+    /// Its intercept and slope; a flat line through the only point, before a second.
+    fn fit(&self) -> (f64, f64) {
+        let n = self.count;
+        let y_mean = self.sum_y / n;
+        if n < 2.0 {
+            return (y_mean, 0.0);
+        }
+        let slope = 6.0 / (n * n - 1.0) * (2.0 * self.sum_ty / n - (n + 1.0) * y_mean);
+        (y_mean - slope * (n + 1.0) / 2.0, slope)
+    }
+}
+
+/// The sum of the one-step errors' squares and the states at the end.
+fn run(ys: &[f64], dynamic: bool, theta: f64, alpha: f64, level0: f64) -> (f64, f64, f64, f64) {
+    let mut whole = Line {
+        count: 0.0,
+        sum_y: 0.0,
+        sum_ty: 0.0,
+    };
+    if !dynamic {
+        for y in ys {
+            whole.push(*y);
+        }
+    }
+    let (fixed_a, fixed_b) = if dynamic { (0.0, 0.0) } else { whole.fit() };
+    let mut line = Line {
+        count: 0.0,
+        sum_y: 0.0,
+        sum_ty: 0.0,
+    };
+    let mut level = level0;
+    // The dynamic line is unknown before the first point: the first forecast is the level.
+    let (mut a, mut b) = if dynamic {
+        (0.0, 0.0)
+    } else {
+        (fixed_a, fixed_b)
+    };
+    let mut squares = 0.0;
+    // The one-step forecast from the level after t points is `level + weight * (decay * a +
+    // (1 - decay * (1 - alpha)) / alpha * b)`, `decay` being `(1 - alpha)^t`.
+    let weight = 1.0 - 1.0 / theta;
+    let (keep, inverse) = (1.0 - alpha, 1.0 / alpha);
+    let mut decay = 1.0;
+    for y in ys {
+        let forecast = level + weight * (decay * a + (1.0 - decay * keep) * inverse * b);
+        let error = y - forecast;
+        squares += error * error;
+        decay *= keep;
+        level = alpha * y + (1.0 - alpha) * level;
+        if dynamic {
+            line.push(*y);
+            (a, b) = line.fit();
+        }
+    }
+    (squares, level, a, b)
+}
+
+/// Fits the four models on `ys` and keeps the one with the least squared one-step errors.
+pub(crate) fn theta(ys: &[f64], season: Option<usize>) -> Result<Theta, String> {
+    let ys = &ys[ys.len().saturating_sub(THETA_POINTS_MAX)..];
+    if ys.len() < 4 {
+        return Err("it needs at least 4 points".into());
+    }
+    let indices = match season {
+        Some(m) if ys.len() > 2 * m && ys.iter().all(|y| *y > 0.0) && seasonal(ys, m) => {
+            decompose(ys, m)
+        }
+        _ => Vec::new(),
+    };
+    let m = indices.len();
+    let adjusted: Vec<f64> = if m > 0 {
+        ys.iter()
+            .enumerate()
+            .map(|(t, y)| y / indices[t % m])
+            .collect()
+    } else {
+        ys.to_vec()
+    };
+    let first = adjusted[0];
+    let average = mean(&adjusted);
+    let deviation = (adjusted.iter().map(|y| (y - average).powi(2)).sum::<f64>()
+        / adjusted.len() as f64)
+        .sqrt();
+    let spread = LEVEL_SPREAD * deviation + f64::EPSILON * (1.0 + first.abs());
+    let level = Bound {
+        lo: first - spread,
+        hi: first + spread,
+    };
+    let mut best: Option<(f64, bool, f64, f64, f64)> = None;
+    for dynamic in [false, true] {
+        for optimised in [false, true] {
+            let (theta, alpha, level0) = if optimised {
+                let found = minimise(&[ALPHA, level, THETA], &[0.5, first, THETA_STANDARD], |x| {
+                    run(&adjusted, dynamic, x[2], x[0], x[1]).0
+                });
+                (found[2], found[0], found[1])
+            } else {
+                let found = minimise(&[ALPHA, level], &[0.5, first], |x| {
+                    run(&adjusted, dynamic, THETA_STANDARD, x[0], x[1]).0
+                });
+                (THETA_STANDARD, found[0], found[1])
+            };
+            let squares = run(&adjusted, dynamic, theta, alpha, level0).0;
+            if squares.is_finite() && best.is_none_or(|(b, ..)| squares < b) {
+                best = Some((squares, dynamic, theta, alpha, level0));
+            }
+        }
+    }
+    let Some((squares, dynamic, theta, alpha, level0)) = best else {
+        return Err("no model of it could be fitted".into());
+    };
+    let (_, level, intercept, slope) = run(&adjusted, dynamic, theta, alpha, level0);
+    let n = ys.len();
+    let freedom = n
+        .saturating_sub(if theta == THETA_STANDARD { 2 } else { 3 })
+        .max(1);
+    Ok(Theta {
+        dynamic,
+        theta,
+        alpha,
+        level,
+        intercept,
+        slope,
+        points: n,
+        indices: (0..m).map(|k| indices[(n + k) % m]).collect(),
+        sigma: (squares / freedom as f64).sqrt(),
+        mse: squares / n as f64,
+    })
+}
+
+impl Theta {
+    pub(crate) fn parameters(&self) -> Value {
+        let model = match (self.dynamic, self.theta == THETA_STANDARD) {
+            (false, true) => "standard",
+            (false, false) => "optimised",
+            (true, true) => "dynamic_standard",
+            (true, false) => "dynamic_optimised",
+        };
+        json!({
+            "model": model,
+            "theta": self.theta,
+            "alpha": self.alpha,
+            "deseasonalised": !self.indices.is_empty(),
+        })
+    }
+
+    pub(crate) fn forecast(&self, periods: usize) -> crate::Forecast {
+        let decay = (1.0 - self.alpha).powi(self.points as i32);
+        let weight = 1.0 - 1.0 / self.theta;
+        let (mut mean, mut lower, mut upper) = (Vec::new(), Vec::new(), Vec::new());
+        for h in 1..=periods {
+            let index = if self.indices.is_empty() {
+                1.0
+            } else {
+                self.indices[(h - 1) % self.indices.len()]
+            };
+            let steps = (h - 1) as f64 + (1.0 - decay * (1.0 - self.alpha)) / self.alpha;
+            let value =
+                (self.level + weight * (decay * self.intercept + steps * self.slope)) * index;
+            let spread = Z95
+                * self.sigma
+                * (1.0 + self.alpha * self.alpha * (h - 1) as f64).sqrt()
+                * index.abs();
+            mean.push(value);
+            lower.push(value - spread);
+            upper.push(value + spread);
+        }
+        crate::Forecast {
+            mean,
+            lower: Some(lower),
+            upper: Some(upper),
+        }
+    }
+}
