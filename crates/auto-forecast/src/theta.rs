@@ -20,9 +20,16 @@ use crate::optimize::{Bound, minimise};
 pub(crate) const THETA_POINTS_MAX: usize = 1_000;
 /// Bounds of the smoothing parameter, as AutoTheta keeps them.
 const ALPHA: Bound = Bound { lo: 0.1, hi: 0.99 };
-/// Bounds of θ for the optimised models: from the straight line's half-weight (θ = 1, SES
-/// alone) to a trend line weighted nearly whole.
-const THETA: Bound = Bound { lo: 1.0, hi: 20.0 };
+/// Bounds of the trend line's weight `1 - 1/θ` for the optimised models, searched rather than
+/// θ itself: from none (θ = 1, SES alone) to nearly whole (θ = 10,000), where AutoTheta lets θ
+/// go as far as it likes.
+const WEIGHT: Bound = Bound {
+    lo: 0.0,
+    hi: 0.9999,
+};
+/// The first one-step errors the search leaves out, as AutoTheta leaves them: the dynamic
+/// models' trend line is still settling there.
+const BURN_IN: usize = 3;
 /// The standard model's θ.
 const THETA_STANDARD: f64 = 2.0;
 /// How far the search moves the initial level from the first value, in the series' standard
@@ -107,10 +114,12 @@ fn run(ys: &[f64], dynamic: bool, theta: f64, alpha: f64, level0: f64) -> (f64, 
     let weight = 1.0 - 1.0 / theta;
     let (keep, inverse) = (1.0 - alpha, 1.0 / alpha);
     let mut decay = 1.0;
-    for y in ys {
+    for (t, y) in ys.iter().enumerate() {
         let forecast = level + weight * (decay * a + (1.0 - decay * keep) * inverse * b);
         let error = y - forecast;
-        squares += error * error;
+        if t >= BURN_IN {
+            squares += error * error;
+        }
         decay *= keep;
         level = alpha * y + (1.0 - alpha) * level;
         if dynamic {
@@ -124,8 +133,8 @@ fn run(ys: &[f64], dynamic: bool, theta: f64, alpha: f64, level0: f64) -> (f64, 
 /// Fits the four models on `ys` and keeps the one with the least squared one-step errors.
 pub(crate) fn theta(ys: &[f64], season: Option<usize>) -> Result<Theta, String> {
     let ys = &ys[ys.len().saturating_sub(THETA_POINTS_MAX)..];
-    if ys.len() < 4 {
-        return Err("it needs at least 4 points".into());
+    if ys.len() <= BURN_IN + 1 {
+        return Err(format!("it needs at least {} points", BURN_IN + 2));
     }
     let indices = match season {
         Some(m) if ys.len() > 2 * m && ys.iter().all(|y| *y > 0.0) && seasonal(ys, m) => {
@@ -156,10 +165,12 @@ pub(crate) fn theta(ys: &[f64], season: Option<usize>) -> Result<Theta, String> 
     for dynamic in [false, true] {
         for optimised in [false, true] {
             let (theta, alpha, level0) = if optimised {
-                let found = minimise(&[ALPHA, level, THETA], &[0.5, first, THETA_STANDARD], |x| {
-                    run(&adjusted, dynamic, x[2], x[0], x[1]).0
+                let theta_of = |weight: f64| 1.0 / (1.0 - weight);
+                let standard = 1.0 - 1.0 / THETA_STANDARD;
+                let found = minimise(&[ALPHA, level, WEIGHT], &[0.5, first, standard], |x| {
+                    run(&adjusted, dynamic, theta_of(x[2]), x[0], x[1]).0
                 });
-                (found[2], found[0], found[1])
+                (theta_of(found[2]), found[0], found[1])
             } else {
                 let found = minimise(&[ALPHA, level], &[0.5, first], |x| {
                     run(&adjusted, dynamic, THETA_STANDARD, x[0], x[1]).0
@@ -177,7 +188,8 @@ pub(crate) fn theta(ys: &[f64], season: Option<usize>) -> Result<Theta, String> 
     };
     let (_, level, intercept, slope) = run(&adjusted, dynamic, theta, alpha, level0);
     let n = ys.len();
-    let freedom = n
+    let errors = n - BURN_IN;
+    let freedom = errors
         .saturating_sub(if theta == THETA_STANDARD { 2 } else { 3 })
         .max(1);
     Ok(Theta {
@@ -190,7 +202,7 @@ pub(crate) fn theta(ys: &[f64], season: Option<usize>) -> Result<Theta, String> 
         points: n,
         indices: (0..m).map(|k| indices[(n + k) % m]).collect(),
         sigma: (squares / freedom as f64).sqrt(),
-        mse: squares / n as f64,
+        mse: squares / errors as f64,
     })
 }
 
