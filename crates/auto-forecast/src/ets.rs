@@ -371,6 +371,22 @@ pub(crate) fn ets(ys: &[f64], season: Option<usize>) -> Result<Ets, String> {
     best.ok_or_else(|| "no form of it could be fitted".into())
 }
 
+/// Fits `same`'s form again on `ys`, its parameters and states searched anew: the refit of a
+/// model a holdout picked. A form the series can no longer carry is chosen again.
+pub(crate) fn refit(ys: &[f64], same: &Ets, season: Option<usize>) -> Result<Ets, String> {
+    let tail = &ys[ys.len().saturating_sub(ETS_POINTS_MAX)..];
+    let m = same.seasonals.len();
+    let fits = tail.len() >= 4 && (m == 0 || tail.len() > 2 * m);
+    let form = Form {
+        error: same.error,
+        trend: same.trend,
+        season: same.season,
+    };
+    fits.then(|| fit_form(tail, form, m.max(1)))
+        .flatten()
+        .map_or_else(|| ets(ys, season), Ok)
+}
+
 impl Ets {
     /// Its form, as `ETS(M,Ad,M)`.
     pub(crate) fn form(&self) -> String {

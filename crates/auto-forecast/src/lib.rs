@@ -215,7 +215,11 @@ pub fn build(ys: &[f64], options: &Options) -> Result<Build, ForecastError> {
         return Err(ForecastError::NoCandidate(why));
     };
     let kind = models::Kind::ALL[picked];
-    let model = models::fit(kind, tail(ys), season).map_err(ForecastError::NoCandidate)?;
+    let model = match &fits[picked] {
+        Some(fitted) => models::refit(kind, fitted, tail(ys), season),
+        None => models::fit(kind, tail(ys), season),
+    }
+    .map_err(ForecastError::NoCandidate)?;
     Ok(Build {
         season,
         season_found,

@@ -152,6 +152,31 @@ pub(crate) fn fit(kind: Kind, ys: &[f64], season: Option<usize>) -> Result<Fitte
     }
 }
 
+/// Fits `kind` on `ys` again, as `picked` (its fit without the held-out points) was chosen:
+/// the models that choose themselves within their family keep the form, orders or model they
+/// chose, their parameters searched anew; a combination refits each member so.
+pub(crate) fn refit(
+    kind: Kind,
+    picked: &Fitted,
+    ys: &[f64],
+    season: Option<usize>,
+) -> Result<Fitted, String> {
+    match picked {
+        Fitted::Ets(same) => Ok(Fitted::Ets(crate::ets::refit(ys, same, season)?)),
+        Fitted::AutoTheta(same) => Ok(Fitted::AutoTheta(crate::theta::refit(ys, same, season)?)),
+        Fitted::Arima { .. } => crate::arima::refit(ys, picked, season),
+        Fitted::Combination { members } if members.len() == Kind::MEMBERS.len() => {
+            let members = Kind::MEMBERS
+                .iter()
+                .zip(members)
+                .map(|(kind, member)| refit(*kind, member, ys, season))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Fitted::Combination { members })
+        }
+        _ => fit(kind, ys, season),
+    }
+}
+
 impl Fitted {
     /// Its parameters, for a build's report.
     pub fn parameters(&self) -> Value {

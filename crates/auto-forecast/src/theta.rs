@@ -132,6 +132,18 @@ fn run(ys: &[f64], dynamic: bool, theta: f64, alpha: f64, level0: f64) -> (f64, 
 
 /// Fits the four models on `ys` and keeps the one with the least squared one-step errors.
 pub(crate) fn theta(ys: &[f64], season: Option<usize>) -> Result<Theta, String> {
+    fit(ys, season, None)
+}
+
+/// Fits `same`'s model (standard or optimised, static or dynamic) again on `ys`, its smoothing,
+/// initial level and θ searched anew: the refit of a model a holdout picked.
+pub(crate) fn refit(ys: &[f64], same: &Theta, season: Option<usize>) -> Result<Theta, String> {
+    let optimised = same.theta != THETA_STANDARD;
+    fit(ys, season, Some((same.dynamic, optimised)))
+}
+
+/// Fits the four models, or only the one `only` names (dynamic, optimised).
+fn fit(ys: &[f64], season: Option<usize>, only: Option<(bool, bool)>) -> Result<Theta, String> {
     let ys = &ys[ys.len().saturating_sub(THETA_POINTS_MAX)..];
     if ys.len() <= BURN_IN + 1 {
         return Err(format!("it needs at least {} points", BURN_IN + 2));
@@ -164,6 +176,9 @@ pub(crate) fn theta(ys: &[f64], season: Option<usize>) -> Result<Theta, String> 
     let mut best: Option<(f64, bool, f64, f64, f64)> = None;
     for dynamic in [false, true] {
         for optimised in [false, true] {
+            if only.is_some_and(|only| only != (dynamic, optimised)) {
+                continue;
+            }
             let (theta, alpha, level0) = if optimised {
                 let theta_of = |weight: f64| 1.0 / (1.0 - weight);
                 let standard = 1.0 - 1.0 / THETA_STANDARD;
