@@ -245,14 +245,23 @@ fn errors_of(w: &[f64], a: &[f64], b: &[f64]) -> (Vec<f64>, f64, usize) {
     let start = a.len();
     let mut errors = vec![0.0; w.len()];
     let mut sse = 0.0;
+    // A seasonal polynomial is mostly zeros: only its other terms are read, in the same order.
+    let terms = |c: &[f64]| -> Vec<(usize, f64)> {
+        c.iter()
+            .enumerate()
+            .filter(|(_, c)| **c != 0.0)
+            .map(|(k, c)| (k + 1, *c))
+            .collect()
+    };
+    let (a, b) = (terms(a), terms(b));
     for t in start..w.len() {
         let mut e = w[t];
-        for (k, c) in a.iter().enumerate() {
-            e -= c * w[t - 1 - k];
+        for (lag, c) in &a {
+            e -= c * w[t - lag];
         }
-        for (k, c) in b.iter().enumerate() {
-            if t > k {
-                e -= c * errors[t - 1 - k];
+        for (lag, c) in &b {
+            if t >= *lag {
+                e -= c * errors[t - lag];
             }
         }
         errors[t] = e;
