@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::models::{centred_mean, mean};
+use crate::models::{decompose, mean};
 use crate::optimize::{Bound, minimise};
 
 /// Points an ETS model is fitted on, at most: the latest. Its states forget old points at the
@@ -175,36 +175,11 @@ fn run(ys: &[f64], form: Form, p: Parameters, initial: &[f64]) -> Option<Run> {
     })
 }
 
-/// The initial seasonal states by position in the season, and the seasonally adjusted series'
-/// start: a classical decomposition of the first seasons, as `ets` starts them.
+/// The initial seasonal states by position in the season: a classical decomposition of the
+/// first seasons, as `ets` starts them.
 fn initial_seasonals(ys: &[f64], m: usize, season: Component) -> Vec<f64> {
     let points = ys.len().min(INITIAL_SEASONS * m);
-    let ys = &ys[..points];
-    let half = m / 2;
-    let multiplicative = season == Component::Multiplicative;
-    let mut sums = vec![0.0; m];
-    let mut counts = vec![0usize; m];
-    for t in half..points - half {
-        let trend = centred_mean(ys, t, m);
-        sums[t % m] += if multiplicative {
-            ys[t] / trend
-        } else {
-            ys[t] - trend
-        };
-        counts[t % m] += 1;
-    }
-    let neutral = if multiplicative { 1.0 } else { 0.0 };
-    let raw: Vec<f64> = sums
-        .iter()
-        .zip(&counts)
-        .map(|(s, c)| if *c > 0 { s / *c as f64 } else { neutral })
-        .collect();
-    let average = mean(&raw);
-    if multiplicative {
-        raw.iter().map(|r| r / average).collect()
-    } else {
-        raw.iter().map(|r| r - average).collect()
-    }
+    decompose(&ys[..points], m, season == Component::Multiplicative)
 }
 
 /// Fits one form: none when the series cannot carry it or the search finds no finite fit.

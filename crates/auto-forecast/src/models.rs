@@ -453,24 +453,34 @@ pub(crate) fn centred_mean(ys: &[f64], t: usize, m: usize) -> f64 {
     }
 }
 
-/// Classical multiplicative decomposition's seasonal indices, by position in the season,
-/// averaging to 1.
-pub(crate) fn decompose(ys: &[f64], m: usize) -> Vec<f64> {
+/// A classical decomposition's seasonal indices, by position in the season: multiplicative
+/// ones averaging to 1, or additive ones summing to 0.
+pub(crate) fn decompose(ys: &[f64], m: usize, multiplicative: bool) -> Vec<f64> {
     let n = ys.len();
     let half = m / 2;
     let mut sums = vec![0.0; m];
     let mut counts = vec![0usize; m];
     for t in half..n - half {
-        sums[t % m] += ys[t] / centred_mean(ys, t, m);
+        let trend = centred_mean(ys, t, m);
+        sums[t % m] += if multiplicative {
+            ys[t] / trend
+        } else {
+            ys[t] - trend
+        };
         counts[t % m] += 1;
     }
+    let neutral = if multiplicative { 1.0 } else { 0.0 };
     let raw: Vec<f64> = sums
         .iter()
         .zip(&counts)
-        .map(|(s, c)| if *c > 0 { s / *c as f64 } else { 1.0 })
+        .map(|(s, c)| if *c > 0 { s / *c as f64 } else { neutral })
         .collect();
     let average = mean(&raw);
-    raw.iter().map(|r| r / average).collect()
+    if multiplicative {
+        raw.iter().map(|r| r / average).collect()
+    } else {
+        raw.iter().map(|r| r - average).collect()
+    }
 }
 
 pub(crate) fn mean(ys: &[f64]) -> f64 {

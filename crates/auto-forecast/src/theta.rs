@@ -27,6 +27,10 @@ const WEIGHT: Bound = Bound {
     lo: 0.0,
     hi: 0.9999,
 };
+/// The shortest season taken out of a series, as AutoTheta tests it.
+const DESEASONALISED_SEASON_MIN: usize = 4;
+/// The least multiplicative seasonal index: below it the season is taken out additively.
+const INDEX_MIN: f64 = 0.01;
 /// The first one-step errors the search leaves out, as AutoTheta leaves them: the dynamic
 /// models' trend line is still settling there.
 const BURN_IN: usize = 3;
@@ -53,6 +57,8 @@ pub struct Theta {
     points: usize,
     /// The seasonal indices of the next season, in time order (empty without one).
     indices: Vec<f64>,
+    /// Whether they add to the forecast rather than multiply it.
+    additive: bool,
     sigma: f64,
     mse: f64,
 }
@@ -148,21 +154,29 @@ fn fit(ys: &[f64], season: Option<usize>, only: Option<(bool, bool)>) -> Result<
     if ys.len() <= BURN_IN + 1 {
         return Err(format!("it needs at least {} points", BURN_IN + 2));
     }
-    let indices = match season {
-        Some(m) if ys.len() > 2 * m && ys.iter().all(|y| *y > 0.0) && seasonal(ys, m) => {
-            decompose(ys, m)
+    // A significant season is taken out multiplicatively, or additively where the series is
+    // not positive or a multiplicative index comes near nothing, as AutoTheta takes it out.
+    let (indices, additive) = match season {
+        Some(m) if m >= DESEASONALISED_SEASON_MIN && ys.len() >= 2 * m && seasonal(ys, m) => {
+            let positive = ys.iter().all(|y| *y > 0.0);
+            let multiplicative = positive.then(|| decompose(ys, m, true));
+            match multiplicative {
+                Some(indices) if indices.iter().all(|i| *i >= INDEX_MIN) => (indices, false),
+                _ => (decompose(ys, m, false), true),
+            }
         }
-        _ => Vec::new(),
+        _ => (Vec::new(), false),
     };
     let m = indices.len();
-    let adjusted: Vec<f64> = if m > 0 {
-        ys.iter()
-            .enumerate()
-            .map(|(t, y)| y / indices[t % m])
-            .collect()
-    } else {
-        ys.to_vec()
-    };
+    let adjusted: Vec<f64> = ys
+        .iter()
+        .enumerate()
+        .map(|(t, y)| match (m, additive) {
+            (0, _) => *y,
+            (_, true) => y - indices[t % m],
+            (_, false) => y / indices[t % m],
+        })
+        .collect();
     let first = adjusted[0];
     let average = mean(&adjusted);
     let deviation = (adjusted.iter().map(|y| (y - average).powi(2)).sum::<f64>()
@@ -216,6 +230,7 @@ fn fit(ys: &[f64], season: Option<usize>, only: Option<(bool, bool)>) -> Result<
         slope,
         points: n,
         indices: (0..m).map(|k| indices[(n + k) % m]).collect(),
+        additive,
         sigma: (squares / freedom as f64).sqrt(),
         mse: squares / errors as f64,
     })
@@ -233,7 +248,11 @@ impl Theta {
             "model": model,
             "theta": self.theta,
             "alpha": self.alpha,
-            "deseasonalised": !self.indices.is_empty(),
+            "deseasonalised": match (self.indices.is_empty(), self.additive) {
+                (true, _) => "no",
+                (false, true) => "additively",
+                (false, false) => "multiplicatively",
+            },
         })
     }
 
@@ -242,18 +261,16 @@ impl Theta {
         let weight = 1.0 - 1.0 / self.theta;
         let (mut mean, mut lower, mut upper) = (Vec::new(), Vec::new(), Vec::new());
         for h in 1..=periods {
-            let index = if self.indices.is_empty() {
-                1.0
-            } else {
-                self.indices[(h - 1) % self.indices.len()]
-            };
+            let index = self.indices.get((h - 1) % self.indices.len().max(1));
             let steps = (h - 1) as f64 + (1.0 - decay * (1.0 - self.alpha)) / self.alpha;
-            let value =
-                (self.level + weight * (decay * self.intercept + steps * self.slope)) * index;
-            let spread = Z95
-                * self.sigma
-                * (1.0 + self.alpha * self.alpha * (h - 1) as f64).sqrt()
-                * index.abs();
+            let deseasonalised =
+                self.level + weight * (decay * self.intercept + steps * self.slope);
+            let spread = Z95 * self.sigma * (1.0 + self.alpha * self.alpha * (h - 1) as f64).sqrt();
+            let (value, spread) = match index {
+                None => (deseasonalised, spread),
+                Some(index) if self.additive => (deseasonalised + index, spread),
+                Some(index) => (deseasonalised * index, spread * index.abs()),
+            };
             mean.push(value);
             lower.push(value - spread);
             upper.push(value + spread);
@@ -262,6 +279,35 @@ impl Theta {
             mean,
             lower: Some(lower),
             upper: Some(upper),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_season_below_zero_is_taken_out_additively() {
+        let pattern = [3.0, -2.0, 5.0, 0.0];
+        let ys: Vec<f64> = (0..72)
+            .map(|t| -100.0 + pattern[t % 4] + 0.1 * t as f64)
+            .collect();
+        let fitted = theta(&ys, Some(4)).unwrap();
+        assert!(fitted.additive && !fitted.indices.is_empty(), "{fitted:?}");
+        for (h, f) in fitted.forecast(4).mean.iter().enumerate() {
+            let truth = -100.0 + pattern[(72 + h) % 4] + 0.1 * (72 + h) as f64;
+            assert!((f - truth).abs() < 0.05, "{h}: {f} against {truth}");
+        }
+    }
+
+    #[test]
+    fn a_straight_line_is_continued_by_the_optimised_model() {
+        let ys: Vec<f64> = (0..60).map(|t| 5.0 + 2.0 * t as f64).collect();
+        let forecast = theta(&ys, None).unwrap().forecast(3);
+        for (h, f) in forecast.mean.iter().enumerate() {
+            let truth = 5.0 + 2.0 * (60 + h) as f64;
+            assert!((f - truth).abs() / truth < 0.01, "{h}: {f} against {truth}");
         }
     }
 }
