@@ -7,7 +7,8 @@
 //!
 //! The bounds are where the builds stand, a guard against getting worse, short of the issue's
 //! aim (1.05 on each series). The candidates themselves come close to statsforecast's: our
-//! Theta's forecasts are within 2% of AutoTheta's on every series, our ARIMA's equal
+//! Theta's MASE is within 2% of AutoTheta's on the four series given a season (on sunspots the
+//! build finds a season of 10 points where statsforecast was given none), our ARIMA's equals
 //! AutoARIMA's on air passengers and real GDP, our ETS beats AutoETS on air passengers and CO2.
 //! What costs is the spec's rule, one holdout of the last `horizon` points picking among the
 //! candidates, where statsforecast's figures are each family's own information criterion: on
