@@ -46,18 +46,23 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
     let mut w = ys.to_vec();
     let mut seasonal_d = 0;
     if m > 0 && seasonal_strength(ys, m) > SEASONAL_STRENGTH_MIN {
-        w = (m..w.len()).map(|t| w[t] - w[t - m]).collect();
+        w = seasonal_difference(&w, m);
         seasonal_d = 1;
     }
     let mut d = 0;
     while d + seasonal_d < 2 && w.len() > 8 && kpss(&w) > KPSS_CRITICAL {
-        w = w.windows(2).map(|x| x[1] - x[0]).collect();
+        w = difference(&w);
         d += 1;
     }
-    // A constant (the mean of the differenced series) below two differences.
-    let centre = if d + seasonal_d < 2 { mean(&w) } else { 0.0 };
-    let centred: Vec<f64> = w.iter().map(|v| v - centre).collect();
+    let (centred, centre) = centre(&w, d + seasonal_d);
     let seasonal = m > 0;
+    // The orders reach no further than a third of the points, and within a season no further
+    // than the season's length less one, as `auto.arima` bounds them.
+    let third = ys.len() / 3;
+    let within = |max: usize| if seasonal { max.min(m - 1) } else { max };
+    let (p_max, q_max) = (within(P_MAX).min(third), within(Q_MAX).min(third));
+    let seasonal_p_max = SEASONAL_P_MAX.min(third / m.max(1));
+    let seasonal_q_max = SEASONAL_Q_MAX.min(third / m.max(1));
     let fits = |order: Order| -> Option<Model> {
         let (p, q, sp, sq) = order;
         let needed = p + sp * m + q + sq * m + 4;
@@ -66,11 +71,17 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
         }
         fit(&centred, order, m)
     };
-    let start: Vec<Order> = if seasonal {
-        vec![(2, 2, 1, 1), (0, 0, 0, 0), (1, 0, 1, 0), (0, 1, 0, 1)]
-    } else {
-        vec![(2, 2, 0, 0), (0, 0, 0, 0), (1, 0, 0, 0), (0, 1, 0, 0)]
-    };
+    let start: Vec<Order> = vec![
+        (
+            2.min(p_max),
+            2.min(q_max),
+            1.min(seasonal_p_max),
+            1.min(seasonal_q_max),
+        ),
+        (0, 0, 0, 0),
+        (1.min(p_max), 0, 1.min(seasonal_p_max), 0),
+        (0, 1.min(q_max), 0, 1.min(seasonal_q_max)),
+    ];
     let mut tried = std::collections::BTreeSet::new();
     let mut best: Option<Model> = None;
     let mut consider = |order: Order, best: &mut Option<Model>| -> bool {
@@ -91,28 +102,35 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
     // Stepwise: from the best so far, each neighbour; again from any that is better.
     while let Some(current) = best.as_ref().map(|b| b.order) {
         let (p, q, sp, sq) = current;
-        let mut neighbours = Vec::new();
+        // The neighbours in `auto.arima`'s order: the seasonal orders first, one or both by
+        // one, then the plain ones; the first better one is taken.
         let step = |v: usize, delta: isize, max: usize| -> Option<usize> {
             let next = v.checked_add_signed(delta)?;
             (next <= max).then_some(next)
         };
-        for delta in [-1isize, 1] {
-            if let Some(p) = step(p, delta, P_MAX) {
-                neighbours.push((p, q, sp, sq));
-            }
-            if let Some(q) = step(q, delta, Q_MAX) {
-                neighbours.push((p, q, sp, sq));
-            }
-            if let (Some(p), Some(q)) = (step(p, delta, P_MAX), step(q, delta, Q_MAX)) {
-                neighbours.push((p, q, sp, sq));
-            }
-            if seasonal {
-                if let Some(sp) = step(sp, delta, SEASONAL_P_MAX) {
+        let moves = [
+            (-1, 0),
+            (0, -1),
+            (1, 0),
+            (0, 1),
+            (-1, -1),
+            (-1, 1),
+            (1, -1),
+            (1, 1),
+        ];
+        let mut neighbours = Vec::new();
+        if seasonal {
+            for (dp, dq) in moves {
+                if let (Some(sp), Some(sq)) =
+                    (step(sp, dp, seasonal_p_max), step(sq, dq, seasonal_q_max))
+                {
                     neighbours.push((p, q, sp, sq));
                 }
-                if let Some(sq) = step(sq, delta, SEASONAL_Q_MAX) {
-                    neighbours.push((p, q, sp, sq));
-                }
+            }
+        }
+        for (dp, dq) in moves {
+            if let (Some(p), Some(q)) = (step(p, dp, p_max), step(q, dq, q_max)) {
+                neighbours.push((p, q, sp, sq));
             }
         }
         let mut moved = false;
@@ -130,6 +148,58 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
         return Err("no order could be fitted to it".into());
     };
     Ok(expand(ys, &model, d, seasonal_d, m, centre))
+}
+
+/// Fits `same`'s orders and differences again on `ys` (its latest [`ARIMA_POINTS_MAX`]), its
+/// coefficients searched anew: the refit of a model a holdout picked. Orders that no longer fit
+/// (too few points, or coefficients neither stationary nor invertible) are chosen again.
+pub(crate) fn refit(ys: &[f64], same: &Fitted, season: Option<usize>) -> Result<Fitted, String> {
+    let Fitted::Arima {
+        p,
+        d,
+        seasonal_d,
+        season: m,
+        q,
+        seasonal_p,
+        seasonal_q,
+        ..
+    } = *same
+    else {
+        return arima(ys, season);
+    };
+    let tail = &ys[ys.len().saturating_sub(ARIMA_POINTS_MAX)..];
+    let mut w = tail.to_vec();
+    if seasonal_d > 0 && m > 0 && w.len() > m {
+        w = seasonal_difference(&w, m);
+    }
+    for _ in 0..d {
+        w = difference(&w);
+    }
+    let (centred, centre) = centre(&w, d + seasonal_d);
+    let order = (p, q, seasonal_p, seasonal_q);
+    let needed = p + seasonal_p * m + q + seasonal_q * m + 4;
+    match (centred.len() > needed)
+        .then(|| fit(&centred, order, m))
+        .flatten()
+    {
+        Some(model) => Ok(expand(tail, &model, d, seasonal_d, m, centre)),
+        None => arima(ys, season),
+    }
+}
+
+fn difference(w: &[f64]) -> Vec<f64> {
+    w.windows(2).map(|x| x[1] - x[0]).collect()
+}
+
+fn seasonal_difference(w: &[f64], m: usize) -> Vec<f64> {
+    (m..w.len()).map(|t| w[t] - w[t - m]).collect()
+}
+
+/// The differenced series less its constant, and the constant: its mean below two
+/// differences, none from two on.
+fn centre(w: &[f64], differences: usize) -> (Vec<f64>, f64) {
+    let centre = if differences < 2 { mean(w) } else { 0.0 };
+    (w.iter().map(|v| v - centre).collect(), centre)
 }
 
 /// One fitted order: its coefficients, its errors and its AICc.
@@ -175,14 +245,23 @@ fn errors_of(w: &[f64], a: &[f64], b: &[f64]) -> (Vec<f64>, f64, usize) {
     let start = a.len();
     let mut errors = vec![0.0; w.len()];
     let mut sse = 0.0;
+    // A seasonal polynomial is mostly zeros: only its other terms are read, in the same order.
+    let terms = |c: &[f64]| -> Vec<(usize, f64)> {
+        c.iter()
+            .enumerate()
+            .filter(|(_, c)| **c != 0.0)
+            .map(|(k, c)| (k + 1, *c))
+            .collect()
+    };
+    let (a, b) = (terms(a), terms(b));
     for t in start..w.len() {
         let mut e = w[t];
-        for (k, c) in a.iter().enumerate() {
-            e -= c * w[t - 1 - k];
+        for (lag, c) in &a {
+            e -= c * w[t - lag];
         }
-        for (k, c) in b.iter().enumerate() {
-            if t > k {
-                e -= c * errors[t - 1 - k];
+        for (lag, c) in &b {
+            if t >= *lag {
+                e -= c * errors[t - lag];
             }
         }
         errors[t] = e;
@@ -216,10 +295,13 @@ fn fit(w: &[f64], order: Order, m: usize) -> Option<Model> {
     if !sse.is_finite() || count <= k + 2 {
         return None;
     }
-    let n = count as f64;
+    // The variance is that of the conditional errors, and the likelihood counts every point
+    // of the differenced series, as R's `arima` counts them by conditional sum of squares:
+    // models that condition on more points are then compared on the same points.
+    let n = w.len() as f64;
     // The constant counts as a parameter besides the variance, as `auto.arima` counts them.
     let parameters = (k + 2) as f64;
-    let aicc = n * (sse.max(1e-300) / n).ln()
+    let aicc = n * (sse.max(1e-300) / count as f64).ln()
         + 2.0 * parameters
         + 2.0 * parameters * (parameters + 1.0) / (n - parameters - 1.0).max(1.0);
     Some(Model {
@@ -294,7 +376,8 @@ fn expand(ys: &[f64], model: &Model, d: usize, seasonal_d: usize, m: usize, cent
     }
 }
 
-/// The KPSS statistic of level stationarity, with the short lag truncation.
+/// The KPSS statistic of level stationarity, with the lag truncation `auto.arima`'s `ndiffs`
+/// gives it, `3√n / 13`.
 fn kpss(ys: &[f64]) -> f64 {
     let n = ys.len();
     let average = mean(ys);
@@ -308,7 +391,7 @@ fn kpss(ys: &[f64]) -> f64 {
         })
         .sum::<f64>()
         / (n * n) as f64;
-    let lags = (4.0 * (n as f64 / 100.0).powf(0.25)) as usize;
+    let lags = (3.0 * (n as f64).sqrt() / 13.0) as usize;
     let mut variance = e.iter().map(|v| v * v).sum::<f64>() / n as f64;
     for l in 1..=lags.min(n - 1) {
         let weight = 1.0 - l as f64 / (lags as f64 + 1.0);

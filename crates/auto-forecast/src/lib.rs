@@ -3,24 +3,35 @@
 //! on those points by MASE, picks the best and refits it on the whole series; the fitted model
 //! then answers any number of periods ahead, with a 95% interval.
 //!
-//! The models are our own code, small and deterministic: seasonal naive (or naive), drift,
-//! simple exponential smoothing, Holt's damped trend, additive Holt-Winters with a damped trend,
-//! the Theta method (Hyndman & Billah's SES with drift, on a multiplicatively deseasonalised
-//! series), a seasonal ARIMA chosen as `auto.arima` chooses one ([`arima`]), and a combination:
-//! the mean of the smoothing model the season calls for, Theta and the ARIMA. The Rust forecasting crates on crates.io (`augurs`) fit ETS and MSTL but neither
-//! Theta nor ARIMA, and their fitted models cannot be serialised, while a build here is kept in
-//! the store and answers questions for days: every fitted model is plain data ([`Fitted`]), and
-//! a build of the same series gives the same bits.
+//! The candidates are our own code, small and deterministic: two benchmarks, seasonal naive (or
+//! naive) and drift; three models that choose themselves within their family as statsforecast's
+//! AutoETS, AutoTheta and AutoARIMA do, [`ets`] (every ETS form the series carries, additive or
+//! multiplicative, fitted by maximum likelihood, the lowest AICc kept), [`theta`] (the standard,
+//! optimised and dynamic Theta models, the least one-step error kept) and [`arima`] (a seasonal
+//! ARIMA chosen by Hyndman & Khandakar's stepwise search); and their combination, the mean of
+//! the three, which errs less than most of its members (the M4 competition's finding). Fewer
+//! candidates that each choose well leave the one holdout fewer chances to pick by luck. The
+//! refit keeps the form, model or orders the holdout measured and searches their parameters
+//! anew.
 //!
-//! The smoothing models are fitted by least squares of their one-step errors with a
-//! Nelder-Mead search over bounded parameters ([`optimize`]); their intervals use the
-//! additive state-space variances (Hyndman & Athanasopoulos, *Forecasting: Principles and
-//! Practice*, §8.7), the ARIMA's its psi weights, the combination the mean of its members'.
+//! The Rust forecasting crates on crates.io (`augurs`) fit ETS and MSTL but neither Theta nor
+//! ARIMA, and their fitted models cannot be serialised, while a build here is kept in the store
+//! and answers questions for days: every fitted model is plain data ([`Fitted`]), a build of
+//! the same series gives the same bits, and the models earlier builds kept (simple exponential
+//! smoothing, Holt's damped trend, additive Holt-Winters, Hyndman & Billah's Theta) still load
+//! and forecast.
+//!
+//! The searches are Nelder-Mead over bounded parameters ([`optimize`]). Intervals: ETS's
+//! state-space variances (exact for the additive forms, scaled by the forecast for the
+//! multiplicative ones), Theta's its SES variance, the ARIMA's its psi weights, the
+//! combination the mean of its members' bounds.
 
 mod arima;
+mod ets;
 mod models;
 mod optimize;
 mod season;
+mod theta;
 
 use serde::{Deserialize, Serialize};
 
@@ -154,7 +165,7 @@ pub fn build(ys: &[f64], options: &Options) -> Result<Build, ForecastError> {
     for (i, kind) in models::Kind::ALL.iter().enumerate() {
         let name = kind.name(season).to_owned();
         let fitted = match kind {
-            models::Kind::Combination => models::Kind::members(season)
+            models::Kind::Combination => models::Kind::MEMBERS
                 .iter()
                 .map(|member| {
                     let at = models::Kind::ALL.iter().position(|k| k == member);
@@ -213,7 +224,11 @@ pub fn build(ys: &[f64], options: &Options) -> Result<Build, ForecastError> {
         return Err(ForecastError::NoCandidate(why));
     };
     let kind = models::Kind::ALL[picked];
-    let model = models::fit(kind, tail(ys), season).map_err(ForecastError::NoCandidate)?;
+    let model = match &fits[picked] {
+        Some(fitted) => models::refit(kind, fitted, tail(ys), season),
+        None => models::fit(kind, tail(ys), season),
+    }
+    .map_err(ForecastError::NoCandidate)?;
     Ok(Build {
         season,
         season_found,

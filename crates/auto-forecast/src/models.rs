@@ -4,53 +4,31 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::Forecast;
-use crate::optimize::{Bound, minimise};
 
 /// The normal quantile of a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
-/// Bounds of the smoothing parameters: never quite 0 or 1, so every state keeps moving.
-const SMOOTHING: Bound = Bound {
-    lo: 1e-4,
-    hi: 0.9999,
-};
-/// Bounds of a damped trend's damping, as the ETS literature keeps them.
-const DAMPING: Bound = Bound { lo: 0.8, hi: 0.98 };
-/// Bounds of Holt-Winters' damping: up to an undamped trend, which a seasonal series with a
-/// steady trend (CO2 at Mauna Loa) needs.
-const SEASONAL_DAMPING: Bound = Bound { lo: 0.8, hi: 1.0 };
 
 /// The candidates, in the order a build tries and reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Naive,
     Drift,
-    Ses,
-    HoltDamped,
-    HoltWinters,
+    Ets,
     Theta,
     Arima,
     Combination,
 }
 
 impl Kind {
-    /// The members of a combination: the smoothing model the season calls for, Theta and the
-    /// ARIMA. Each errs its own way, and their mean errs less than most of them (the M4
-    /// competition's finding).
-    pub(crate) fn members(season: Option<usize>) -> [Kind; 3] {
-        let smoothing = if season.is_some() {
-            Kind::HoltWinters
-        } else {
-            Kind::HoltDamped
-        };
-        [smoothing, Kind::Theta, Kind::Arima]
-    }
+    /// The members of a combination: the three models that choose themselves within their
+    /// family. Each errs its own way, and their mean errs less than most of them (the M4
+    /// competition's finding; statsforecast's and Hyndman's benchmarks combine the same three).
+    pub(crate) const MEMBERS: [Kind; 3] = [Kind::Ets, Kind::Theta, Kind::Arima];
 
-    pub(crate) const ALL: [Kind; 8] = [
+    pub(crate) const ALL: [Kind; 6] = [
         Kind::Naive,
         Kind::Drift,
-        Kind::Ses,
-        Kind::HoltDamped,
-        Kind::HoltWinters,
+        Kind::Ets,
         Kind::Theta,
         Kind::Arima,
         Kind::Combination,
@@ -61,9 +39,7 @@ impl Kind {
             Kind::Naive if season.is_some() => "seasonal_naive",
             Kind::Naive => "naive",
             Kind::Drift => "drift",
-            Kind::Ses => "ses",
-            Kind::HoltDamped => "holt_damped",
-            Kind::HoltWinters => "holt_winters",
+            Kind::Ets => "ets",
             Kind::Theta => "theta",
             Kind::Arima => "arima",
             Kind::Combination => "combination",
@@ -72,7 +48,8 @@ impl Kind {
 }
 
 /// An exponential smoothing model's parameters and its states at the series' end (the
-/// additive error state-space form, ETS(A,N,N), ETS(A,Ad,N) or ETS(A,Ad,A)).
+/// additive error state-space form, ETS(A,N,N), ETS(A,Ad,N) or ETS(A,Ad,A)), as builds before
+/// [`Fitted::Ets`] kept them: they still forecast.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Smoothing {
     alpha: f64,
@@ -104,10 +81,13 @@ pub enum Fitted {
         points: usize,
         sigma: f64,
     },
+    /// Simple exponential smoothing, Holt's damped trend and additive Holt-Winters, as builds
+    /// before [`Fitted::Ets`] kept them (no build makes them now; they still forecast).
     Ses(Smoothing),
     HoltDamped(Smoothing),
     HoltWinters(Smoothing),
-    /// The Theta method: SES with half the linear trend's slope as drift, reseasonalised.
+    /// The Theta method: SES with half the linear trend's slope as drift, reseasonalised, as
+    /// builds before [`Fitted::AutoTheta`] kept it (no build makes it now; it still forecasts).
     Theta {
         alpha: f64,
         level: f64,
@@ -117,6 +97,10 @@ pub enum Fitted {
         indices: Vec<f64>,
         sigma: f64,
     },
+    /// An ETS model chosen within its family by AICc ([`crate::ets`]).
+    Ets(crate::ets::Ets),
+    /// A Theta model chosen within its family by its one-step errors ([`crate::theta`]).
+    AutoTheta(crate::theta::Theta),
     /// The mean of its members' forecasts and of their intervals' bounds.
     Combination {
         members: Vec<Fitted>,
@@ -155,21 +139,41 @@ pub(crate) fn fit(kind: Kind, ys: &[f64], season: Option<usize>) -> Result<Fitte
     match kind {
         Kind::Naive => seasonal_naive(ys, season.unwrap_or(1)),
         Kind::Drift => drift(ys),
-        Kind::Ses => Ok(Fitted::Ses(smoothing(ys, false, None)?)),
-        Kind::HoltDamped => Ok(Fitted::HoltDamped(smoothing(ys, true, None)?)),
-        Kind::HoltWinters => match season {
-            Some(m) => Ok(Fitted::HoltWinters(smoothing(ys, true, Some(m))?)),
-            None => Err("it needs a season, and the series shows none".into()),
-        },
-        Kind::Theta => theta(ys, season),
+        Kind::Ets => Ok(Fitted::Ets(crate::ets::ets(ys, season)?)),
+        Kind::Theta => Ok(Fitted::AutoTheta(crate::theta::theta(ys, season)?)),
         Kind::Arima => crate::arima::arima(ys, season),
         Kind::Combination => {
-            let members = Kind::members(season)
+            let members = Kind::MEMBERS
                 .iter()
                 .map(|kind| fit(*kind, ys, season))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Fitted::Combination { members })
         }
+    }
+}
+
+/// Fits `kind` on `ys` again, as `picked` (its fit without the held-out points) was chosen:
+/// the models that choose themselves within their family keep the form, orders or model they
+/// chose, their parameters searched anew; a combination refits each member so.
+pub(crate) fn refit(
+    kind: Kind,
+    picked: &Fitted,
+    ys: &[f64],
+    season: Option<usize>,
+) -> Result<Fitted, String> {
+    match picked {
+        Fitted::Ets(same) => Ok(Fitted::Ets(crate::ets::refit(ys, same, season)?)),
+        Fitted::AutoTheta(same) => Ok(Fitted::AutoTheta(crate::theta::refit(ys, same, season)?)),
+        Fitted::Arima { .. } => crate::arima::refit(ys, picked, season),
+        Fitted::Combination { members } if members.len() == Kind::MEMBERS.len() => {
+            let members = Kind::MEMBERS
+                .iter()
+                .zip(members)
+                .map(|(kind, member)| refit(*kind, member, ys, season))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Fitted::Combination { members })
+        }
+        _ => fit(kind, ys, season),
     }
 }
 
@@ -180,6 +184,8 @@ impl Fitted {
             Fitted::SeasonalNaive { season, .. } => json!({ "season": season }),
             Fitted::Drift { slope, .. } => json!({ "slope": slope }),
             Fitted::Ses(s) => json!({ "alpha": s.alpha }),
+            Fitted::Ets(e) => e.parameters(),
+            Fitted::AutoTheta(t) => t.parameters(),
             Fitted::Combination { members } => json!({
                 "members": members.iter().map(Fitted::parameters).collect::<Vec<_>>(),
             }),
@@ -243,6 +249,11 @@ impl Fitted {
                 upper: average(&|f| f.upper.as_ref()),
             };
         }
+        match self {
+            Fitted::Ets(e) => return e.forecast(periods),
+            Fitted::AutoTheta(t) => return t.forecast(periods),
+            _ => {}
+        }
         let (mean, variance): (Vec<f64>, Vec<f64>) = match self {
             Fitted::SeasonalNaive {
                 season,
@@ -269,7 +280,9 @@ impl Fitted {
                 })
                 .unzip(),
             Fitted::Ses(s) | Fitted::HoltDamped(s) | Fitted::HoltWinters(s) => s.forecast(periods),
-            Fitted::Combination { .. } => unreachable!("a combination is averaged above"),
+            Fitted::Combination { .. } | Fitted::Ets(_) | Fitted::AutoTheta(_) => {
+                unreachable!("forecast above")
+            }
             Fitted::Theta {
                 alpha,
                 level,
@@ -410,147 +423,8 @@ fn drift(ys: &[f64]) -> Result<Fitted, String> {
     })
 }
 
-/// Runs the smoothing recursion over `ys`: the sum of squared one-step errors, the error
-/// count and the final states.
-fn smooth(
-    ys: &[f64],
-    alpha: f64,
-    beta: f64,
-    gamma: f64,
-    phi: f64,
-    season: Option<usize>,
-) -> (f64, usize, Smoothing) {
-    let (mut level, mut trend, mut seasonals, start) = match season {
-        Some(m) => {
-            let first = mean(&ys[..m]);
-            let slope = (mean(&ys[m..2 * m]) - first) / m as f64;
-            let centre = (m as f64 - 1.0) / 2.0;
-            let seasonals: Vec<f64> = (0..m)
-                .map(|i| ys[i] - (first + slope * (i as f64 - centre)))
-                .collect();
-            (first + slope * centre, slope, seasonals, m)
-        }
-        None if phi > 0.0 => (ys[0], ys[1] - ys[0], Vec::new(), 1),
-        None => (ys[0], 0.0, Vec::new(), 1),
-    };
-    let m = seasonals.len();
-    let mut sse = 0.0;
-    for (t, y) in ys.iter().enumerate().skip(start) {
-        let seasonal = if m > 0 { seasonals[t % m] } else { 0.0 };
-        let error = y - (level + phi * trend + seasonal);
-        sse += error * error;
-        level += phi * trend + alpha * error;
-        trend = phi * trend + alpha * beta * error;
-        if m > 0 {
-            seasonals[t % m] += gamma * error;
-        }
-    }
-    let n = ys.len();
-    let next = (0..m).map(|k| seasonals[(n + k) % m]).collect();
-    let smoothing = Smoothing {
-        alpha,
-        beta,
-        gamma,
-        phi,
-        level,
-        trend,
-        seasonals: next,
-        sigma: 0.0,
-    };
-    (sse, n - start, smoothing)
-}
-
-/// Simple exponential smoothing (`trend` false), Holt's damped trend, or additive
-/// Holt-Winters with a damped trend (`season` given).
-fn smoothing(ys: &[f64], trend: bool, season: Option<usize>) -> Result<Smoothing, String> {
-    let needed = match season {
-        Some(m) => 2 * m + 1,
-        None if trend => 4,
-        None => 3,
-    };
-    if ys.len() < needed {
-        return Err(match season {
-            Some(m) => format!(
-                "it needs at least 2 seasons of history ({} points)",
-                2 * m + 1
-            ),
-            None => format!("it needs at least {needed} points"),
-        });
-    }
-    let (parameters, count) = match (trend, season) {
-        (false, _) => (1, 1),
-        (true, None) => (3, 2),
-        (true, Some(m)) => (4, 2 + m),
-    };
-    let unpack = |p: &[f64]| -> (f64, f64, f64, f64) {
-        match parameters {
-            1 => (p[0], 0.0, 0.0, 0.0),
-            3 => (p[0], p[1], 0.0, p[2]),
-            _ => (p[0], p[1], p[2] * (1.0 - p[0]), p[3]),
-        }
-    };
-    let bounds = [SMOOTHING, SMOOTHING, SMOOTHING, SEASONAL_DAMPING];
-    let (bounds, start): (Vec<Bound>, Vec<f64>) = match parameters {
-        1 => (vec![SMOOTHING], vec![0.5]),
-        3 => (vec![bounds[0], bounds[1], DAMPING], vec![0.5, 0.1, 0.95]),
-        _ => (bounds.to_vec(), vec![0.3, 0.1, 0.1, 0.95]),
-    };
-    let found = minimise(&bounds, &start, |p| {
-        let (alpha, beta, gamma, phi) = unpack(p);
-        smooth(ys, alpha, beta, gamma, phi, season).0
-    });
-    let (alpha, beta, gamma, phi) = unpack(&found);
-    let (sse, errors, mut fitted) = smooth(ys, alpha, beta, gamma, phi, season);
-    let freedom = errors.saturating_sub(parameters + count).max(1);
-    fitted.sigma = (sse / freedom as f64).sqrt();
-    Ok(fitted)
-}
-
-/// The Theta method (Hyndman & Billah 2003): SES on the series, plus half the slope of its
-/// linear trend as drift; on a multiplicatively deseasonalised series when its season is
-/// significant (the 90% autocorrelation test the method's authors use) and it is positive.
-fn theta(ys: &[f64], season: Option<usize>) -> Result<Fitted, String> {
-    if ys.len() < 4 {
-        return Err("it needs at least 4 points".into());
-    }
-    let indices = match season {
-        Some(m) if ys.len() > 2 * m && ys.iter().all(|y| *y > 0.0) && seasonal(ys, m) => {
-            decompose(ys, m)
-        }
-        _ => Vec::new(),
-    };
-    let m = indices.len();
-    let adjusted: Vec<f64> = if m > 0 {
-        ys.iter()
-            .enumerate()
-            .map(|(t, y)| y / indices[t % m])
-            .collect()
-    } else {
-        ys.to_vec()
-    };
-    let ses = smoothing(&adjusted, false, None)?;
-    let n = ys.len();
-    let t_mean = (n as f64 - 1.0) / 2.0;
-    let y_mean = mean(&adjusted);
-    let (mut cross, mut square) = (0.0, 0.0);
-    for (t, y) in adjusted.iter().enumerate() {
-        cross += (t as f64 - t_mean) * (y - y_mean);
-        square += (t as f64 - t_mean).powi(2);
-    }
-    let slope = cross / square;
-    let next = (0..m).map(|k| indices[(n + k) % m]).collect();
-    Ok(Fitted::Theta {
-        alpha: ses.alpha,
-        level: ses.level,
-        slope,
-        points: n,
-        indices: next,
-        sigma: ses.sigma,
-    })
-}
-
 /// Whether `ys`'s autocorrelation at lag `m` stands out at 90%.
-fn seasonal(ys: &[f64], m: usize) -> bool {
+pub(crate) fn seasonal(ys: &[f64], m: usize) -> bool {
     let n = ys.len();
     let average = mean(ys);
     let variance: f64 = ys.iter().map(|y| (y - average).powi(2)).sum();
@@ -579,24 +453,34 @@ pub(crate) fn centred_mean(ys: &[f64], t: usize, m: usize) -> f64 {
     }
 }
 
-/// Classical multiplicative decomposition's seasonal indices, by position in the season,
-/// averaging to 1.
-fn decompose(ys: &[f64], m: usize) -> Vec<f64> {
+/// A classical decomposition's seasonal indices, by position in the season: multiplicative
+/// ones averaging to 1, or additive ones summing to 0.
+pub(crate) fn decompose(ys: &[f64], m: usize, multiplicative: bool) -> Vec<f64> {
     let n = ys.len();
     let half = m / 2;
     let mut sums = vec![0.0; m];
     let mut counts = vec![0usize; m];
     for t in half..n - half {
-        sums[t % m] += ys[t] / centred_mean(ys, t, m);
+        let trend = centred_mean(ys, t, m);
+        sums[t % m] += if multiplicative {
+            ys[t] / trend
+        } else {
+            ys[t] - trend
+        };
         counts[t % m] += 1;
     }
+    let neutral = if multiplicative { 1.0 } else { 0.0 };
     let raw: Vec<f64> = sums
         .iter()
         .zip(&counts)
-        .map(|(s, c)| if *c > 0 { s / *c as f64 } else { 1.0 })
+        .map(|(s, c)| if *c > 0 { s / *c as f64 } else { neutral })
         .collect();
     let average = mean(&raw);
-    raw.iter().map(|r| r / average).collect()
+    if multiplicative {
+        raw.iter().map(|r| r / average).collect()
+    } else {
+        raw.iter().map(|r| r - average).collect()
+    }
 }
 
 pub(crate) fn mean(ys: &[f64]) -> f64 {

@@ -151,7 +151,7 @@ async fn a_build_picks_a_model_and_questions_answer_history_prediction_and_inter
     assert_eq!(outcome["season"], 12);
     assert_eq!(outcome["season_found"], false);
     let candidates = outcome["candidates"].as_array().unwrap();
-    assert_eq!(candidates.len(), 8);
+    assert_eq!(candidates.len(), 6);
     assert!(candidates.len() <= auto_forecast::CANDIDATES_MAX);
     let pick = outcome["pick"].as_str().unwrap();
     let picked = candidates.iter().find(|c| c["name"] == pick).unwrap();
