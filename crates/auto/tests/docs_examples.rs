@@ -318,7 +318,7 @@ fn the_prediction_guide_runs_as_written() {
     assert_eq!(built["status"], "succeeded", "{built:#}");
     assert_eq!(built["output"]["points"], months);
     assert_eq!(built["output"]["season"], 12);
-    assert_eq!(built["output"]["candidates"].as_array().unwrap().len(), 8);
+    assert_eq!(built["output"]["candidates"].as_array().unwrap().len(), 6);
     let asked = ok(
         &server,
         &[
