@@ -114,9 +114,11 @@ async fn serve(args: ServeArgs, config: Config) -> Result<ExitCode> {
     let limits = config.run_limits(|var| std::env::var(var).ok())?;
     let http = config.http_limits()?;
     let retention = config.retention()?;
+    // The store's URL as it is shown: a password in it stays out of the terminal and the log.
+    let shown = shown_store(&database);
     let store = match auto_store::open(&database).await {
         Ok(store) => store,
-        Err(error) => bail!("cannot open the store {database}: {error}"),
+        Err(error) => bail!("cannot open the store {shown}: {error}"),
     };
     let handle = auto_server::start(auto_server::Options {
         listen,
@@ -131,10 +133,10 @@ async fn serve(args: ServeArgs, config: Config) -> Result<ExitCode> {
     .await
     .with_context(|| format!("cannot listen on {listen}"))?;
     if json {
-        tracing::info!(url = %handle.url(), %listen, store = %database, "auto is serving");
+        tracing::info!(url = %handle.url(), %listen, store = %shown, "auto is serving");
     } else {
         eprintln!(
-            "auto is serving {} on {} (store: {database})",
+            "auto is serving {} on {} (store: {shown})",
             handle.url(),
             listen
         );
@@ -174,5 +176,61 @@ async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = terminate => {},
+    }
+}
+
+/// A store URL with its password, in the user part or as a `password` parameter, replaced by
+/// `***`: what `auto serve` prints of the store it opened.
+fn shown_store(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(at) => rest.split_at(at),
+        None => (rest, ""),
+    };
+    let authority = match authority.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{name}:***@{host}"),
+            None => authority.to_owned(),
+        },
+        None => authority.to_owned(),
+    };
+    let path = match path.split_once('?') {
+        Some((path, query)) => {
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            format!("{path}?{}", query.join("&"))
+        }
+        None => path.to_owned(),
+    };
+    format!("{scheme}://{authority}{path}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_store;
+
+    #[test]
+    fn a_store_url_is_shown_without_its_password() {
+        assert_eq!(
+            shown_store("postgres://app:s3cret@db.example.com:5432/auto"),
+            "postgres://app:***@db.example.com:5432/auto"
+        );
+        assert_eq!(
+            shown_store("postgres://app:p@ss@db/auto?sslmode=require&password=x"),
+            "postgres://app:***@db/auto?sslmode=require&password=***"
+        );
+        assert_eq!(
+            shown_store("postgres://app@db/auto"),
+            "postgres://app@db/auto"
+        );
+        assert_eq!(shown_store("sqlite://auto.db"), "sqlite://auto.db");
+        assert_eq!(shown_store("sqlite:auto.db"), "sqlite:auto.db");
     }
 }

@@ -105,6 +105,28 @@ fn a_bad_configuration_is_refused_at_start() {
 }
 
 #[test]
+fn a_store_that_cannot_be_opened_is_named_without_its_password() {
+    // A port that is no number: refused at once, with the URL in the message.
+    let dir = tempfile::tempdir().expect("a directory");
+    let output = Command::new(AUTO)
+        .args([
+            "serve",
+            "--database",
+            "postgres://app:pw-7c1e@127.0.0.1:five/auto",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("auto runs");
+    assert!(!output.status.success());
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("cannot open the store postgres://app:***@127.0.0.1:five/auto: "),
+        "{err}"
+    );
+    assert!(!err.contains("pw-7c1e"), "{err}");
+}
+
+#[test]
 fn key_new_prints_a_key_and_its_hash() {
     let output = Command::new(AUTO)
         .args(["key", "new"])
