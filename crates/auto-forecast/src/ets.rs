@@ -15,6 +15,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::Z95;
 use crate::models::{decompose, mean};
 use crate::optimize::{Bound, minimise};
 
@@ -37,8 +38,6 @@ const INITIAL_POINTS_MIN: usize = 10;
 /// How far the search moves the initial level and trend from their regression, in standard
 /// deviations of the adjusted start (for the trend, per point).
 const INITIAL_SPREAD: f64 = 3.0;
-/// The normal quantile of a two-sided 95% interval.
-const Z95: f64 = 1.959_963_984_540_054;
 
 /// How an ETS component enters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -415,20 +414,13 @@ impl Ets {
         }
         let relative = self.error == Component::Multiplicative;
         let mut sum: f64 = 1.0;
-        let mut lower = Vec::with_capacity(periods);
-        let mut upper = Vec::with_capacity(periods);
+        let mut spread = Vec::with_capacity(periods);
         for h in 0..periods {
             let scale = if relative { mean[h].abs() } else { 1.0 };
-            let spread = Z95 * self.sigma * scale * sum.sqrt();
-            lower.push(mean[h] - spread);
-            upper.push(mean[h] + spread);
+            spread.push(Z95 * self.sigma * scale * sum.sqrt());
             sum += moves[h] * moves[h];
         }
-        crate::Forecast {
-            mean,
-            lower: Some(lower),
-            upper: Some(upper),
-        }
+        crate::Forecast::around(mean, &spread)
     }
 }
 

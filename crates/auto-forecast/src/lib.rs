@@ -97,6 +97,20 @@ pub struct Forecast {
     pub upper: Option<Vec<f64>>,
 }
 
+/// The normal quantile of a two-sided 95% interval.
+pub(crate) const Z95: f64 = 1.959_963_984_540_054;
+
+impl Forecast {
+    /// `mean` with an interval `spread` wide either side of each point.
+    pub(crate) fn around(mean: Vec<f64>, spread: &[f64]) -> Forecast {
+        Forecast {
+            lower: Some(mean.iter().zip(spread).map(|(m, s)| m - s).collect()),
+            upper: Some(mean.iter().zip(spread).map(|(m, s)| m + s).collect()),
+            mean,
+        }
+    }
+}
+
 /// Why a build or a forecast cannot be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ForecastError {

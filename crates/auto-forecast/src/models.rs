@@ -3,10 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::Forecast;
-
-/// The normal quantile of a two-sided 95% interval.
-const Z95: f64 = 1.959_963_984_540_054;
+use crate::{Forecast, Z95};
 
 /// The candidates, in the order a build tries and reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,25 +228,8 @@ impl Fitted {
 
     /// The `periods` after the series it was fitted on.
     pub fn forecast(&self, periods: usize) -> Forecast {
-        if let Fitted::Combination { members } = self {
-            let forecasts: Vec<Forecast> = members.iter().map(|m| m.forecast(periods)).collect();
-            let count = forecasts.len().max(1) as f64;
-            let average = |pick: &dyn Fn(&Forecast) -> Option<&Vec<f64>>| -> Option<Vec<f64>> {
-                let mut sum = vec![0.0; periods];
-                for forecast in &forecasts {
-                    for (s, v) in sum.iter_mut().zip(pick(forecast)?) {
-                        *s += v / count;
-                    }
-                }
-                Some(sum)
-            };
-            return Forecast {
-                mean: average(&|f| Some(&f.mean)).unwrap_or_default(),
-                lower: average(&|f| f.lower.as_ref()),
-                upper: average(&|f| f.upper.as_ref()),
-            };
-        }
         match self {
+            Fitted::Combination { members } => return combined(members, periods),
             Fitted::Ets(e) => return e.forecast(periods),
             Fitted::AutoTheta(t) => return t.forecast(periods),
             _ => {}
@@ -359,11 +339,27 @@ impl Fitted {
             }
         };
         let spread: Vec<f64> = variance.iter().map(|v| Z95 * v.max(0.0).sqrt()).collect();
-        Forecast {
-            lower: Some(mean.iter().zip(&spread).map(|(m, s)| m - s).collect()),
-            upper: Some(mean.iter().zip(&spread).map(|(m, s)| m + s).collect()),
-            mean,
+        Forecast::around(mean, &spread)
+    }
+}
+
+/// The mean of the members' forecasts and of their intervals' bounds.
+fn combined(members: &[Fitted], periods: usize) -> Forecast {
+    let forecasts: Vec<Forecast> = members.iter().map(|m| m.forecast(periods)).collect();
+    let count = forecasts.len().max(1) as f64;
+    let average = |pick: &dyn Fn(&Forecast) -> Option<&Vec<f64>>| -> Option<Vec<f64>> {
+        let mut sum = vec![0.0; periods];
+        for forecast in &forecasts {
+            for (s, v) in sum.iter_mut().zip(pick(forecast)?) {
+                *s += v / count;
+            }
         }
+        Some(sum)
+    };
+    Forecast {
+        mean: average(&|f| Some(&f.mean)).unwrap_or_default(),
+        lower: average(&|f| f.lower.as_ref()),
+        upper: average(&|f| f.upper.as_ref()),
     }
 }
 

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::Z95;
 use crate::models::{decompose, mean, seasonal};
 use crate::optimize::{Bound, minimise};
 
@@ -39,8 +40,6 @@ const THETA_STANDARD: f64 = 2.0;
 /// How far the search moves the initial level from the first value, in the series' standard
 /// deviations.
 const LEVEL_SPREAD: f64 = 3.0;
-/// The normal quantile of a two-sided 95% interval.
-const Z95: f64 = 1.959_963_984_540_054;
 
 /// A fitted Theta model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,7 +258,7 @@ impl Theta {
     pub(crate) fn forecast(&self, periods: usize) -> crate::Forecast {
         let decay = (1.0 - self.alpha).powi(self.points as i32);
         let weight = 1.0 - 1.0 / self.theta;
-        let (mut mean, mut lower, mut upper) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut mean, mut spreads) = (Vec::new(), Vec::new());
         for h in 1..=periods {
             let index = self.indices.get((h - 1) % self.indices.len().max(1));
             let steps = (h - 1) as f64 + (1.0 - decay * (1.0 - self.alpha)) / self.alpha;
@@ -272,14 +271,9 @@ impl Theta {
                 Some(index) => (deseasonalised * index, spread * index.abs()),
             };
             mean.push(value);
-            lower.push(value - spread);
-            upper.push(value + spread);
+            spreads.push(spread);
         }
-        crate::Forecast {
-            mean,
-            lower: Some(lower),
-            upper: Some(upper),
-        }
+        crate::Forecast::around(mean, &spreads)
     }
 }
 
