@@ -330,7 +330,6 @@ async function seed() {
   await must('PUT', pb('/definitions/computation/double'), { source: DOUBLE.replace('Doubles its input.', 'Doubles its input, an integer.'), diagram: 'flowchart LR\n  n --> double' });
   await def('workflow', 'many-steps', MANY_STEPS);
   const withTools = withModel && TOOLS === 'everything';
-  if (withModel && !withTools) notes.push('no tool server "everything" (--tools everything): a run\'s tool calls are not shown');
   if (withTools) await def('reasoning', 'echo-word', ECHO_REASONING);
   return { withModel, withTools };
 }
@@ -773,7 +772,7 @@ async function main() {
 
   await step('a reasoning run shows each tool call: the tool, its state, its arguments and result', async () => {
     if (!withTools) {
-      notes.push('the tool-call step was skipped: no tool server');
+      notes.push(`the tool-call step was skipped: ${withModel ? 'no tool server "everything" (--tools everything)' : 'no model provider'}`);
       return;
     }
     const run = await must('POST', pb('/definitions/reasoning/echo-word/runs'), { input: { word: 'hello' } });

@@ -180,7 +180,9 @@ async fn shutdown_signal() {
 }
 
 /// A store URL with its password, in the user part or as a `password` parameter, replaced by
-/// `***`: what `auto serve` prints of the store it opened.
+/// `***`: what `auto serve` prints of the store it opened. Read by hand rather than with a URL
+/// parser, since a URL the store refuses as malformed (a port that is no number) is printed in
+/// that refusal and must lose its password too.
 fn shown_store(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();

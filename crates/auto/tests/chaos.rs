@@ -509,6 +509,22 @@ impl Caller {
         );
     }
 
+    /// Records an event under its id: published to the playbook (201) when `run_id` is none,
+    /// else sent to that run (202); 409 when an earlier attempt, whose answer was lost, recorded
+    /// it.
+    async fn event(&self, run_id: Option<&str>, event: &Value) {
+        let (path, recorded) = match run_id {
+            Some(run_id) => (format!("{PLAYBOOK_PATH}/runs/{run_id}/events"), 202),
+            None => (format!("{PLAYBOOK_PATH}/events"), 201),
+        };
+        let (status, body) = self.send(reqwest::Method::POST, &path, Some(event)).await;
+        assert!(
+            status == recorded || status == 409,
+            "{}: {status} {body:#}",
+            event["id"]
+        );
+    }
+
     /// Every page of a listing, by its `next` cursor.
     async fn all(&self, path: &str, field: &str) -> Vec<Value> {
         let mut items = Vec::new();
@@ -857,28 +873,20 @@ async fn three_servers_under_faults_lose_nothing_and_do_nothing_twice() {
                 .await;
             // Three, each sent under its id once the one before was taken in: a send the
             // caller makes again is the same event, and the run must take them in this order.
+            let hear = format!("h-{i}");
             for k in 0..3 {
                 let go = json!({"type": "com.example.go", "id": format!("go-{i}-{k}"), "data": {"i": i, "k": k}});
-                let path = format!("{PLAYBOOK_PATH}/runs/h-{i}/events");
-                let (status, body) = caller.send(reqwest::Method::POST, &path, Some(&go)).await;
-                assert!(matches!(status, 202 | 409), "go-{i}-{k}: {status} {body:#}");
+                caller.event(Some(&hear), &go).await;
             }
             if i == 0 {
                 // The news the watcher waits for, published while the faults go on.
                 for n in 0..3 {
                     let news = json!({"type": "com.example.news", "id": format!("news-{n}"), "data": {"n": n}});
-                    let path = format!("{PLAYBOOK_PATH}/events");
-                    let (status, body) = caller.send(reqwest::Method::POST, &path, Some(&news)).await;
-                    assert!(matches!(status, 201 | 409), "news-{n}: {status} {body:#}");
+                    caller.event(None, &news).await;
                 }
             }
-            let event =
-                json!({"type": "com.example.tick", "id": format!("e-{i}"), "data": {"i": i}});
-            let path = format!("{PLAYBOOK_PATH}/events");
-            let (status, body) = caller
-                .send(reqwest::Method::POST, &path, Some(&event))
-                .await;
-            assert!(matches!(status, 201 | 409), "e-{i}: {status} {body:#}");
+            let tick = json!({"type": "com.example.tick", "id": format!("e-{i}"), "data": {"i": i}});
+            caller.event(None, &tick).await;
         });
         while load.len() >= 12 {
             load.join_next()

@@ -14,7 +14,7 @@ function summary(e: AutoEvent): string {
   if (!d || typeof d !== 'object') return e.subject || '';
   if (typeof d.reference === 'string') return `${d.name ?? ''} ${d.definition ? `→ ${d.type ?? ''} ${d.definition}` : ''}`.trim() + (d.error ? ' (failed)' : '');
   if (e.type.startsWith('model_call_')) return `call ${d.number ?? ''} ${d.model || d.resolved_model || ''} ${d.duration_ms !== undefined ? duration(d.duration_ms) : ''}`.trim();
-  if (e.type.startsWith('tool_call_')) return `tool call ${d.number ?? ''} ${d.server && d.tool ? `${d.server}/${d.tool}` : ''} ${d.duration_ms !== undefined ? duration(d.duration_ms) : ''}${d.because ? ` (${d.because})` : ''}${d.is_error ? ' (an error)' : ''}`.replace(/\s+/g, ' ').trim();
+  if (e.type.startsWith('tool_call_')) return ['tool call', d.number, d.server && d.tool && `${d.server}/${d.tool}`, d.duration_ms !== undefined && duration(d.duration_ms), d.because && `(${d.because})`, d.is_error && '(an error)'].filter(Boolean).join(' ');
   if (e.type.startsWith('definition_')) return `${d.type ?? ''} ${d.name ?? ''} v${d.version ?? ''}`;
   if (e.type.startsWith('request_')) return `${d.request_id ?? ''} ${d.to ? `to ${d.to}` : ''}`.trim();
   const text = JSON.stringify(d);

@@ -437,7 +437,7 @@ function ModelCalls({ events }: { events: AutoEvent[] }) {
               </details>
             )}
             {s.messages_bytes && !Array.isArray(s.messages) && <p class="muted small">Messages it adds: {s.messages_bytes} bytes (open the event in the timeline to read them).</p>}
-            {answer !== undefined && answer !== null && answer !== '' && <div class="answer"><strong>Answer</strong><pre class="wrap">{typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2)}</pre></div>}
+            {answer != null && answer !== '' && <div class="answer"><strong>Answer</strong><pre class="wrap">{typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2)}</pre></div>}
             {Array.isArray(a.tool_calls) && a.tool_calls.length > 0 && <details><summary>Tool calls asked ({a.tool_calls.length})</summary><JsonBlock value={a.tool_calls} /></details>}
             {c.failed && <JsonBlock value={a} label="The failure" />}
           </article>
