@@ -16,6 +16,7 @@ fn builds(c: &mut Criterion) {
     let options = auto_forecast::Options {
         horizon: 12,
         season: Some(12),
+        step: None,
     };
     c.bench_function("build 10,000 points, season 12", |b| {
         b.iter(|| auto_forecast::build(&ys, &options).unwrap())
@@ -23,6 +24,7 @@ fn builds(c: &mut Criterion) {
     let found = auto_forecast::Options {
         horizon: 12,
         season: None,
+        step: None,
     };
     c.bench_function("build 10,000 points, season found", |b| {
         b.iter(|| auto_forecast::build(&ys, &found).unwrap())

@@ -60,6 +60,65 @@ pub struct Options {
     pub horizon: usize,
     /// Points in one season; found from the series when absent.
     pub season: Option<usize>,
+    /// The time between two points. A season found from the series is then one of the
+    /// calendar's for it ([`calendar_seasons`]), and none where the calendar has none; without
+    /// it, the series' strongest cycle of any length.
+    pub step: Option<Step>,
+}
+
+/// The time between two points of a series, as the calendar counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Calendar months (a quarter is 3, a year 12).
+    Months(u32),
+    /// Seconds (a day is 86,400).
+    Seconds(u64),
+}
+
+/// Seconds in a day, and days in a week and in a year (on average).
+const DAY_SECONDS: u64 = 86_400;
+const WEEK_DAYS: u64 = 7;
+const YEAR_DAYS: f64 = 365.25;
+/// How far from a whole number of points a year may fall and still be a season of that many
+/// (52.18 weeks a year is a season of 52, 365.25 days one of 365, 182.6 two-day points none).
+const YEAR_POINTS_SLACK: f64 = 0.3;
+
+/// The seasons the calendar gives a series of points `step` apart, shortest first: the points
+/// of a day, of a week and of a year, each where it is a whole number of two or more points
+/// (a year of weeks or of days rounded, 52 and 365) and no longer than the search's lags.
+/// This is the convention of the forecasting libraries (R's `frequency`, statsforecast's
+/// `season_length`): hourly points 24 and 168, daily 7 and 365, weekly 52, monthly 12,
+/// quarterly 4, yearly none, so an 11-year cycle of yearly sunspots is no season.
+pub fn calendar_seasons(step: Step) -> Vec<usize> {
+    let mut seasons = Vec::new();
+    let mut add = |points: u64| {
+        if let Ok(points) = usize::try_from(points)
+            && (SEASON_MIN..=season::SEASON_SEARCH_MAX).contains(&points)
+            && !seasons.contains(&points)
+        {
+            seasons.push(points);
+        }
+    };
+    match step {
+        Step::Months(months) if months > 0 && 12 % months == 0 => add(u64::from(12 / months)),
+        Step::Months(_) => {}
+        Step::Seconds(0) => {}
+        Step::Seconds(seconds) => {
+            for span in [DAY_SECONDS, DAY_SECONDS * WEEK_DAYS] {
+                if span % seconds == 0 {
+                    add(span / seconds);
+                }
+            }
+            if seconds % DAY_SECONDS == 0 {
+                let points = YEAR_DAYS / (seconds / DAY_SECONDS) as f64;
+                if (points - points.round()).abs() <= YEAR_POINTS_SLACK {
+                    add(points.round() as u64);
+                }
+            }
+        }
+    }
+    seasons.sort_unstable();
+    seasons
 }
 
 /// What a build found, and the model it picked, fitted on the whole series.
@@ -169,7 +228,10 @@ pub fn build(ys: &[f64], options: &Options) -> Result<Build, ForecastError> {
     let held = &ys[ys.len() - horizon..];
     let (season, season_found) = match options.season {
         Some(season) => (Some(season), false),
-        None => (season::find(tail(train)), true),
+        None => {
+            let calendar = options.step.map(calendar_seasons);
+            (season::find(tail(train), calendar.as_deref()), true)
+        }
     };
     let scale = mase_scale(tail(train), season.unwrap_or(1));
     let mut candidates = Vec::with_capacity(CANDIDATES_MAX);

@@ -2,11 +2,16 @@
 //! model describes exactly, intervals that hold the mean and widen, and determinism.
 
 use auto_forecast::{
-    Build, ForecastError, HORIZON_MAX, Options, SERIES_POINTS_MAX, TRAINING_POINTS_MIN, build,
+    Build, ForecastError, HORIZON_MAX, Options, SERIES_POINTS_MAX, Step, TRAINING_POINTS_MIN,
+    build, calendar_seasons,
 };
 
 fn options(horizon: usize, season: Option<usize>) -> Options {
-    Options { horizon, season }
+    Options {
+        horizon,
+        season,
+        step: None,
+    }
 }
 
 /// A series with a trend, a season of 12 and a little deterministic noise.
@@ -139,6 +144,60 @@ fn a_repeated_season_is_found_and_continued_exactly() {
     for (h, f) in forecast.mean.iter().enumerate() {
         assert!((f - pattern[(60 + h) % 5]).abs() < 1e-9, "{forecast:?}");
     }
+}
+
+/// The calendar's seasons of each step: a day, a week and a year of points, where each is a
+/// whole number of two or more.
+#[test]
+fn the_calendar_gives_the_seasons_of_a_step() {
+    const HOUR: u64 = 3_600;
+    const DAY: u64 = 86_400;
+    for (step, seasons) in [
+        (Step::Seconds(HOUR), vec![24, 168]),
+        (Step::Seconds(15 * 60), vec![96, 672]),
+        (Step::Seconds(DAY), vec![7, 365]),
+        (Step::Seconds(7 * DAY), vec![52]),
+        (Step::Seconds(2 * DAY), vec![]),
+        (Step::Seconds(7 * 60), vec![]),
+        (Step::Seconds(1), vec![]),
+        (Step::Months(1), vec![12]),
+        (Step::Months(3), vec![4]),
+        (Step::Months(6), vec![2]),
+        (Step::Months(12), vec![]),
+        (Step::Months(5), vec![]),
+    ] {
+        assert_eq!(calendar_seasons(step), seasons, "{step:?}");
+    }
+}
+
+/// An 11-point cycle of yearly points is no season (as the solar cycle of yearly sunspots is
+/// not), while without a step the series' strongest cycle is taken; monthly points with a
+/// pattern of 12 keep it, and a season given wins over the calendar.
+#[test]
+fn a_found_season_is_one_of_the_calendar() {
+    let cycle: Vec<f64> = (0..120)
+        .map(|t| 50.0 + 40.0 * (2.0 * std::f64::consts::PI * t as f64 / 11.0).sin())
+        .collect();
+    let yearly = Options {
+        step: Some(Step::Months(12)),
+        ..options(10, None)
+    };
+    let built = build(&cycle, &yearly).unwrap();
+    assert_eq!(built.season, None);
+    assert_eq!(build(&cycle, &options(10, None)).unwrap().season, Some(11));
+    let given = Options {
+        season: Some(11),
+        ..yearly
+    };
+    let built = build(&cycle, &given).unwrap();
+    assert_eq!((built.season, built.season_found), (Some(11), false));
+
+    let by_month = Options {
+        step: Some(Step::Months(1)),
+        ..options(12, None)
+    };
+    let built = build(&monthly(48), &by_month).unwrap();
+    assert_eq!((built.season, built.season_found), (Some(12), true));
 }
 
 #[test]

@@ -27,7 +27,8 @@
 use std::sync::Arc;
 
 use auto_engine::interaction::render_to;
-use auto_engine::prediction::{self, Ask, PredictionDocument, Source};
+use auto_engine::prediction::{self, Ask, Period, PredictionDocument, Source};
+use auto_forecast::Step;
 use auto_store::{
     DefinitionKey, DefinitionVersion, NewRun, PlaybookRef, RecallView, Request, RequestStatus, Run,
     RunStatus,
@@ -583,6 +584,11 @@ async fn fit(
     let options = auto_forecast::Options {
         horizon: document.horizon as usize,
         season: document.season.map(|s| s as usize),
+        step: Some(match document.period {
+            Period::Months(months) => Step::Months(months),
+            Period::Days(days) => Step::Seconds(u64::from(days) * 86_400),
+            Period::Seconds(seconds) => Step::Seconds(u64::from(seconds)),
+        }),
     };
     let (ys, fitted) = tokio::task::spawn_blocking(move || {
         let fitted = auto_forecast::build(&ys, &options);

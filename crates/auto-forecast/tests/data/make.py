@@ -2,7 +2,7 @@
 
 Run with statsforecast and statsmodels installed (pip install statsforecast statsmodels):
     python3 crates/auto-forecast/tests/data/make.py
-Each <name>.json holds the whole series, its season and horizon, the held-out actuals, and
+Each <name>.json holds the whole series, its season, period and horizon, the held-out actuals, and
 the forecasts of statsforecast's models fitted on the series less its last `horizon` points.
 """
 
@@ -30,19 +30,19 @@ AIR_PASSENGERS = [
 
 
 def series():
-    yield "air_passengers", AIR_PASSENGERS, 12, 12
+    yield "air_passengers", AIR_PASSENGERS, 12, 12, "P1M"
     co2 = datasets.co2.load_pandas().data["co2"].resample("MS").mean().interpolate()
-    yield "co2", list(co2.values[-240:]), 12, 24
+    yield "co2", list(co2.values[-240:]), 12, 24, "P1M"
     sunspots = datasets.sunspots.load_pandas().data["SUNACTIVITY"]
-    yield "sunspots", list(sunspots.values), None, 10
+    yield "sunspots", list(sunspots.values), None, 10, "P1Y"
     gdp = datasets.macrodata.load_pandas().data["realgdp"]
-    yield "realgdp", list(gdp.values), 4, 8
+    yield "realgdp", list(gdp.values), 4, 8, "P3M"
     elnino = datasets.elnino.load_pandas().data.drop(columns="YEAR").values.flatten()
-    yield "elnino", list(elnino[-240:]), 12, 12
+    yield "elnino", list(elnino[-240:]), 12, 12, "P1M"
 
 
 def main():
-    for name, ys, season, horizon in series():
+    for name, ys, season, horizon, period in series():
         ys = [float(y) for y in ys]
         train = ys[:-horizon]
         frame = pd.DataFrame(
@@ -59,6 +59,7 @@ def main():
         record = {
             "series": ys,
             "season": season,
+            "period": period,
             "horizon": horizon,
             "actual": ys[-horizon:],
             "statsforecast": forecasts,
