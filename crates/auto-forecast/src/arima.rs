@@ -3,7 +3,9 @@
 //! difference when the season is strong, then plain differences while the KPSS test finds a
 //! unit root, then a stepwise search over the orders by AICc, each model fitted by conditional
 //! sum of squares with the Nelder-Mead search of [`crate::optimize`]. Models that are not
-//! stationary or not invertible are passed over.
+//! stationary or not invertible are passed over. Below two differences the constant (the mean,
+//! or the drift once differenced) is one more choice of the search, as `auto.arima`'s
+//! `allowmean` and `allowdrift` make it: each model with it and without, the lower AICc kept.
 //!
 //! The fitted model is kept in its expanded form, `y_t = c + Σ levels_j y_{t-j} + e_t +
 //! Σ ma_k e_{t-k}`, with the last values and errors it forecasts from.
@@ -55,6 +57,8 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
         d += 1;
     }
     let (centred, centre) = centre(&w, d + seasonal_d);
+    // A constant is searched below two differences; from two on there is none.
+    let constant_allowed = d + seasonal_d < 2;
     let seasonal = m > 0;
     // The orders reach no further than a third of the points, and within a season no further
     // than the season's length less one, as `auto.arima` bounds them.
@@ -63,13 +67,13 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
     let (p_max, q_max) = (within(P_MAX).min(third), within(Q_MAX).min(third));
     let seasonal_p_max = SEASONAL_P_MAX.min(third / m.max(1));
     let seasonal_q_max = SEASONAL_Q_MAX.min(third / m.max(1));
-    let fits = |order: Order| -> Option<Model> {
+    let fits = |order: Order, constant: bool| -> Option<Model> {
         let (p, q, sp, sq) = order;
         let needed = p + sp * m + q + sq * m + 4;
         if centred.len() <= needed {
             return None;
         }
-        fit(&centred, order, m)
+        fit(if constant { &centred } else { &w }, order, m, constant)
     };
     let start: Vec<Order> = vec![
         (
@@ -84,11 +88,11 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
     ];
     let mut tried = std::collections::BTreeSet::new();
     let mut best: Option<Model> = None;
-    let mut consider = |order: Order, best: &mut Option<Model>| -> bool {
-        if !tried.insert(order) || tried.len() > MODELS_MAX {
+    let mut consider = |order: Order, constant: bool, best: &mut Option<Model>| -> bool {
+        if !tried.insert((order, constant)) || tried.len() > MODELS_MAX {
             return false;
         }
-        match fits(order) {
+        match fits(order, constant) {
             Some(model) if best.as_ref().is_none_or(|b| model.aicc < b.aicc - 1e-9) => {
                 *best = Some(model);
                 true
@@ -97,10 +101,10 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
         }
     };
     for order in start {
-        consider(order, &mut best);
+        consider(order, constant_allowed, &mut best);
     }
     // Stepwise: from the best so far, each neighbour; again from any that is better.
-    while let Some(current) = best.as_ref().map(|b| b.order) {
+    while let Some((current, constant)) = best.as_ref().map(|b| (b.order, b.constant)) {
         let (p, q, sp, sq) = current;
         // The neighbours in `auto.arima`'s order: the seasonal orders first, one or both by
         // one, then the plain ones; the first better one is taken.
@@ -135,10 +139,14 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
         }
         let mut moved = false;
         for order in neighbours {
-            if consider(order, &mut best) {
+            if consider(order, constant, &mut best) {
                 moved = true;
                 break;
             }
+        }
+        // Last, the same orders with the constant or without it.
+        if !moved && constant_allowed {
+            moved = consider(current, !constant, &mut best);
         }
         if !moved {
             break;
@@ -147,6 +155,7 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
     let Some(model) = best else {
         return Err("no order could be fitted to it".into());
     };
+    let centre = if model.constant { centre } else { 0.0 };
     Ok(expand(ys, &model, d, seasonal_d, m, centre))
 }
 
@@ -162,6 +171,7 @@ pub(crate) fn refit(ys: &[f64], same: &Fitted, season: Option<usize>) -> Result<
         q,
         seasonal_p,
         seasonal_q,
+        intercept: same_intercept,
         ..
     } = *same
     else {
@@ -175,11 +185,19 @@ pub(crate) fn refit(ys: &[f64], same: &Fitted, season: Option<usize>) -> Result<
     for _ in 0..d {
         w = difference(&w);
     }
+    // A model kept with a constant has an intercept (its AR part is stationary, so the
+    // intercept is the constant times a factor that is not zero).
+    let constant = same_intercept != 0.0 && d + seasonal_d < 2;
     let (centred, centre) = centre(&w, d + seasonal_d);
+    let (series, centre) = if constant {
+        (&centred, centre)
+    } else {
+        (&w, 0.0)
+    };
     let order = (p, q, seasonal_p, seasonal_q);
     let needed = p + seasonal_p * m + q + seasonal_q * m + 4;
-    match (centred.len() > needed)
-        .then(|| fit(&centred, order, m))
+    match (series.len() > needed)
+        .then(|| fit(series, order, m, constant))
         .flatten()
     {
         Some(model) => Ok(expand(tail, &model, d, seasonal_d, m, centre)),
@@ -205,6 +223,8 @@ fn centre(w: &[f64], differences: usize) -> (Vec<f64>, f64) {
 /// One fitted order: its coefficients, its errors and its AICc.
 struct Model {
     order: Order,
+    /// Whether it has a constant: the series it was fitted on is less its mean.
+    constant: bool,
     /// φ_1..φ_p, then Φ_1..Φ_P, then θ_1..θ_q, then Θ_1..Θ_Q.
     coefficients: Vec<f64>,
     errors: Vec<f64>,
@@ -270,9 +290,10 @@ fn errors_of(w: &[f64], a: &[f64], b: &[f64]) -> (Vec<f64>, f64, usize) {
     (errors, sse, w.len() - start)
 }
 
-/// Fits one order by conditional sum of squares; none when it is not stationary or not
-/// invertible, or the search leaves no finite error.
-fn fit(w: &[f64], order: Order, m: usize) -> Option<Model> {
+/// Fits one order by conditional sum of squares, on `w` less its mean when it has a
+/// `constant`; none when it is not stationary or not invertible, or the search leaves no
+/// finite error.
+fn fit(w: &[f64], order: Order, m: usize, constant: bool) -> Option<Model> {
     let (p, q, sp, sq) = order;
     let k = p + q + sp + sq;
     let mut bounds = vec![AR; p];
@@ -299,13 +320,14 @@ fn fit(w: &[f64], order: Order, m: usize) -> Option<Model> {
     // of the differenced series, as R's `arima` counts them by conditional sum of squares:
     // models that condition on more points are then compared on the same points.
     let n = w.len() as f64;
-    // The constant counts as a parameter besides the variance, as `auto.arima` counts them.
-    let parameters = (k + 2) as f64;
+    // A constant counts as a parameter besides the variance, as `auto.arima` counts them.
+    let parameters = (k + 1 + usize::from(constant)) as f64;
     let aicc = n * (sse.max(1e-300) / count as f64).ln()
         + 2.0 * parameters
         + 2.0 * parameters * (parameters + 1.0) / (n - parameters - 1.0).max(1.0);
     Some(Model {
         order,
+        constant,
         coefficients,
         errors,
         sse,
@@ -499,6 +521,32 @@ mod tests {
         assert_eq!(d, 0);
         assert!(p >= 2, "{p}");
         assert!((ar[0] - 1.3).abs() < 0.2, "{ar:?}");
+    }
+
+    /// Once differenced, a walk that drifts keeps its drift as the constant, and one that does
+    /// not is fitted without one; a refit keeps the choice.
+    #[test]
+    fn the_constant_is_kept_only_where_it_earns_its_place() {
+        for (drift, kept) in [(0.0, false), (0.3, true)] {
+            let mut noise = noise_from(5);
+            let mut level = 100.0;
+            let walk: Vec<f64> = (0..400)
+                .map(|_| {
+                    level += drift + noise();
+                    level
+                })
+                .collect();
+            let fitted = arima(&walk, None).unwrap();
+            let Fitted::Arima { d, intercept, .. } = fitted else {
+                panic!("an ARIMA");
+            };
+            assert_eq!(d, 1);
+            assert_eq!(intercept != 0.0, kept, "drift {drift}: intercept {intercept}");
+            let Fitted::Arima { intercept, .. } = refit(&walk, &fitted, None).unwrap() else {
+                panic!("an ARIMA");
+            };
+            assert_eq!(intercept != 0.0, kept, "refit, drift {drift}: {intercept}");
+        }
     }
 
     #[test]

@@ -18,16 +18,17 @@
 //! the holdout best and the next points worst (it is in [`PICKS_SEASONAL_NAIVE`]: its pick
 //! equals the seasonal naive forecast, it cannot beat it); on real GDP the holdout's steady
 //! growth favours the trend models and the recession after it punishes them; on CO2 the
-//! holdout favours Theta over ETS. On sunspots our ARIMA (a (5,1,2) with drift, its
-//! likelihood conditional) is not AutoARIMA's (2,1,3) without one (exact likelihood).
+//! holdout favours Theta over ETS. On sunspots our ARIMA, a (5,1,2) chosen by conditional
+//! likelihood, is not AutoARIMA's (2,1,3), chosen by exact likelihood (both without drift
+//! since the search weighs the constant as `auto.arima` does: 1.58 times the best with drift).
 
 use auto_forecast::{Options, Step, build};
 use serde_json::Value;
 
 /// How much worse than statsforecast's best model a build may be on one series.
-const WITHIN: f64 = 1.6;
+const WITHIN: f64 = 1.55;
 /// How much worse than statsforecast's best model a build may be, averaged over the series.
-const WITHIN_ON_AVERAGE: f64 = 1.27;
+const WITHIN_ON_AVERAGE: f64 = 1.23;
 /// The seasonal strength past which a series has seasonality (the one past which the ARIMA
 /// candidate differences its season).
 const SEASONALITY_STRENGTH_MIN: f64 = 0.64;
