@@ -541,7 +541,11 @@ mod tests {
                 panic!("an ARIMA");
             };
             assert_eq!(d, 1);
-            assert_eq!(intercept != 0.0, kept, "drift {drift}: intercept {intercept}");
+            assert_eq!(
+                intercept != 0.0,
+                kept,
+                "drift {drift}: intercept {intercept}"
+            );
             let Fitted::Arima { intercept, .. } = refit(&walk, &fitted, None).unwrap() else {
                 panic!("an ARIMA");
             };
