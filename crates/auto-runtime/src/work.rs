@@ -5,13 +5,24 @@
 //! or deliver). The store keeps the payload as given; no other module writes or reads one.
 //!
 //! The serialised forms are those earlier versions wrote, so work that waited across an
-//! upgrade is read as it was meant.
+//! upgrade is read as it was meant. Beside the item a payload may hold `trace`, the W3C trace
+//! context (`traceparent`, `tracestate`) of the span that left the work, so the step that
+//! carries it out, on whichever server and however much later, goes on in the same trace; it
+//! is written only while traces are exported, and a payload without it reads as before.
+
+use std::collections::HashMap;
 
 use auto_engine::workflow::engine::Input;
 use auto_store::NewWork;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// The key of a payload that holds the trace context beside the item.
+const TRACE_KEY: &str = "trace";
+
+/// The W3C trace context of a span, as the propagator writes it into headers.
+pub type TraceContext = HashMap<String, String>;
 
 /// One work item of a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -85,13 +96,34 @@ impl WorkItem {
         matches!(self, Self::Input(_) | Self::Order(Order::ChildEnded(_)))
     }
 
-    /// The item as the store keeps it, under `key` (once per run), due at `due_at` or at once.
+    /// The item as the store keeps it, under `key` (once per run), due at `due_at` or at once,
+    /// with the trace context of the current span when traces are exported.
     pub fn to_work(&self, key: impl Into<String>, due_at: Option<DateTime<Utc>>) -> NewWork {
+        self.to_work_in(key, due_at, &current_trace())
+    }
+
+    /// [`Self::to_work`] with the trace context `trace` (none when empty).
+    pub fn to_work_in(
+        &self,
+        key: impl Into<String>,
+        due_at: Option<DateTime<Utc>>,
+        trace: &TraceContext,
+    ) -> NewWork {
+        // Invariant: every variant is plain data, which serde_json always serialises, and
+        // every variant is a JSON object.
+        let payload = if trace.is_empty() {
+            serde_json::to_vec(self).unwrap_or_default()
+        } else {
+            let mut value = serde_json::to_value(self).unwrap_or_default();
+            if let Value::Object(fields) = &mut value {
+                fields.insert(TRACE_KEY.into(), serde_json::json!(trace));
+            }
+            serde_json::to_vec(&value).unwrap_or_default()
+        };
         NewWork {
             key: key.into(),
             due_at,
-            // Invariant: every variant is plain data, which serde_json always serialises.
-            payload: serde_json::to_vec(self).unwrap_or_default(),
+            payload,
             ordered: self.is_input(),
         }
     }
@@ -100,12 +132,55 @@ impl WorkItem {
     /// serde_json's limit of 128 levels: an input or an event nests up to 512, and was bounded
     /// before it was written.
     pub fn read(payload: &[u8]) -> Result<Self, serde_json::Error> {
+        Self::read_traced(payload).map(|(item, _)| item)
+    }
+
+    /// [`Self::read`], and the trace context the payload holds (empty when none).
+    pub fn read_traced(payload: &[u8]) -> Result<(Self, TraceContext), serde_json::Error> {
         let mut deserializer = serde_json::Deserializer::from_slice(payload);
         deserializer.disable_recursion_limit();
-        let item = Self::deserialize(&mut deserializer)?;
+        let mut value = Value::deserialize(&mut deserializer)?;
         deserializer.end()?;
-        Ok(item)
+        let trace = match &mut value {
+            Value::Object(fields) => match fields.remove(TRACE_KEY) {
+                Some(Value::Object(trace)) => trace
+                    .into_iter()
+                    .filter_map(|(name, value)| Some((name, value.as_str()?.to_owned())))
+                    .collect(),
+                Some(_) => {
+                    return Err(serde::de::Error::custom(
+                        "a work item's trace is not an object",
+                    ));
+                }
+                None => TraceContext::new(),
+            },
+            _ => TraceContext::new(),
+        };
+        Ok((Self::deserialize(value)?, trace))
     }
+}
+
+/// The trace context of the current span, as the process's propagator writes it: empty when
+/// no trace is being exported.
+pub fn current_trace() -> TraceContext {
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let context = tracing::Span::current().context();
+    let mut fields = TraceContext::new();
+    opentelemetry::global::get_text_map_propagator(|propagator| {
+        propagator.inject_context(&context, &mut fields);
+    });
+    fields
+}
+
+/// Makes `span` a child of the span whose trace context `trace` is, when it names one.
+pub fn continue_trace(span: &tracing::Span, trace: &TraceContext) {
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    if trace.is_empty() {
+        return;
+    }
+    let parent =
+        opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(trace));
+    let _ = span.set_parent(parent);
 }
 
 impl From<Input> for WorkItem {
@@ -301,6 +376,49 @@ mod tests {
                 timer_id: "t".into()
             }
             .into()
+        );
+    }
+
+    /// The trace context of the span that left the work rides beside the item, and is read
+    /// back apart from it; a payload without one (every earlier version's) has none.
+    #[test]
+    fn a_trace_context_rides_beside_the_item() {
+        let item = WorkItem::from(Input::TimerFired {
+            timer_id: "t".into(),
+        });
+        let trace: TraceContext = [(
+            "traceparent".to_owned(),
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned(),
+        )]
+        .into();
+        let written = item.to_work_in("timer:t", None, &trace).payload;
+        assert_eq!(
+            serde_json::from_slice::<Value>(&written).unwrap(),
+            json!({"input": "timer", "timer_id": "t", "trace": {
+                "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+            }})
+        );
+        assert_eq!(
+            WorkItem::read_traced(&written).unwrap(),
+            (item.clone(), trace)
+        );
+        let order = WorkItem::from(Order::ExpireRequest(Expiry {
+            request_id: "q".into(),
+        }));
+        let written = order
+            .to_work_in("expire", None, &[("traceparent".into(), "x".into())].into())
+            .payload;
+        assert_eq!(WorkItem::read(&written).unwrap(), order);
+        let (_, none) = WorkItem::read_traced(br#"{"input": "timer", "timer_id": "t"}"#).unwrap();
+        assert!(none.is_empty());
+        assert!(
+            WorkItem::read_traced(br#"{"input": "timer", "timer_id": "t", "trace": 1}"#).is_err()
+        );
+        // Without an exporter the current span has no context to write.
+        assert!(current_trace().is_empty());
+        assert_eq!(
+            item.to_work("timer:t", None).payload,
+            serde_json::to_vec(&item).unwrap()
         );
     }
 

@@ -23,6 +23,7 @@ use auto_store::{
 };
 use serde_json::{Value, json};
 use tokio::sync::Notify;
+use tracing::Instrument;
 
 use crate::auth::{Caller, Role};
 use crate::documents::{Checked, no_longer_parses};
@@ -568,15 +569,22 @@ impl Service {
 
     /// Carries out one claimed item. A commit another server won, or a run that ended, drops
     /// the item; a fault leaves it to be claimed again once its lease ends.
-    #[tracing::instrument(
-        name = "step",
-        skip_all,
-        fields(org = %item.playbook.org, playbook = %item.playbook.playbook, run_id = %item.run_id, key = %item.key)
-    )]
     async fn handle_work(&self, item: Work) {
-        let read = match WorkItem::read(&item.payload) {
-            Ok(read) => read,
+        let span = tracing::info_span!(
+            "step",
+            org = %item.playbook.org,
+            playbook = %item.playbook.playbook,
+            run_id = %item.run_id,
+            key = %item.key
+        );
+        match WorkItem::read_traced(&item.payload) {
+            Ok((read, trace)) => {
+                // The step goes on in the trace of the span that left the work.
+                crate::work::continue_trace(&span, &trace);
+                self.carry_out(&item, read).instrument(span).await;
+            }
             Err(error) => {
+                let _entered = span.enter();
                 // Kept, to be read by a server that can (a later version), and told once: it
                 // is claimed again once its lease ends.
                 if self.scheduler.count_unreadable(item.id) {
@@ -587,19 +595,22 @@ impl Service {
                         "a work item this server cannot read is kept for one that can"
                     );
                 }
-                return;
             }
-        };
+        }
+    }
+
+    /// Carries out a claimed item that was read.
+    async fn carry_out(&self, item: &Work, read: WorkItem) {
         let outcome = match read {
-            WorkItem::Input(input) => self.apply_input(&item, input).await,
-            WorkItem::Order(Order::StartCall(call)) => self.start_call(&item, call).await,
-            WorkItem::Order(Order::CancelCall(call)) => self.cancel_call(&item, &call).await,
-            WorkItem::Order(Order::ChildEnded(ended)) => self.child_ended(&item, ended).await,
+            WorkItem::Input(input) => self.apply_input(item, input).await,
+            WorkItem::Order(Order::StartCall(call)) => self.start_call(item, call).await,
+            WorkItem::Order(Order::CancelCall(call)) => self.cancel_call(item, &call).await,
+            WorkItem::Order(Order::ChildEnded(ended)) => self.child_ended(item, ended).await,
             WorkItem::Order(Order::ExpireRequest(expiry)) => {
-                self.expire_request(&item, &expiry.request_id).await
+                self.expire_request(item, &expiry.request_id).await
             }
             WorkItem::Order(Order::DeliverRequest(delivery)) => {
-                self.deliver_request(&item, &delivery).await
+                self.deliver_request(item, &delivery).await
             }
         };
         if let Err(problem) = outcome {

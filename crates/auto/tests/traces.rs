@@ -179,7 +179,7 @@ async fn a_run_is_traced_from_the_callers_traceparent_to_the_tool_server() {
     .await
     .expect("an answer");
     assert_eq!(ran.status(), 200);
-    // A workflow that waits: its step after the timer is the scheduler's, a span of its own.
+    // A workflow that waits: its step after the timer is the scheduler's.
     let waits = "document:\n  dsl: 1.0.3\n  namespace: tests\n  name: waits\n  version: 1.0.0\ndo:\n  - pause:\n      wait:\n        milliseconds: 50\n  - done:\n      set:\n        x: 1\n";
     save("workflow", "waits", waits).await;
     let runs = format!("{pb}/main/definitions/workflow/waits/runs");
@@ -266,6 +266,15 @@ async fn a_run_is_traced_from_the_callers_traceparent_to_the_tool_server() {
     assert!(!steps.is_empty(), "{spans:#?}");
     assert_eq!(steps[0].attributes["org"], "acme");
     assert_eq!(steps[0].attributes["playbook"], "main");
+    // The step after the timer goes on in the trace of the request that started the run:
+    // the work it carries out holds the trace context of the span that left it.
+    for step in &steps {
+        assert_eq!(step.trace_id, TRACE_ID, "{step:#?}");
+        assert!(
+            spans.iter().any(|s| s.span_id == step.parent_span_id),
+            "the span that left the work, in {spans:#?}"
+        );
+    }
     // The tool server was told the trace it serves.
     let calls = mcp.calls();
     assert_eq!(calls.len(), 1);
