@@ -87,8 +87,10 @@ const YEAR_POINTS_SLACK: f64 = 0.3;
 /// of a day, of a week and of a year, each where it is a whole number of two or more points
 /// (a year of weeks or of days rounded, 52 and 365) and no longer than the search's lags.
 /// This is the convention of the forecasting libraries (R's `frequency`, statsforecast's
-/// `season_length`): hourly points 24 and 168, daily 7 and 365, weekly 52, monthly 12,
-/// quarterly 4, yearly none, so an 11-year cycle of yearly sunspots is no season.
+/// `season_length`), as Hyndman tabulates it for R's `ts` and `msts` ("Seasonal periods",
+/// Hyndsight, November 2014; *Forecasting: Principles and Practice*, 3rd ed., §13.1): hourly
+/// points 24 and 168, daily 7 and 365, weekly 52, monthly 12, quarterly 4, yearly none, so an
+/// 11-year cycle of yearly sunspots is no season. A year of hours (8,766) is past the search.
 pub fn calendar_seasons(step: Step) -> Vec<usize> {
     let mut seasons = Vec::new();
     let mut add = |points: u64| {

@@ -584,11 +584,7 @@ async fn fit(
     let options = auto_forecast::Options {
         horizon: document.horizon as usize,
         season: document.season.map(|s| s as usize),
-        step: Some(match document.period {
-            Period::Months(months) => Step::Months(months),
-            Period::Days(days) => Step::Seconds(u64::from(days) * 86_400),
-            Period::Seconds(seconds) => Step::Seconds(u64::from(seconds)),
-        }),
+        step: Some(step_of(document.period)),
     };
     let (ys, fitted) = tokio::task::spawn_blocking(move || {
         let fitted = auto_forecast::build(&ys, &options);
@@ -605,6 +601,16 @@ async fn fit(
         return Ok(Err(error));
     }
     Ok(Ok(Kept { xs, ys, build }))
+}
+
+/// The time between two points as the forecaster counts it, whose calendar gives the seasons
+/// a build without one looks for.
+fn step_of(period: Period) -> Step {
+    match period {
+        Period::Months(months) => Step::Months(months),
+        Period::Days(days) => Step::Seconds(u64::from(days) * 86_400),
+        Period::Seconds(seconds) => Step::Seconds(u64::from(seconds)),
+    }
 }
 
 /// Keeps a build in place of the last one of its prediction.
@@ -678,4 +684,33 @@ fn answer(document: &PredictionDocument, kept: &Kept, periods: u32) -> Result<Va
         series["title"] = json!(title);
     }
     Ok(series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The seasons a definition's `period` lets a build find: a day, a week and a year of its
+    /// points, where each is a whole number.
+    #[test]
+    fn a_period_gives_the_seasons_of_its_calendar() {
+        for (period, seasons) in [
+            ("PT1H", vec![24, 168]),
+            ("PT15M", vec![96, 672]),
+            ("PT7M", vec![]),
+            ("P1D", vec![7, 365]),
+            ("P2D", vec![]),
+            ("P1W", vec![52]),
+            ("P1M", vec![12]),
+            ("P3M", vec![4]),
+            ("P1Y", vec![]),
+        ] {
+            let parsed = prediction::parse_period(period).expect(period);
+            assert_eq!(
+                auto_forecast::calendar_seasons(step_of(parsed)),
+                seasons,
+                "{period}"
+            );
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! Prediction functions end to end through HTTP: a build over a recall function's series, the
-//! questions answered from it, its limits, the refusals of a source with no series, and a
-//! series a person uploads through the inbox.
+//! questions answered from it, its limits, the season found from its period, the refusals of a
+//! source with no series, and a series a person uploads through the inbox.
 
 mod common;
 
@@ -222,6 +222,36 @@ async fn periods_are_from_1_to_the_horizon_and_the_input_is_a_build_or_a_questio
             reply.body
         );
         assert_eq!(reply.body["issues"][0]["message"], message);
+    }
+}
+
+/// Without `season`, a build looks for one among the seasons the calendar gives the
+/// definition's `period`: the sales, repeating every twelve points, have a season of 12 as
+/// months and none as years (a cycle of yearly points is not a season).
+#[tokio::test]
+async fn a_season_absent_is_found_among_the_seasons_of_the_period() {
+    let server = TestServer::start_standard().await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "recall", "sales-series", SALES_SERIES)
+        .await;
+    for (name, period) in [("by-month", "P1M"), ("by-year", "P1Y")] {
+        let document = format!(
+            "---\ndescription: Sales ahead\nsource:\n  recall: sales-series\nhorizon: 6\nperiod: {period}\n---\nThe sales ahead.\n"
+        );
+        server
+            .save_definition(&pb, "prediction", name, &document)
+            .await;
+    }
+    record_sales(&server, &pb, 0..48).await;
+    for (name, season) in [("by-month", json!(12)), ("by-year", Value::Null)] {
+        let reply = server
+            .start_run(&pb, "prediction", name, json!({"input": {"build": true}}))
+            .await;
+        assert_eq!(reply.status.as_u16(), 200, "{:#}", reply.body);
+        let outcome = &reply.body["output"];
+        assert_eq!(outcome["season"], season, "{name}: {outcome:#}");
+        assert_eq!(outcome["season_found"], true, "{name}");
     }
 }
 
