@@ -482,13 +482,7 @@ mod tests {
 
     /// Uniform noise in [-0.5, 0.5), the same from the same seed.
     fn noise_from(seed: u64) -> impl FnMut() -> f64 {
-        let mut state = seed;
-        move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 33) as f64 / (1u64 << 31) as f64) - 0.5
-        }
+        crate::test_noise(seed, 1.0)
     }
 
     #[test]

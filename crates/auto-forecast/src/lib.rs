@@ -348,6 +348,19 @@ fn mase_scale(train: &[f64], season: usize) -> f64 {
     }
 }
 
+/// Uniform noise `width` wide around zero, the same from the same seed: the unit tests'
+/// series.
+#[cfg(test)]
+pub(crate) fn test_noise(seed: u64, width: f64) -> impl FnMut() -> f64 {
+    let mut state = seed;
+    move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        width * ((state >> 33) as f64 / (1u64 << 31) as f64 - 0.5)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -108,13 +108,7 @@ mod tests {
 
     /// Noise of about unit variance (uniform, 3.5 wide), the same from the same seed.
     fn noise_from(seed: u64) -> impl FnMut() -> f64 {
-        let mut state = seed;
-        move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            3.5 * ((state >> 33) as f64 / (1u64 << 31) as f64 - 0.5)
-        }
+        crate::test_noise(seed, 3.5)
     }
 
     /// Sixty days of hours: a daily cycle, its amplitude on each day of the week, and noise.
