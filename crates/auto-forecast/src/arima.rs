@@ -56,9 +56,8 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
         w = difference(&w);
         d += 1;
     }
-    let (centred, centre) = centre(&w, d + seasonal_d);
-    // A constant is searched below two differences; from two on there is none.
-    let constant_allowed = d + seasonal_d < 2;
+    let constant_allowed = constant_allowed(d + seasonal_d);
+    let (centred, mean) = centre(&w, constant_allowed);
     let seasonal = m > 0;
     // The orders reach no further than a third of the points, and within a season no further
     // than the season's length less one, as `auto.arima` bounds them.
@@ -155,8 +154,8 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
     let Some(model) = best else {
         return Err("no order could be fitted to it".into());
     };
-    let centre = if model.constant { centre } else { 0.0 };
-    Ok(expand(ys, &model, d, seasonal_d, m, centre))
+    let constant = if model.constant { mean } else { 0.0 };
+    Ok(expand(ys, &model, d, seasonal_d, m, constant))
 }
 
 /// Fits `same`'s orders and differences again on `ys` (its latest [`ARIMA_POINTS_MAX`]), its
@@ -187,17 +186,12 @@ pub(crate) fn refit(ys: &[f64], same: &Fitted, season: Option<usize>) -> Result<
     }
     // A model kept with a constant has an intercept (its AR part is stationary, so the
     // intercept is the constant times a factor that is not zero).
-    let constant = same_intercept != 0.0 && d + seasonal_d < 2;
-    let (centred, centre) = centre(&w, d + seasonal_d);
-    let (series, centre) = if constant {
-        (&centred, centre)
-    } else {
-        (&w, 0.0)
-    };
+    let constant = same_intercept != 0.0 && constant_allowed(d + seasonal_d);
+    let (series, centre) = centre(&w, constant);
     let order = (p, q, seasonal_p, seasonal_q);
     let needed = p + seasonal_p * m + q + seasonal_q * m + 4;
     match (series.len() > needed)
-        .then(|| fit(series, order, m, constant))
+        .then(|| fit(&series, order, m, constant))
         .flatten()
     {
         Some(model) => Ok(expand(tail, &model, d, seasonal_d, m, centre)),
@@ -213,10 +207,16 @@ fn seasonal_difference(w: &[f64], m: usize) -> Vec<f64> {
     (m..w.len()).map(|t| w[t] - w[t - m]).collect()
 }
 
-/// The differenced series less its constant, and the constant: its mean below two
-/// differences, none from two on.
-fn centre(w: &[f64], differences: usize) -> (Vec<f64>, f64) {
-    let centre = if differences < 2 { mean(w) } else { 0.0 };
+/// Whether a model of the series differenced `differences` times may have a constant (a mean,
+/// or a drift once differenced): below two, as `auto.arima` allows one.
+fn constant_allowed(differences: usize) -> bool {
+    differences < 2
+}
+
+/// The differenced series a model is fitted on, and its constant: less its mean with a
+/// `constant`, as it is without one.
+fn centre(w: &[f64], constant: bool) -> (Vec<f64>, f64) {
+    let centre = if constant { mean(w) } else { 0.0 };
     (w.iter().map(|v| v - centre).collect(), centre)
 }
 

@@ -71,6 +71,8 @@ pub struct Options {
 pub enum Step {
     /// Calendar months (a quarter is 3, a year 12).
     Months(u32),
+    /// Days (a week is 7).
+    Days(u32),
     /// Seconds (a day is 86,400).
     Seconds(u64),
 }
@@ -92,34 +94,39 @@ const YEAR_POINTS_SLACK: f64 = 0.3;
 /// points 24 and 168, daily 7 and 365, weekly 52, monthly 12, quarterly 4, yearly none, so an
 /// 11-year cycle of yearly sunspots is no season. A year of hours (8,766) is past the search.
 pub fn calendar_seasons(step: Step) -> Vec<usize> {
+    // A day, a week and a year of points, added in that order, are shortest first.
     let mut seasons = Vec::new();
     let mut add = |points: u64| {
         if let Ok(points) = usize::try_from(points)
             && (SEASON_MIN..=season::SEASON_SEARCH_MAX).contains(&points)
-            && !seasons.contains(&points)
         {
             seasons.push(points);
         }
     };
-    match step {
-        Step::Months(months) if months > 0 && 12 % months == 0 => add(u64::from(12 / months)),
-        Step::Months(_) => {}
-        Step::Seconds(0) => {}
-        Step::Seconds(seconds) => {
-            for span in [DAY_SECONDS, DAY_SECONDS * WEEK_DAYS] {
-                if span % seconds == 0 {
-                    add(span / seconds);
-                }
+    let seconds = match step {
+        Step::Months(months) => {
+            if months > 0 && 12 % months == 0 {
+                add(u64::from(12 / months));
             }
-            if seconds % DAY_SECONDS == 0 {
-                let points = YEAR_DAYS / (seconds / DAY_SECONDS) as f64;
-                if (points - points.round()).abs() <= YEAR_POINTS_SLACK {
-                    add(points.round() as u64);
-                }
-            }
+            return seasons;
+        }
+        Step::Days(days) => u64::from(days) * DAY_SECONDS,
+        Step::Seconds(seconds) => seconds,
+    };
+    if seconds == 0 {
+        return seasons;
+    }
+    for span in [DAY_SECONDS, DAY_SECONDS * WEEK_DAYS] {
+        if span % seconds == 0 {
+            add(span / seconds);
         }
     }
-    seasons.sort_unstable();
+    if seconds % DAY_SECONDS == 0 {
+        let points = YEAR_DAYS / (seconds / DAY_SECONDS) as f64;
+        if (points - points.round()).abs() <= YEAR_POINTS_SLACK {
+            add(points.round() as u64);
+        }
+    }
     seasons
 }
 

@@ -608,7 +608,7 @@ async fn fit(
 fn step_of(period: Period) -> Step {
     match period {
         Period::Months(months) => Step::Months(months),
-        Period::Days(days) => Step::Seconds(u64::from(days) * 86_400),
+        Period::Days(days) => Step::Days(days),
         Period::Seconds(seconds) => Step::Seconds(u64::from(seconds)),
     }
 }

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use auto_engine::workflow::engine::Input;
 use auto_store::NewWork;
+use auto_tools::client::trace_context;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -99,7 +100,7 @@ impl WorkItem {
     /// The item as the store keeps it, under `key` (once per run), due at `due_at` or at once,
     /// with the trace context of the current span when traces are exported.
     pub fn to_work(&self, key: impl Into<String>, due_at: Option<DateTime<Utc>>) -> NewWork {
-        self.to_work_in(key, due_at, &current_trace())
+        self.to_work_in(key, due_at, &trace_context())
     }
 
     /// [`Self::to_work`] with the trace context `trace` (none when empty).
@@ -158,18 +159,6 @@ impl WorkItem {
         };
         Ok((Self::deserialize(value)?, trace))
     }
-}
-
-/// The trace context of the current span, as the process's propagator writes it: empty when
-/// no trace is being exported.
-pub fn current_trace() -> TraceContext {
-    use tracing_opentelemetry::OpenTelemetrySpanExt;
-    let context = tracing::Span::current().context();
-    let mut fields = TraceContext::new();
-    opentelemetry::global::get_text_map_propagator(|propagator| {
-        propagator.inject_context(&context, &mut fields);
-    });
-    fields
 }
 
 /// Makes `span` a child of the span whose trace context `trace` is, when it names one.
@@ -415,7 +404,7 @@ mod tests {
             WorkItem::read_traced(br#"{"input": "timer", "timer_id": "t", "trace": 1}"#).is_err()
         );
         // Without an exporter the current span has no context to write.
-        assert!(current_trace().is_empty());
+        assert!(trace_context().is_empty());
         assert_eq!(
             item.to_work("timer:t", None).payload,
             serde_json::to_vec(&item).unwrap()

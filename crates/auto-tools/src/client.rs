@@ -152,8 +152,9 @@ impl std::fmt::Debug for Connection {
 }
 
 /// The W3C trace context of the current span (`traceparent`, and `tracestate` when there is
-/// one), as the process's propagator writes it; none when no trace is being exported.
-fn trace_headers() -> Vec<(http::HeaderName, http::HeaderValue)> {
+/// one), as the process's propagator writes it into headers; empty when no trace is being
+/// exported. A run's tool connections carry it, and so does the work a run leaves.
+pub fn trace_context() -> HashMap<String, String> {
     use tracing_opentelemetry::OpenTelemetrySpanExt;
     let context = tracing::Span::current().context();
     let mut fields = HashMap::new();
@@ -161,6 +162,11 @@ fn trace_headers() -> Vec<(http::HeaderName, http::HeaderValue)> {
         propagator.inject_context(&context, &mut fields);
     });
     fields
+}
+
+/// [`trace_context`] as the headers of a request.
+fn trace_headers() -> Vec<(http::HeaderName, http::HeaderValue)> {
+    trace_context()
         .into_iter()
         .filter_map(|(name, value): (String, String)| {
             let name = http::HeaderName::from_bytes(name.as_bytes()).ok()?;
