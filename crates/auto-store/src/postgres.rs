@@ -4,6 +4,7 @@
 //! after a later one. Rows a change decides by are locked (`FOR UPDATE`) to its commit; times
 //! are `timestamptz`, JSON is `jsonb`.
 
+use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::str::FromStr;
 use std::sync::Arc;
@@ -11,15 +12,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, TimeZone, Utc};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::types::Json;
 use sqlx::{AssertSqlSafe, Postgres, Row, Transaction};
 
 use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, migrations};
-use crate::sql::{Reserved, SqlStore};
-use crate::{NewEvent, Result, StoreError};
+use crate::sql::postgres_changes::{bind_events, commit_whole_run};
+use crate::sql::{Reserved, SqlStore, WholeRun};
+use crate::{NewEvent, PlaybookRef, Result, Run, StoreError};
 
 /// How many connections one server keeps to the database.
 const CONNECTIONS_MAX: u32 = 10;
@@ -70,31 +72,7 @@ impl Dialect for Postgres {
         reserved: &Reserved<Postgres>,
         events: &[NewEvent],
     ) -> Result<(), sqlx::Error> {
-        let ids: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
-        let types: Vec<&str> = events
-            .iter()
-            .map(|event| event.event_type.as_str())
-            .collect();
-        let sources: Vec<&str> = events.iter().map(|event| event.source.as_str()).collect();
-        let subjects: Vec<Option<&str>> = events
-            .iter()
-            .map(|event| event.subject.as_deref())
-            .collect();
-        let times: Vec<Option<DateTime<Utc>>> = events.iter().map(|event| event.time).collect();
-        let content_types: Vec<Option<&str>> = events
-            .iter()
-            .map(|event| event.datacontenttype.as_deref())
-            .collect();
-        let data: Vec<Option<Json<&Value>>> = events
-            .iter()
-            .map(|event| event.data.as_ref().map(Json))
-            .collect();
-        let extensions: Vec<Json<&Map<String, Value>>> =
-            events.iter().map(|event| Json(&event.extensions)).collect();
-        let run_ids: Vec<Option<&str>> =
-            events.iter().map(|event| event.run_id.as_deref()).collect();
-        let run_seqs: Vec<Option<i64>> = events.iter().map(|event| event.run_seq).collect();
-        sqlx::query(
+        let query = sqlx::query(
             "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, datacontenttype, \
              data, extensions, run_id, run_seq, recorded_at) \
              SELECT $1, $2 + t.ord - 1, t.id, t.type, t.source, t.subject, COALESCE(t.time, $3), \
@@ -106,20 +84,18 @@ impl Dialect for Postgres {
         )
         .bind(reserved.playbook_pk)
         .bind(reserved.first_seq)
-        .bind(reserved.now.at)
-        .bind(ids)
-        .bind(types)
-        .bind(sources)
-        .bind(subjects)
-        .bind(times)
-        .bind(content_types)
-        .bind(data)
-        .bind(extensions)
-        .bind(run_ids)
-        .bind(run_seqs)
-        .execute(&mut **tx)
-        .await?;
+        .bind(reserved.now.at);
+        bind_events(query, events).execute(&mut **tx).await?;
         Ok(())
+    }
+
+    /// In one statement without a transaction around it (see [`crate::sql::postgres_changes`]).
+    fn commit_whole_run<'a>(
+        pool: &'a PgPool,
+        playbook: &'a PlaybookRef,
+        whole: WholeRun<'a>,
+    ) -> Option<impl Future<Output = Result<Run>> + Send + 'a> {
+        Some(commit_whole_run(pool, playbook, whole))
     }
 
     async fn check_writable(store: &SqlStore<Postgres>) -> Result<()> {

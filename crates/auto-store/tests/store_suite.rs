@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use auto_store::{
     DefinitionKey, DefinitionStatus, EndedChild, EventFilter, LISTENERS_MAX, NewDefinitionVersion,
     NewEvent, NewRequest, NewRun, NewWork, PlaybookRef, RecallView, RequestClose, RequestFilter,
-    RequestStatus, Result, Run, RunEnding, RunFilter, RunStatus, Store, StoreError, WorkflowStep,
+    RequestStatus, Result, Run, RunEnding, RunFilter, RunStatus, StepCommitted, Store, StoreError,
+    WorkflowStep,
 };
 use chrono::{TimeZone, Utc};
 use serde_json::{Map, json};
@@ -67,6 +68,7 @@ store_suite!(
     workflow_steps_are_compare_and_set,
     a_step_records_the_children_it_began_and_ended,
     a_first_step_records_its_run_with_it,
+    a_run_that_ends_in_its_first_step_is_recorded_whole,
     workflow_steps_add_and_remove_work,
     listening_tasks_stop_at_4096_a_playbook,
     child_endings_reach_their_parent,
@@ -2013,6 +2015,171 @@ async fn a_first_step_records_its_run_with_it(store: Arc<dyn Store>) -> Result<(
     // A run that never waited keeps no snapshot: only a started run's is ever read.
     assert_eq!(committed.version, 0);
     assert_eq!(store.get_workflow_state(&playbook, "s2").await?, None);
+    Ok(())
+}
+
+/// A run that begins and ends in its first step, with the runs of the calls it made (on
+/// PostgreSQL one statement committed alone): every run as it ended, its events in order under
+/// the playbook's next seqs, and its ending's news to its parent; a run's or a child's id taken,
+/// or an event's, refuses it whole, naming what is taken, and takes no seq; a playbook that is
+/// not there is `NotFound`.
+async fn a_run_that_ends_in_its_first_step_is_recorded_whole(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    store
+        .start_run(
+            &playbook,
+            new_run("top", "workflow", "flow"),
+            vec![numbered("top-1", 1)],
+        )
+        .await?;
+    let child = |run_id: &str, parent: &str| EndedChild {
+        run: NewRun {
+            parent_run_id: Some(parent.into()),
+            parent_call_id: Some(format!("call:/do/0/{run_id}#1")),
+            root_run_id: Some("top".into()),
+            call_depth: Some(2),
+            ..new_run(run_id, "computation", "add")
+        },
+        ending: succeeded(json!({"x": run_id})),
+    };
+    let whole = |run_id: &str, children: &[&str]| {
+        let mut first = step(None, json!({"never": "kept"}));
+        first.start = Some(NewRun {
+            parent_run_id: Some("top".into()),
+            parent_call_id: Some("call:/do/1/sub#1".into()),
+            root_run_id: Some("top".into()),
+            call_depth: Some(1),
+            ending_work: Some(NewWork {
+                key: format!("ended:{run_id}"),
+                due_at: None,
+                payload: format!("told {run_id}").into_bytes(),
+                ordered: true,
+            }),
+            ..new_run(run_id, "workflow", "sub")
+        });
+        first.children = children.iter().map(|id| child(id, run_id)).collect();
+        first.events = vec![numbered(&format!("{run_id}-1"), 1)];
+        for id in children {
+            first.events.push(NewEvent {
+                run_id: Some((*id).into()),
+                ..numbered(&format!("{id}-1"), 1)
+            });
+        }
+        first.events.push(numbered(&format!("{run_id}-2"), 2));
+        first.ending = Some(succeeded(json!({"sum": 3})));
+        first
+    };
+    let committed = store
+        .commit_workflow_step(&playbook, "sub", whole("sub", &["c1", "c2"]))
+        .await?;
+    let sub = run_of(&*store, &playbook, "sub").await?;
+    assert_eq!(
+        committed,
+        StepCommitted {
+            version: 0,
+            run: Some(sub.clone())
+        }
+    );
+    assert_eq!(sub.status, RunStatus::Succeeded);
+    assert_eq!(sub.output, Some(json!({"sum": 3})));
+    assert_eq!(sub.last_run_seq, 2);
+    assert_eq!(sub.ended_at, Some(sub.started_at));
+    assert_eq!(sub.last_event_at, sub.started_at);
+    for id in ["c1", "c2"] {
+        let run = run_of(&*store, &playbook, id).await?;
+        assert_eq!(run.status, RunStatus::Succeeded);
+        assert_eq!(run.output, Some(json!({"x": id})));
+        assert_eq!(run.parent_run_id.as_deref(), Some("sub"));
+        assert_eq!(run.root_run_id.as_deref(), Some("top"));
+        assert_eq!((run.last_run_seq, run.call_depth), (1, Some(2)));
+        assert_eq!(run.ended_at, Some(sub.started_at));
+    }
+    assert_eq!(store.get_workflow_state(&playbook, "sub").await?, None);
+    let events = all_events(&*store, &playbook).await?;
+    let seen: Vec<(i64, &str, Option<&str>)> = events
+        .iter()
+        .map(|e| (e.seq, e.id.as_str(), e.run_id.as_deref()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1, "top-1", Some("top")),
+            (2, "sub-1", Some("sub")),
+            (3, "c1-1", Some("c1")),
+            (4, "c2-1", Some("c2")),
+            (5, "sub-2", Some("sub")),
+        ]
+    );
+    assert!(events[1..].iter().all(|e| e.time == sub.started_at));
+    assert_eq!(store.log_end(&playbook).await?, 5);
+    // Its ending reached its parent, due at once.
+    let told = store
+        .claim_work(CLAIMER, Duration::from_secs(60), 10)
+        .await?;
+    assert_eq!(keys_of(&told), ["ended:sub"]);
+    assert_eq!(
+        (told[0].run_id.as_str(), told[0].payload.as_slice()),
+        ("top", &b"told sub"[..])
+    );
+    store.finish_work(told[0].id).await?;
+
+    // Taken ids refuse the whole run, each named, and take no seq.
+    let refused = |result: Result<StepCommitted>, taken: &str| match result {
+        Err(StoreError::Conflict(message)) => {
+            assert!(message.contains(taken), "{message:?} names {taken:?}")
+        }
+        other => panic!("{other:?}: not a conflict over {taken}"),
+    };
+    refused(
+        store
+            .commit_workflow_step(&playbook, "sub", whole("sub", &["c3"]))
+            .await,
+        "has a run sub",
+    );
+    refused(
+        store
+            .commit_workflow_step(&playbook, "sub2", whole("sub2", &["c3", "c2"]))
+            .await,
+        "has a run c2",
+    );
+    let mut same_event = whole("sub3", &["c4"]);
+    same_event.events[1].id = "c1-1".into();
+    refused(
+        store
+            .commit_workflow_step(&playbook, "sub3", same_event)
+            .await,
+        "an event with the same id",
+    );
+    for id in ["sub2", "sub3", "c3", "c4"] {
+        assert_eq!(store.get_run(&playbook, id).await?, None, "{id}");
+    }
+    assert_eq!(store.log_end(&playbook).await?, 5);
+    assert_eq!(
+        store
+            .claim_work(CLAIMER, Duration::from_secs(60), 10)
+            .await?,
+        vec![]
+    );
+    // The next change takes the next seq.
+    store
+        .commit_workflow_step(&playbook, "sub4", whole("sub4", &[]))
+        .await?;
+    let seqs: Vec<i64> = all_events(&*store, &playbook)
+        .await?
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5, 6, 7]);
+    assert!(matches!(
+        store
+            .commit_workflow_step(
+                &PlaybookRef::new("acme", "nobody"),
+                "sub5",
+                whole("sub5", &[])
+            )
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
     Ok(())
 }
 

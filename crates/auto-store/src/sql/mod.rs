@@ -11,6 +11,7 @@ mod definitions;
 mod group;
 mod latest;
 mod lifecycle;
+pub(crate) mod postgres_changes;
 mod requests;
 mod rows;
 mod runs;
@@ -44,6 +45,7 @@ pub(crate) use group::{Opener, RawGroup};
 use rows::{definition_columns, definition_from_row, event_from_row, org_from_row};
 use rows::{event_columns, indexed_event_types};
 use rows::{playbook_from_row, run_from_row, view_columns, view_from_row};
+pub(crate) use work::WholeRun;
 
 /// The store on a database of dialect `D`.
 pub(crate) struct SqlStore<D: Dialect> {

@@ -24,6 +24,15 @@ pub(super) async fn commit_step<D: Dialect>(
     mut step: WorkflowStep,
 ) -> Result<StepCommitted> {
     let (events, last_run_seq) = prepare_step(run_id, &mut step)?;
+    if let Some(whole) = WholeRun::of(&step, &events, last_run_seq)
+        && let Some(commit) = D::commit_whole_run(&store.writer, playbook, whole)
+    {
+        let run = commit.await?;
+        return Ok(StepCommitted {
+            version: 0,
+            run: Some(run),
+        });
+    }
     let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
     let mut tx = store.begin().await?;
     let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
@@ -73,6 +82,37 @@ pub(super) async fn commit_step<D: Dialect>(
     listen_in(&mut tx, pk, run_id, &step, last_seq).await?;
     tx.commit().await?;
     Ok(StepCommitted { version, run })
+}
+
+/// A run that begins and ends in its first step, and does nothing else a step may do (no
+/// work added or removed, no count of its tree's open calls): what a workflow that runs
+/// through without waiting commits, its calls' runs with it. It keeps no snapshot and no
+/// listener, so it is its runs and its events, and a database may record it in one statement.
+pub(crate) struct WholeRun<'a> {
+    /// The run first, then the runs of its calls, each with its last `run_seq` and its ending.
+    pub(crate) runs: Vec<(&'a NewRun, i64, &'a RunEnding)>,
+    /// Every event of the step, each with its run's id.
+    pub(crate) events: &'a [NewEvent],
+}
+
+impl<'a> WholeRun<'a> {
+    /// The step as a whole run, when it is one.
+    fn of(step: &'a WorkflowStep, events: &'a [NewEvent], last_run_seq: i64) -> Option<Self> {
+        let (Some(run), Some(ending)) = (&step.start, &step.ending) else {
+            return None;
+        };
+        let counted = run.root_run_id.is_some() && run.open_calls_max.is_some();
+        if counted
+            || !step.add_work.is_empty()
+            || step.done_work.is_some()
+            || !step.cancel_work.is_empty()
+        {
+            return None;
+        }
+        let mut runs = vec![(run, last_run_seq, ending)];
+        runs.extend(ended_children(step, events));
+        Some(WholeRun { runs, events })
+    }
 }
 
 /// Whether the step writes the run's snapshot: not when it records the run and ends it, since
