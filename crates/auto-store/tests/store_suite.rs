@@ -1881,11 +1881,10 @@ fn work(key: &str, due_in_ms: Option<i64>) -> NewWork {
     }
 }
 
-/// A call performed within its step: the child run is recorded and ended with the step, its
-/// events among the step's in the order given; a child whose id is taken refuses the whole
-/// step, which changes nothing.
-async fn a_step_records_the_children_it_began_and_ended(store: Arc<dyn Store>) -> Result<()> {
-    let playbook = with_playbook(&*store).await?;
+/// A store with the playbook of [`with_playbook`] and its workflow run `top`, started with its
+/// event `top-1`.
+async fn with_top_run(store: &dyn Store) -> Result<PlaybookRef> {
+    let playbook = with_playbook(store).await?;
     store
         .start_run(
             &playbook,
@@ -1893,17 +1892,30 @@ async fn a_step_records_the_children_it_began_and_ended(store: Arc<dyn Store>) -
             vec![numbered("top-1", 1)],
         )
         .await?;
-    let child = |run_id: &str| {
-        let mut run = new_run(run_id, "computation", "add");
-        run.parent_run_id = Some("top".into());
-        run.parent_call_id = Some(format!("call:/do/0/{run_id}#1"));
-        run.root_run_id = Some("top".into());
-        run.call_depth = Some(1);
-        EndedChild {
-            run,
-            ending: succeeded(json!({"x": 1})),
-        }
-    };
+    Ok(playbook)
+}
+
+/// A computation run `run_id` that `parent` called in a tree under `top`, begun and ended with
+/// its caller's step.
+fn ended_child(run_id: &str, parent: &str, call_depth: i64) -> EndedChild {
+    EndedChild {
+        run: NewRun {
+            parent_run_id: Some(parent.into()),
+            parent_call_id: Some(format!("call:/do/0/{run_id}#1")),
+            root_run_id: Some("top".into()),
+            call_depth: Some(call_depth),
+            ..new_run(run_id, "computation", "add")
+        },
+        ending: succeeded(json!({"x": 1})),
+    }
+}
+
+/// A call performed within its step: the child run is recorded and ended with the step, its
+/// events among the step's in the order given; a child whose id is taken refuses the whole
+/// step, which changes nothing.
+async fn a_step_records_the_children_it_began_and_ended(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_top_run(&*store).await?;
+    let child = |run_id: &str| ended_child(run_id, "top", 1);
     let of = |run_id: &str, id: &str, run_seq: i64| NewEvent {
         run_id: Some(run_id.into()),
         ..numbered(id, run_seq)
@@ -2024,24 +2036,8 @@ async fn a_first_step_records_its_run_with_it(store: Arc<dyn Store>) -> Result<(
 /// or an event's, refuses it whole, naming what is taken, and takes no seq; a playbook that is
 /// not there is `NotFound`.
 async fn a_run_that_ends_in_its_first_step_is_recorded_whole(store: Arc<dyn Store>) -> Result<()> {
-    let playbook = with_playbook(&*store).await?;
-    store
-        .start_run(
-            &playbook,
-            new_run("top", "workflow", "flow"),
-            vec![numbered("top-1", 1)],
-        )
-        .await?;
-    let child = |run_id: &str, parent: &str| EndedChild {
-        run: NewRun {
-            parent_run_id: Some(parent.into()),
-            parent_call_id: Some(format!("call:/do/0/{run_id}#1")),
-            root_run_id: Some("top".into()),
-            call_depth: Some(2),
-            ..new_run(run_id, "computation", "add")
-        },
-        ending: succeeded(json!({"x": run_id})),
-    };
+    let playbook = with_top_run(&*store).await?;
+    let child = |run_id: &str, parent: &str| ended_child(run_id, parent, 2);
     let whole = |run_id: &str, children: &[&str]| {
         let mut first = step(None, json!({"never": "kept"}));
         first.start = Some(NewRun {
@@ -2088,7 +2084,7 @@ async fn a_run_that_ends_in_its_first_step_is_recorded_whole(store: Arc<dyn Stor
     for id in ["c1", "c2"] {
         let run = run_of(&*store, &playbook, id).await?;
         assert_eq!(run.status, RunStatus::Succeeded);
-        assert_eq!(run.output, Some(json!({"x": id})));
+        assert_eq!(run.output, Some(json!({"x": 1})));
         assert_eq!(run.parent_run_id.as_deref(), Some("sub"));
         assert_eq!(run.root_run_id.as_deref(), Some("top"));
         assert_eq!((run.last_run_seq, run.call_depth), (1, Some(2)));

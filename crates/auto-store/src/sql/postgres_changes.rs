@@ -30,7 +30,7 @@ use super::runs::run_taken;
 use super::{WholeRun, seq_count};
 use crate::dialect::SqlRow;
 use crate::shared::{event_insert_error, playbook_not_found, run_columns};
-use crate::{NewEvent, PlaybookRef, Result, Run, StoreError};
+use crate::{NewEvent, NewRun, PlaybookRef, Result, Run, RunEnding, StoreError};
 
 /// The statement of [`commit_whole_run`]. `$1`/`$2` the playbook, `$3` the count of events;
 /// `$4`-`$25` the runs' columns as arrays, the run first; `$26`-`$35` the events' as arrays, in
@@ -99,108 +99,40 @@ pub(crate) async fn commit_whole_run(
         .bind(playbook.org.as_str())
         .bind(playbook.playbook.as_str())
         .bind(count)
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.run_id.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.key.def_type.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.key.name.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.definition_version)
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(_, _, ending)| ending.status.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| Json(&r.input))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.started_by.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.parent_run_id.as_deref())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.task_reference.as_deref())
-                .collect::<Vec<_>>(),
-        )
-        .bind(runs.iter().map(|(r, _, _)| r.depth).collect::<Vec<_>>())
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.call_depth)
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.trigger.as_ref().map(Json))
-                .collect::<Vec<_>>(),
-        )
-        .bind(runs.iter().map(|(_, last, _)| *last).collect::<Vec<_>>())
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.started_at)
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.parent_call_id.as_deref())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.root_run_id.as_deref())
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.ending_work.as_ref().map(|work| work.key.as_str()))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.ending_work.as_ref().map(|work| work.payload.as_slice()))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(r, _, _)| r.ending_work.as_ref().is_some_and(|work| work.ordered))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(_, _, ending)| ending.output.as_ref().map(Json))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(_, _, ending)| ending.record.as_ref().map(Json))
-                .collect::<Vec<_>>(),
-        )
-        .bind(
-            runs.iter()
-                .map(|(_, _, ending)| ending.problem.as_ref().map(Json))
-                .collect::<Vec<_>>(),
-        );
+        .bind(column(&runs, |r, _, _| r.run_id.as_str()))
+        .bind(column(&runs, |r, _, _| r.key.def_type.as_str()))
+        .bind(column(&runs, |r, _, _| r.key.name.as_str()))
+        .bind(column(&runs, |r, _, _| r.definition_version))
+        .bind(column(&runs, |_, _, ending| ending.status.as_str()))
+        .bind(column(&runs, |r, _, _| Json(&r.input)))
+        .bind(column(&runs, |r, _, _| r.started_by.as_str()))
+        .bind(column(&runs, |r, _, _| r.parent_run_id.as_deref()))
+        .bind(column(&runs, |r, _, _| r.task_reference.as_deref()))
+        .bind(column(&runs, |r, _, _| r.depth))
+        .bind(column(&runs, |r, _, _| r.call_depth))
+        .bind(column(&runs, |r, _, _| r.trigger.as_ref().map(Json)))
+        .bind(column(&runs, |_, last_run_seq, _| last_run_seq))
+        .bind(column(&runs, |r, _, _| r.started_at))
+        .bind(column(&runs, |r, _, _| r.parent_call_id.as_deref()))
+        .bind(column(&runs, |r, _, _| r.root_run_id.as_deref()))
+        .bind(column(&runs, |r, _, _| {
+            r.ending_work.as_ref().map(|work| work.key.as_str())
+        }))
+        .bind(column(&runs, |r, _, _| {
+            r.ending_work.as_ref().map(|work| work.payload.as_slice())
+        }))
+        .bind(column(&runs, |r, _, _| {
+            r.ending_work.as_ref().is_some_and(|work| work.ordered)
+        }))
+        .bind(column(&runs, |_, _, ending| {
+            ending.output.as_ref().map(Json)
+        }))
+        .bind(column(&runs, |_, _, ending| {
+            ending.record.as_ref().map(Json)
+        }))
+        .bind(column(&runs, |_, _, ending| {
+            ending.problem.as_ref().map(Json)
+        }));
     let query = bind_events(query, events)
         .bind(news.and(run.parent_run_id.as_deref()))
         .bind(news.map(|work| work.key.as_str()))
@@ -211,6 +143,16 @@ pub(crate) async fn commit_whole_run(
         Ok(None) => Err(playbook_not_found(playbook)),
         Err(error) => Err(whole_run_error(error, playbook, &runs)),
     }
+}
+
+/// One column of the runs, in their order: what `value` takes of each.
+fn column<'a, T>(
+    runs: &[(&'a NewRun, i64, &'a RunEnding)],
+    value: impl Fn(&'a NewRun, i64, &'a RunEnding) -> T,
+) -> Vec<T> {
+    runs.iter()
+        .map(|(run, last_run_seq, ending)| value(run, *last_run_seq, ending))
+        .collect()
 }
 
 type PgQuery<'q> = sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>;
@@ -258,7 +200,7 @@ pub(crate) fn bind_events<'q>(query: PgQuery<'q>, events: &'q [NewEvent]) -> PgQ
 fn whole_run_error(
     error: sqlx::Error,
     playbook: &PlaybookRef,
-    runs: &[(&crate::NewRun, i64, &crate::RunEnding)],
+    runs: &[(&NewRun, i64, &RunEnding)],
 ) -> StoreError {
     let taken_run = match &error {
         sqlx::Error::Database(database_error)
