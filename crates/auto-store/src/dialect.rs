@@ -124,11 +124,11 @@ pub(crate) trait Dialect:
     /// where the database has a faster way than the step's transaction: the run as recorded.
     /// `None` where it has not (the caller makes the step's transaction).
     fn commit_whole_run<'a>(
-        pool: &'a Pool<Self>,
+        store: &'a SqlStore<Self>,
         playbook: &'a PlaybookRef,
         whole: WholeRun<'a>,
     ) -> Option<impl Future<Output = Result<Run>> + Send + 'a> {
-        let _ = (pool, playbook, whole);
+        let _ = (store, playbook, whole);
         None::<std::future::Ready<Result<Run>>>
     }
 

@@ -19,7 +19,7 @@ use sqlx::{AssertSqlSafe, Postgres, Row, Transaction};
 
 use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, migrations};
-use crate::sql::postgres_changes::{bind_events, commit_whole_run};
+use crate::sql::postgres_changes::{WholeRuns, bind_events};
 use crate::sql::{Reserved, SqlStore, WholeRun};
 use crate::{NewEvent, PlaybookRef, Result, Run, StoreError};
 
@@ -85,17 +85,20 @@ impl Dialect for Postgres {
         .bind(reserved.playbook_pk)
         .bind(reserved.first_seq)
         .bind(reserved.now.at);
-        bind_events(query, events).execute(&mut **tx).await?;
+        let events: Vec<&NewEvent> = events.iter().collect();
+        bind_events(query, &events).execute(&mut **tx).await?;
         Ok(())
     }
 
-    /// In one statement without a transaction around it (see [`crate::sql::postgres_changes`]).
+    /// With the whole runs of its playbook that wait with it, in one statement without a
+    /// transaction around it (see [`crate::sql::postgres_changes`]).
     fn commit_whole_run<'a>(
-        pool: &'a PgPool,
+        store: &'a SqlStore<Postgres>,
         playbook: &'a PlaybookRef,
         whole: WholeRun<'a>,
     ) -> Option<impl Future<Output = Result<Run>> + Send + 'a> {
-        Some(commit_whole_run(pool, playbook, whole))
+        let group = store.whole_runs.as_ref()?;
+        Some(group.commit(playbook, whole))
     }
 
     async fn check_writable(store: &SqlStore<Postgres>) -> Result<()> {
@@ -141,6 +144,7 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
     migrations!("postgres").run(&pool).await?;
     tracing::info!("the PostgreSQL store is open");
     Ok(SqlStore {
+        whole_runs: Some(WholeRuns::start(pool.clone())),
         writer: pool.clone(),
         reader: pool,
         _file_lock: None,

@@ -185,6 +185,7 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
     let raw_path = path.clone();
     let open_raw: Opener = Box::new(move || open_raw(&raw_path));
     Ok(SqlStore {
+        whole_runs: None,
         raw: Some(RawGroup::start(writer.clone(), open_raw)),
         writer,
         reader,
@@ -204,6 +205,7 @@ async fn open_in_memory(options: SqliteConnectOptions) -> Result<SqlStore<Sqlite
         .await?;
     migrations!("sqlite").run(&pool).await?;
     Ok(SqlStore {
+        whole_runs: None,
         writer: pool.clone(),
         reader: pool,
         _file_lock: None,

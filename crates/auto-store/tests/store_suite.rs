@@ -80,6 +80,7 @@ store_suite!(
     run_events_go_only_to_started_runs,
     concurrent_run_events_are_numbered_without_a_gap,
     concurrent_changes_stand_or_fall_each_alone,
+    concurrent_whole_runs_stand_or_fall_each_alone,
     requests_open_with_their_run_and_close_with_its_ending,
     a_request_closes_once,
     requests_list_newest_first_by_status,
@@ -3050,6 +3051,106 @@ async fn concurrent_changes_stand_or_fall_each_alone(store: Arc<dyn Store>) -> R
         assert_eq!(run.last_run_seq, 2, "{run_id}");
     }
     Ok(())
+}
+
+/// Whole runs of one playbook at once (on PostgreSQL those waiting together share a
+/// statement and a commit) stand or fall each alone: one whose run's or child's id another
+/// took is refused, naming it, and the rest are recorded, their events gapless in `seq`, each
+/// run's in its own order, each child's ending under its caller.
+async fn concurrent_whole_runs_stand_or_fall_each_alone(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_top_run(&*store).await?;
+    let mut kept = HashSet::new();
+    // A wave of runs none of which is refused, then a wave where every third is.
+    for wave in [48..64, 0..48] {
+        kept.extend(whole_runs_at_once(&store, &playbook, wave).await?);
+    }
+    assert_eq!(kept.len(), 48);
+    let events = all_events(&*store, &playbook).await?;
+    let seqs: Vec<i64> = events.iter().map(|event| event.seq).collect();
+    assert_eq!(seqs, (1..=1 + 3 * 48).collect::<Vec<i64>>());
+    for i in 0..64 {
+        let run = store.get_run(&playbook, &format!("w{i}")).await?;
+        assert_eq!(run.is_some(), kept.contains(&i), "w{i}");
+        let own = [format!("w{i}-1"), format!("c{i}-1"), format!("w{i}-2")];
+        let ids: Vec<&str> = events
+            .iter()
+            .filter(|event| own.contains(&event.id))
+            .map(|event| event.id.as_str())
+            .collect();
+        if kept.contains(&i) {
+            assert_eq!(ids, own);
+        } else {
+            assert!(ids.is_empty(), "{ids:?}");
+        }
+    }
+    // Each child recorded is under a caller that was.
+    let mut children = 0;
+    for j in 0..64 {
+        if let Some(child) = store.get_run(&playbook, &format!("c{j}")).await? {
+            let parent = child.parent_run_id.expect("the child's caller");
+            assert!(
+                run_of(&*store, &playbook, &parent).await.is_ok(),
+                "{parent}"
+            );
+            children += 1;
+        }
+    }
+    assert_eq!(children, 48);
+    Ok(())
+}
+
+/// Commits the whole runs `w{i}` for `indices` at once, each with a child `c{i}`, but below 48
+/// every third asks again for the child two before it; the indices of those recorded.
+async fn whole_runs_at_once(
+    store: &Arc<dyn Store>,
+    playbook: &PlaybookRef,
+    indices: std::ops::Range<usize>,
+) -> Result<HashSet<usize>> {
+    let mut commits = Vec::new();
+    for i in indices {
+        let store = store.clone();
+        let playbook = playbook.clone();
+        commits.push(tokio::spawn(async move {
+            let child_id = format!("c{}", if i % 3 == 2 && i < 48 { i - 2 } else { i });
+            let run_id = format!("w{i}");
+            let mut first = step(None, json!({}));
+            first.start = Some(new_run(&run_id, "workflow", "flow"));
+            first.children = vec![ended_child(&child_id, &run_id, 1)];
+            first.events = vec![
+                numbered(&format!("w{i}-1"), 1),
+                NewEvent {
+                    run_id: Some(child_id.clone()),
+                    ..numbered(&format!("c{i}-1"), 1)
+                },
+                numbered(&format!("w{i}-2"), 2),
+            ];
+            first.ending = Some(succeeded(json!({"i": i})));
+            let committed = store.commit_workflow_step(&playbook, &run_id, first).await;
+            (i, child_id, committed)
+        }));
+    }
+    let mut kept = HashSet::new();
+    for commit in commits {
+        let (i, child_id, committed) = commit.await.expect("a commit");
+        match committed {
+            Ok(committed) => {
+                let run = committed.run.expect("the run as recorded");
+                assert_eq!(
+                    (run.run_id, run.output),
+                    (format!("w{i}"), Some(json!({"i": i})))
+                );
+                kept.insert(i);
+            }
+            Err(StoreError::Conflict(message)) => {
+                assert!(
+                    message.contains(&format!("has a run {child_id}")),
+                    "{message}"
+                );
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    Ok(kept)
 }
 
 async fn requests_list_newest_first_by_status(store: Arc<dyn Store>) -> Result<()> {

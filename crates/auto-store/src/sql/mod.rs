@@ -65,6 +65,9 @@ pub(crate) struct SqlStore<D: Dialect> {
     /// Where this store is its database's only writer (SQLite), the latest version of each
     /// definition read (see [`latest`]).
     pub(crate) latest: Option<latest::LatestDefinitions>,
+    /// On PostgreSQL, the writer of the runs that begin and end in their first step, those
+    /// of a playbook that wait together in one statement (see [`postgres_changes`]).
+    pub(crate) whole_runs: Option<postgres_changes::WholeRuns>,
 }
 
 /// The seqs a change takes, and the database's time of the change.

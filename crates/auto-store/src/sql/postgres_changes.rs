@@ -19,23 +19,27 @@
 //! the step recorded it (`rows::run_from_row`). The store suite's cases of such steps run here on
 //! PostgreSQL.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use sqlx::Postgres;
 use sqlx::postgres::{PgDatabaseError, PgPool};
 use sqlx::types::Json;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
 
 use super::rows::run_from_row;
 use super::runs::run_taken;
 use super::{WholeRun, seq_count};
 use crate::dialect::SqlRow;
 use crate::shared::{event_insert_error, playbook_not_found, run_columns};
-use crate::{NewEvent, NewRun, PlaybookRef, Result, Run, RunEnding, StoreError};
+use crate::{NewEvent, NewRun, NewWork, PlaybookRef, Result, Run, RunEnding, StoreError};
 
-/// The statement of [`commit_whole_run`]. `$1`/`$2` the playbook, `$3` the count of events;
-/// `$4`-`$25` the runs' columns as arrays, the run first; `$26`-`$35` the events' as arrays, in
-/// order; `$36`-`$39` the work the run's ending adds to its parent (null for none). It returns
-/// the run as recorded, and no row when there is no such playbook.
+/// The statement of [`commit_group`]. `$1`/`$2` the playbook, `$3` the count of events;
+/// `$4`-`$25` the runs' columns as arrays; `$26`-`$35` the events' as arrays, in order;
+/// `$36`-`$39` the work the runs' endings add to their parents; `$40` the ids of the runs the
+/// changes are of. It returns those runs as recorded, and no row when there is no such playbook.
 fn whole_run_sql() -> String {
     format!(
         concat!(
@@ -72,28 +76,171 @@ fn whole_run_sql() -> String {
              $35::int8[]) WITH ORDINALITY AS t(id, type, source, subject, time, \
              datacontenttype, data, extensions, run_id, run_seq, ord) ORDER BY t.ord), \
              w AS (INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \
-             SELECT s.pk, $36, $37, s.now, $38, $39 FROM s \
-             WHERE $36::text IS NOT NULL AND $37::text IS NOT NULL \
+             SELECT s.pk, n.run_id, n.key, s.now, n.payload, n.ordered \
+             FROM s, UNNEST($36::text[], $37::text[], $38::bytea[], $39::bool[]) \
+             AS n(run_id, key, payload, ordered) \
              ON CONFLICT (playbook_pk, run_id, key) DO NOTHING) \
-             SELECT {} FROM r WHERE r.run_id = $4[1]"
+             SELECT {} FROM r WHERE r.run_id = ANY($40::text[])"
         ),
         run_columns!()
     )
 }
 
-/// Records `whole` in one statement committed alone; the run as recorded. `NotFound` when the
-/// playbook does not exist; `Conflict` when one of its runs' ids is taken in the playbook, or
-/// an event's id or its run's number; then nothing is recorded.
-pub(crate) async fn commit_whole_run(
+/// How many whole runs of one playbook one statement records at most: enough that a burst of
+/// concurrent runs shares a statement and a commit, few enough that the first is not kept long
+/// for the last.
+pub(crate) const GROUP_RUNS_MAX: usize = 64;
+
+/// A whole run as it waits for its group: owned, and where its answer goes.
+struct Pending {
+    runs: Vec<(NewRun, i64, RunEnding)>,
+    events: Vec<NewEvent>,
+    answer: oneshot::Sender<Result<Run>>,
+}
+
+/// The handle to the writer of whole runs on PostgreSQL: it records the whole runs of one
+/// playbook that wait together in one statement, while the statement before them commits, and
+/// those of different playbooks side by side. Nothing waits on purpose for a group to fill.
+pub(crate) struct WholeRuns {
+    waiting: mpsc::UnboundedSender<(PlaybookRef, Pending)>,
+}
+
+impl WholeRuns {
+    pub(crate) fn start(pool: PgPool) -> Self {
+        let (waiting, received) = mpsc::unbounded_channel();
+        tokio::spawn(write(pool, received));
+        WholeRuns { waiting }
+    }
+
+    /// Records `whole` with the whole runs of its playbook waiting with it; the run as
+    /// recorded once its statement committed. `NotFound` when the playbook does not exist;
+    /// `Conflict` when one of its runs' ids is taken in the playbook, or an event's id or its
+    /// run's number; then nothing of it is recorded.
+    pub(crate) async fn commit(&self, playbook: &PlaybookRef, whole: WholeRun<'_>) -> Result<Run> {
+        let (answer, answered) = oneshot::channel();
+        let pending = Pending {
+            runs: whole
+                .runs
+                .iter()
+                .map(|(run, last_run_seq, ending)| {
+                    ((*run).clone(), *last_run_seq, (*ending).clone())
+                })
+                .collect(),
+            events: whole.events.to_vec(),
+            answer,
+        };
+        self.waiting
+            .send((playbook.clone(), pending))
+            .map_err(|_| writer_gone())?;
+        answered.await.map_err(|_| writer_gone())?
+    }
+}
+
+fn writer_gone() -> StoreError {
+    StoreError::Database(sqlx::Error::PoolClosed)
+}
+
+/// The writer: one statement in flight a playbook, the whole runs that arrive meanwhile its
+/// next group.
+async fn write(pool: PgPool, mut received: mpsc::UnboundedReceiver<(PlaybookRef, Pending)>) {
+    let mut queued: HashMap<PlaybookRef, Vec<Pending>> = HashMap::new();
+    let mut busy: HashMap<tokio::task::Id, PlaybookRef> = HashMap::new();
+    let mut in_flight: JoinSet<()> = JoinSet::new();
+    let mut open = true;
+    while open || !in_flight.is_empty() {
+        tokio::select! {
+            arrived = received.recv(), if open => match arrived {
+                Some((playbook, pending)) => queued.entry(playbook).or_default().push(pending),
+                None => open = false,
+            },
+            Some(done) = in_flight.join_next_with_id(), if !in_flight.is_empty() => {
+                let id = match done {
+                    Ok((id, ())) => id,
+                    Err(error) => error.id(),
+                };
+                busy.remove(&id);
+            }
+        }
+        while let Ok((playbook, pending)) = received.try_recv() {
+            queued.entry(playbook).or_default().push(pending);
+        }
+        queued.retain(|playbook, group| {
+            if group.is_empty() {
+                return false;
+            }
+            if busy.values().any(|held| held == playbook) {
+                return true;
+            }
+            let take = group.len().min(GROUP_RUNS_MAX);
+            let next: Vec<Pending> = group.drain(..take).collect();
+            let (pool, held) = (pool.clone(), playbook.clone());
+            let task = in_flight.spawn(async move { commit_group(&pool, &held, next).await });
+            busy.insert(task.id(), playbook.clone());
+            !group.is_empty()
+        });
+    }
+}
+
+/// Records a group of whole runs of one playbook in one statement, and answers each; when the
+/// database refuses the statement, each is recorded alone, so that one refused (its id taken)
+/// is answered with its own error and the others are recorded.
+async fn commit_group(pool: &PgPool, playbook: &PlaybookRef, group: Vec<Pending>) {
+    match record(pool, playbook, &group).await {
+        Ok(mut recorded) => {
+            for pending in group {
+                let run = recorded
+                    .remove(&pending.runs[0].0.run_id)
+                    .ok_or_else(|| playbook_not_found(playbook));
+                // The caller may have stopped waiting: its run stands all the same.
+                let _ = pending.answer.send(run);
+            }
+        }
+        Err(error) if group.len() == 1 => {
+            if let Some(pending) = group.into_iter().next() {
+                let _ = pending.answer.send(Err(error));
+            }
+        }
+        Err(_) => {
+            for pending in group {
+                let alone = record(pool, playbook, std::slice::from_ref(&pending))
+                    .await
+                    .and_then(|mut recorded| {
+                        recorded
+                            .remove(&pending.runs[0].0.run_id)
+                            .ok_or_else(|| playbook_not_found(playbook))
+                    });
+                let _ = pending.answer.send(alone);
+            }
+        }
+    }
+}
+
+/// The group's runs and events in one statement committed alone: the runs the changes are of,
+/// by id, as recorded (none when the playbook does not exist).
+async fn record(
     pool: &PgPool,
     playbook: &PlaybookRef,
-    whole: WholeRun<'_>,
-) -> Result<Run> {
-    let WholeRun { runs, events } = whole;
+    group: &[Pending],
+) -> Result<HashMap<String, Run>> {
+    let runs: Vec<(&NewRun, i64, &RunEnding)> = group
+        .iter()
+        .flat_map(|pending| pending.runs.iter())
+        .map(|(run, last_run_seq, ending)| (run, *last_run_seq, ending))
+        .collect();
+    let events: Vec<&NewEvent> = group.iter().flat_map(|pending| &pending.events).collect();
     let count = seq_count(events.len())?;
-    let (run, _, _) = runs[0];
     // A run's ending reaches its parent through the work it was started with.
-    let news = run.parent_run_id.as_deref().and(run.ending_work.as_ref());
+    let news: Vec<(&str, &NewWork)> = group
+        .iter()
+        .filter_map(|pending| {
+            let run = &pending.runs[0].0;
+            Some((run.parent_run_id.as_deref()?, run.ending_work.as_ref()?))
+        })
+        .collect();
+    let heads: Vec<&str> = group
+        .iter()
+        .map(|pending| pending.runs[0].0.run_id.as_str())
+        .collect();
     let statement = whole_run_sql();
     let query = sqlx::query(sqlx::AssertSqlSafe(statement))
         .bind(playbook.org.as_str())
@@ -133,14 +280,32 @@ pub(crate) async fn commit_whole_run(
         .bind(column(&runs, |_, _, ending| {
             ending.problem.as_ref().map(Json)
         }));
-    let query = bind_events(query, events)
-        .bind(news.and(run.parent_run_id.as_deref()))
-        .bind(news.map(|work| work.key.as_str()))
-        .bind(news.map(|work| work.payload.as_slice()))
-        .bind(news.is_some_and(|work| work.ordered));
-    match query.fetch_optional(pool).await {
-        Ok(Some(row)) => run_from_row(&SqlRow::<Postgres>(row)),
-        Ok(None) => Err(playbook_not_found(playbook)),
+    let query = bind_events(query, &events)
+        .bind(news.iter().map(|(parent, _)| *parent).collect::<Vec<_>>())
+        .bind(
+            news.iter()
+                .map(|(_, work)| work.key.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            news.iter()
+                .map(|(_, work)| work.payload.as_slice())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            news.iter()
+                .map(|(_, work)| work.ordered)
+                .collect::<Vec<_>>(),
+        )
+        .bind(heads);
+    match query.fetch_all(pool).await {
+        Ok(rows) => rows
+            .into_iter()
+            .map(|row| {
+                let run = run_from_row(&SqlRow::<Postgres>(row))?;
+                Ok((run.run_id.clone(), run))
+            })
+            .collect(),
         Err(error) => Err(whole_run_error(error, playbook, &runs)),
     }
 }
@@ -158,7 +323,7 @@ fn column<'a, T>(
 type PgQuery<'q> = sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>;
 
 /// Binds the events' columns as ten arrays, in the order of `events`.
-pub(crate) fn bind_events<'q>(query: PgQuery<'q>, events: &'q [NewEvent]) -> PgQuery<'q> {
+pub(crate) fn bind_events<'q>(query: PgQuery<'q>, events: &[&'q NewEvent]) -> PgQuery<'q> {
     let ids: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
     let types: Vec<&str> = events
         .iter()

@@ -25,7 +25,7 @@ pub(super) async fn commit_step<D: Dialect>(
 ) -> Result<StepCommitted> {
     let (events, last_run_seq) = prepare_step(run_id, &mut step)?;
     if let Some(whole) = WholeRun::of(&step, &events, last_run_seq)
-        && let Some(commit) = D::commit_whole_run(&store.writer, playbook, whole)
+        && let Some(commit) = D::commit_whole_run(store, playbook, whole)
     {
         let run = commit.await?;
         return Ok(StepCommitted {
