@@ -18,8 +18,9 @@
 //! connection is opened anew, as sqlx's is, so a fault that cleared leaves nothing behind.
 //! The writer is a task of its own, so a caller that stops waiting (its request dropped) cuts
 //! nothing short for the others. Written here rather than taken from a crate: what it groups
-//! are our own transactions, with our own savepoint and error rules. PostgreSQL has no such
-//! writer: grouping there was measured and gained nothing.
+//! are our own transactions, with our own savepoint and error rules. On PostgreSQL, grouping
+//! transactions in savepoints was measured and not kept; its runs that begin and end in their
+//! first step are grouped as one statement instead (`postgres_changes`).
 
 use std::any::Any;
 use std::sync::Arc;
