@@ -1,6 +1,6 @@
 //! The hot change on PostgreSQL: a run that begins and ends in its first step ([`WholeRun`]),
 //! what a workflow that runs through without waiting commits, recorded in one statement that
-//! commits alone.
+//! commits alone, with the whole runs of its playbook that wait with it ([`WholeRuns`]).
 //!
 //! Why it exists beside the shared step: a change that records events takes its playbook's
 //! `seq`s under the playbook row's lock and holds it to its commit, so that a follower of the
@@ -11,7 +11,11 @@
 //! trips. Here the runs, the events and the news to a parent are data-modifying parts of one
 //! `WITH` statement sent without a transaction around it, so PostgreSQL takes the lock,
 //! writes every row and commits without a word from the server in between: the lock is held
-//! for the database's own work and its commit only.
+//! for the database's own work and its commit only. What is left is one commit after another,
+//! so the whole runs of a playbook that arrive while its statement commits go together in the
+//! next, as longer arrays: one lock, one commit and one round trip for all of them. Written here
+//! rather than taken from a crate for the same reason as SQLite's group writer (`group`): what it
+//! groups are our own changes, with our own rule that each stands or falls alone.
 //!
 //! It is the shared step's change for such a run (`work::commit_step`), row for row: the same
 //! columns and values (`runs::run_params`), the same time (`clock_timestamp()` read under the
