@@ -17,8 +17,8 @@ use sqlx::{
     Transaction, Type,
 };
 
-use crate::sql::{Reserved, SqlStore, WholeRun};
-use crate::{NewEvent, PlaybookRef, Result, Run};
+use crate::sql::{Reserved, SqlStore};
+use crate::{NewEvent, PlaybookRef, Result};
 
 /// A database the store runs on. Its SQL is the shared SQL but for the [`Engine`]'s few
 /// fragments, and what is here: how times and JSON are kept, how a change begins, the batch
@@ -118,18 +118,6 @@ pub(crate) trait Dialect:
     ) -> impl Future<Output = Result<()>> + Send {
         let _ = (tx, playbook_pk);
         async { Ok(()) }
-    }
-
-    /// Records a run that began and ended in its first step in one statement committed alone,
-    /// where the database has a faster way than the step's transaction: the run as recorded.
-    /// `None` where it has not (the caller makes the step's transaction).
-    fn commit_whole_run<'a>(
-        store: &'a SqlStore<Self>,
-        playbook: &'a PlaybookRef,
-        whole: WholeRun<'a>,
-    ) -> Option<impl Future<Output = Result<Run>> + Send + 'a> {
-        let _ = (store, playbook, whole);
-        None::<std::future::Ready<Result<Run>>>
     }
 
     /// What [`crate::Store::check_writable`] does on this database.

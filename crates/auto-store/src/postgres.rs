@@ -4,7 +4,6 @@
 //! after a later one. Rows a change decides by are locked (`FOR UPDATE`) to its commit; times
 //! are `timestamptz`, JSON is `jsonb`.
 
-use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::str::FromStr;
 use std::sync::Arc;
@@ -20,8 +19,8 @@ use sqlx::{AssertSqlSafe, Postgres, Row, Transaction};
 use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, migrations};
 use crate::sql::postgres_changes::{WholeRuns, bind_events};
-use crate::sql::{Reserved, SqlStore, WholeRun};
-use crate::{NewEvent, PlaybookRef, Result, Run, StoreError};
+use crate::sql::{Reserved, SqlStore};
+use crate::{NewEvent, Result, StoreError};
 
 /// How many connections one server keeps to the database.
 const CONNECTIONS_MAX: u32 = 10;
@@ -88,17 +87,6 @@ impl Dialect for Postgres {
         let events: Vec<&NewEvent> = events.iter().collect();
         bind_events(query, &events).execute(&mut **tx).await?;
         Ok(())
-    }
-
-    /// With the whole runs of its playbook that wait with it, in one statement without a
-    /// transaction around it (see [`crate::sql::postgres_changes`]).
-    fn commit_whole_run<'a>(
-        store: &'a SqlStore<Postgres>,
-        playbook: &'a PlaybookRef,
-        whole: WholeRun<'a>,
-    ) -> Option<impl Future<Output = Result<Run>> + Send + 'a> {
-        let group = store.whole_runs.as_ref()?;
-        Some(group.commit(playbook, whole))
     }
 
     async fn check_writable(store: &SqlStore<Postgres>) -> Result<()> {

@@ -24,6 +24,7 @@
 //! PostgreSQL.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
@@ -40,7 +41,10 @@ use crate::dialect::SqlRow;
 use crate::shared::{event_insert_error, playbook_not_found, run_columns};
 use crate::{NewEvent, NewRun, NewWork, PlaybookRef, Result, Run, RunEnding, StoreError};
 
-/// The statement of [`commit_group`]. `$1`/`$2` the playbook, `$3` the count of events;
+/// The statement of [`record`], put together once.
+static WHOLE_RUN_SQL: LazyLock<String> = LazyLock::new(whole_run_sql);
+
+/// The statement of [`record`]. `$1`/`$2` the playbook, `$3` the count of events;
 /// `$4`-`$25` the runs' columns as arrays; `$26`-`$35` the events' as arrays, in order;
 /// `$36`-`$39` the work the runs' endings add to their parents; `$40` the ids of the runs the
 /// changes are of. It returns those runs as recorded, and no row when there is no such playbook.
@@ -95,11 +99,33 @@ fn whole_run_sql() -> String {
 /// for the last.
 pub(crate) const GROUP_RUNS_MAX: usize = 64;
 
-/// A whole run as it waits for its group: owned, and where its answer goes.
+/// A whole run as it waits for its group, and where its answer goes.
 struct Pending {
-    runs: Vec<(NewRun, i64, RunEnding)>,
-    events: Vec<NewEvent>,
+    whole: WholeRun,
     answer: oneshot::Sender<Result<Run>>,
+}
+
+impl Pending {
+    /// The id of the run the change is of (its calls' runs come after it).
+    fn run_id(&self) -> &str {
+        &self.whole.runs[0].0.run_id
+    }
+
+    /// Its run among those `recorded`: none there when the playbook was not.
+    fn recorded_run(
+        &self,
+        recorded: &mut HashMap<String, Run>,
+        playbook: &PlaybookRef,
+    ) -> Result<Run> {
+        recorded
+            .remove(self.run_id())
+            .ok_or_else(|| playbook_not_found(playbook))
+    }
+
+    fn answer(self, run: Result<Run>) {
+        // The caller may have stopped waiting: its run stands all the same.
+        let _ = self.answer.send(run);
+    }
 }
 
 /// The handle to the writer of whole runs on PostgreSQL: it records the whole runs of one
@@ -120,21 +146,10 @@ impl WholeRuns {
     /// recorded once its statement committed. `NotFound` when the playbook does not exist;
     /// `Conflict` when one of its runs' ids is taken in the playbook, or an event's id or its
     /// run's number; then nothing of it is recorded.
-    pub(crate) async fn commit(&self, playbook: &PlaybookRef, whole: WholeRun<'_>) -> Result<Run> {
+    pub(crate) async fn commit(&self, playbook: &PlaybookRef, whole: WholeRun) -> Result<Run> {
         let (answer, answered) = oneshot::channel();
-        let pending = Pending {
-            runs: whole
-                .runs
-                .iter()
-                .map(|(run, last_run_seq, ending)| {
-                    ((*run).clone(), *last_run_seq, (*ending).clone())
-                })
-                .collect(),
-            events: whole.events.to_vec(),
-            answer,
-        };
         self.waiting
-            .send((playbook.clone(), pending))
+            .send((playbook.clone(), Pending { whole, answer }))
             .map_err(|_| writer_gone())?;
         answered.await.map_err(|_| writer_gone())?
     }
@@ -192,28 +207,22 @@ async fn commit_group(pool: &PgPool, playbook: &PlaybookRef, group: Vec<Pending>
     match record(pool, playbook, &group).await {
         Ok(mut recorded) => {
             for pending in group {
-                let run = recorded
-                    .remove(&pending.runs[0].0.run_id)
-                    .ok_or_else(|| playbook_not_found(playbook));
-                // The caller may have stopped waiting: its run stands all the same.
-                let _ = pending.answer.send(run);
+                let run = pending.recorded_run(&mut recorded, playbook);
+                pending.answer(run);
             }
         }
         Err(error) if group.len() == 1 => {
             if let Some(pending) = group.into_iter().next() {
-                let _ = pending.answer.send(Err(error));
+                pending.answer(Err(error));
             }
         }
         Err(_) => {
             for pending in group {
-                let alone = record(pool, playbook, std::slice::from_ref(&pending))
-                    .await
-                    .and_then(|mut recorded| {
-                        recorded
-                            .remove(&pending.runs[0].0.run_id)
-                            .ok_or_else(|| playbook_not_found(playbook))
-                    });
-                let _ = pending.answer.send(alone);
+                let run = match record(pool, playbook, std::slice::from_ref(&pending)).await {
+                    Ok(mut recorded) => pending.recorded_run(&mut recorded, playbook),
+                    Err(error) => Err(error),
+                };
+                pending.answer(run);
             }
         }
     }
@@ -228,25 +237,24 @@ async fn record(
 ) -> Result<HashMap<String, Run>> {
     let runs: Vec<(&NewRun, i64, &RunEnding)> = group
         .iter()
-        .flat_map(|pending| pending.runs.iter())
+        .flat_map(|pending| pending.whole.runs.iter())
         .map(|(run, last_run_seq, ending)| (run, *last_run_seq, ending))
         .collect();
-    let events: Vec<&NewEvent> = group.iter().flat_map(|pending| &pending.events).collect();
+    let events: Vec<&NewEvent> = group
+        .iter()
+        .flat_map(|pending| &pending.whole.events)
+        .collect();
     let count = seq_count(events.len())?;
     // A run's ending reaches its parent through the work it was started with.
     let news: Vec<(&str, &NewWork)> = group
         .iter()
         .filter_map(|pending| {
-            let run = &pending.runs[0].0;
+            let run = &pending.whole.runs[0].0;
             Some((run.parent_run_id.as_deref()?, run.ending_work.as_ref()?))
         })
         .collect();
-    let heads: Vec<&str> = group
-        .iter()
-        .map(|pending| pending.runs[0].0.run_id.as_str())
-        .collect();
-    let statement = whole_run_sql();
-    let query = sqlx::query(sqlx::AssertSqlSafe(statement))
+    let heads: Vec<&str> = group.iter().map(Pending::run_id).collect();
+    let query = sqlx::query(sqlx::AssertSqlSafe(WHOLE_RUN_SQL.as_str()))
         .bind(playbook.org.as_str())
         .bind(playbook.playbook.as_str())
         .bind(count)

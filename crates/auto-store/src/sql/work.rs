@@ -23,11 +23,11 @@ pub(super) async fn commit_step<D: Dialect>(
     run_id: &str,
     mut step: WorkflowStep,
 ) -> Result<StepCommitted> {
-    let (events, last_run_seq) = prepare_step(run_id, &mut step)?;
-    if let Some(whole) = WholeRun::of(&step, &events, last_run_seq)
-        && let Some(commit) = D::commit_whole_run(store, playbook, whole)
+    let (mut events, last_run_seq) = prepare_step(run_id, &mut step)?;
+    if let Some(whole_runs) = &store.whole_runs
+        && let Some(whole) = WholeRun::take(&mut step, &mut events, last_run_seq)
     {
-        let run = commit.await?;
+        let run = whole_runs.commit(playbook, whole).await?;
         return Ok(StepCommitted {
             version: 0,
             run: Some(run),
@@ -88,30 +88,49 @@ pub(super) async fn commit_step<D: Dialect>(
 /// work added or removed, no count of its tree's open calls): what a workflow that runs
 /// through without waiting commits, its calls' runs with it. It keeps no snapshot and no
 /// listener, so it is its runs and its events, and a database may record it in one statement.
-pub(crate) struct WholeRun<'a> {
+pub(crate) struct WholeRun {
     /// The run first, then the runs of its calls, each with its last `run_seq` and its ending.
-    pub(crate) runs: Vec<(&'a NewRun, i64, &'a RunEnding)>,
+    pub(crate) runs: Vec<(NewRun, i64, RunEnding)>,
     /// Every event of the step, each with its run's id.
-    pub(crate) events: &'a [NewEvent],
+    pub(crate) events: Vec<NewEvent>,
 }
 
-impl<'a> WholeRun<'a> {
-    /// The step as a whole run, when it is one.
-    fn of(step: &'a WorkflowStep, events: &'a [NewEvent], last_run_seq: i64) -> Option<Self> {
-        let (Some(run), Some(ending)) = (&step.start, &step.ending) else {
-            return None;
-        };
-        let counted = run.root_run_id.is_some() && run.open_calls_max.is_some();
-        if counted
+impl WholeRun {
+    /// The step's runs and its `events`, taken out of them, when the step is a whole run;
+    /// otherwise `None`, and both are left as they were.
+    fn take(
+        step: &mut WorkflowStep,
+        events: &mut Vec<NewEvent>,
+        last_run_seq: i64,
+    ) -> Option<Self> {
+        let counted = step
+            .start
+            .as_ref()
+            .is_some_and(|run| run.root_run_id.is_some() && run.open_calls_max.is_some());
+        if step.start.is_none()
+            || step.ending.is_none()
+            || counted
             || !step.add_work.is_empty()
             || step.done_work.is_some()
             || !step.cancel_work.is_empty()
         {
             return None;
         }
-        let mut runs = vec![(run, last_run_seq, ending)];
-        runs.extend(ended_children(step, events));
-        Some(WholeRun { runs, events })
+        let children_last: Vec<i64> = ended_children(step, events)
+            .into_iter()
+            .map(|(_, last, _)| last)
+            .collect();
+        let mut runs = vec![(step.start.take()?, last_run_seq, step.ending.take()?)];
+        runs.extend(
+            std::mem::take(&mut step.children)
+                .into_iter()
+                .zip(children_last)
+                .map(|(child, last)| (child.run, last, child.ending)),
+        );
+        Some(WholeRun {
+            runs,
+            events: std::mem::take(events),
+        })
     }
 }
 
