@@ -190,14 +190,20 @@ async fn write(pool: PgPool, mut received: mpsc::UnboundedReceiver<(PlaybookRef,
             if busy.values().any(|held| held == playbook) {
                 return true;
             }
-            let take = group.len().min(GROUP_RUNS_MAX);
-            let next: Vec<Pending> = group.drain(..take).collect();
+            let next = next_group(group);
             let (pool, held) = (pool.clone(), playbook.clone());
             let task = in_flight.spawn(async move { commit_group(&pool, &held, next).await });
             busy.insert(task.id(), playbook.clone());
             !group.is_empty()
         });
     }
+}
+
+/// The next group of a playbook's waiting runs, in the order they came: at most
+/// [`GROUP_RUNS_MAX`], the rest left waiting.
+fn next_group(waiting: &mut Vec<Pending>) -> Vec<Pending> {
+    let take = waiting.len().min(GROUP_RUNS_MAX);
+    waiting.drain(..take).collect()
 }
 
 /// Records a group of whole runs of one playbook in one statement, and answers each; when the
@@ -401,5 +407,68 @@ fn whole_run_error(
     match taken_run {
         Some(run_id) => run_taken(playbook, run_id),
         None => event_insert_error(error, playbook),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DefinitionKey, RunStatus};
+
+    fn pending(index: usize) -> Pending {
+        let run = NewRun {
+            run_id: format!("w{index}"),
+            key: DefinitionKey::new("workflow", "flow"),
+            definition_version: 1,
+            input: Value::Null,
+            started_by: "local".into(),
+            parent_run_id: None,
+            task_reference: None,
+            depth: None,
+            call_depth: None,
+            trigger: None,
+            parent_call_id: None,
+            ending_work: None,
+            root_run_id: None,
+            open_calls_max: None,
+            started_at: None,
+        };
+        let ending = RunEnding {
+            status: RunStatus::Succeeded,
+            output: None,
+            record: None,
+            problem: None,
+        };
+        Pending {
+            whole: WholeRun {
+                runs: vec![(run, 0, ending)],
+                events: Vec::new(),
+            },
+            answer: oneshot::channel().0,
+        }
+    }
+
+    /// A group takes at most `GROUP_RUNS_MAX` of a playbook's waiting runs, in order: that
+    /// many go in one, and of one more, the last goes in the next.
+    #[test]
+    fn a_group_holds_at_most_its_runs() {
+        for (waiting, groups) in [
+            (GROUP_RUNS_MAX, vec![GROUP_RUNS_MAX]),
+            (GROUP_RUNS_MAX + 1, vec![GROUP_RUNS_MAX, 1]),
+        ] {
+            let mut queue: Vec<Pending> = (0..waiting).map(pending).collect();
+            let mut sizes = Vec::new();
+            let mut first_ids = Vec::new();
+            while !queue.is_empty() {
+                let group = next_group(&mut queue);
+                sizes.push(group.len());
+                first_ids.push(group[0].run_id().to_owned());
+            }
+            assert_eq!(sizes, groups);
+            assert_eq!(first_ids[0], "w0");
+            if let Some(second) = first_ids.get(1) {
+                assert_eq!(second, &format!("w{GROUP_RUNS_MAX}"));
+            }
+        }
     }
 }
