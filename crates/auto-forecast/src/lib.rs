@@ -8,11 +8,11 @@
 //! AutoETS, AutoTheta and AutoARIMA do, [`ets`] (every ETS form the series carries, additive or
 //! multiplicative, fitted by maximum likelihood, the lowest AICc kept), [`theta`] (the standard,
 //! optimised and dynamic Theta models, the least one-step error kept) and [`arima`] (a seasonal
-//! ARIMA chosen by Hyndman & Khandakar's stepwise search); and their combination, the mean of
-//! the three, which errs less than most of its members (the M4 competition's finding). Fewer
-//! candidates that each choose well leave the one holdout fewer chances to pick by luck. The
-//! refit keeps the form, model or orders the holdout measured and searches their parameters
-//! anew.
+//! ARIMA chosen by Hyndman & Khandakar's stepwise search, each model fitted by exact likelihood);
+//! and their combination, the mean of the three, which errs less than most of its members (the
+//! M4 competition's finding). Fewer candidates that each choose well leave the one holdout fewer
+//! chances to pick by luck. The refit keeps the form, model or orders the holdout measured and
+//! searches their parameters anew.
 //!
 //! The Rust forecasting crates on crates.io (`augurs`) fit ETS and MSTL but neither Theta nor
 //! ARIMA, and their fitted models cannot be serialised, while a build here is kept in the store
