@@ -24,7 +24,7 @@
 //! Σ ma_k e_{t-k}`, with the last values and innovations it forecasts from.
 
 use crate::models::{Fitted, centred_mean, mean};
-use crate::optimize::{Bound, minimise};
+use crate::optimize::{Bound, minimise, minimise_within};
 
 /// Points an ARIMA is fitted on, at most: the latest. Its orders reach a few seasons back;
 /// older points no longer move its coefficients, and each of the search's fits reads them all.
@@ -333,7 +333,7 @@ fn fit(w: &[f64], order: Order, m: usize, constant: bool) -> Option<Model> {
     let found = if k == 0 {
         Vec::new()
     } else {
-        minimise(&vec![PARTIAL; k], &start, objective)
+        minimise_within(&vec![PARTIAL; k], &start, LIKELIHOOD_TOLERANCE, objective)
     };
     let coefficients = from_partials(&found, order);
     let (a, b) = polynomials(&coefficients, order, m);
@@ -365,6 +365,10 @@ fn fit(w: &[f64], order: Order, m: usize, constant: bool) -> Option<Model> {
     })
 }
 
+/// The likelihood's search stops when its simplex's -2 log-likelihoods differ by less than
+/// this, relatively: R's `optim` default (the square root of the machine's epsilon), which its
+/// `arima` searches to. Finer differences move no AICc comparison of the stepwise search.
+const LIKELIHOOD_TOLERANCE: f64 = 1.5e-8;
 /// Bounds of the partial autocorrelations the likelihood's search runs over.
 const PARTIAL: Bound = Bound { lo: -1.0, hi: 1.0 };
 /// A starting partial autocorrelation is kept this far inside the unit interval, where the
@@ -504,8 +508,11 @@ const SETTLED: f64 = 1e-13;
 /// by the Chandrasekhar recursions (Morf, Sidhu & Kailath 1974): a time-invariant filter
 /// started from its stationary covariance changes it by a matrix of rank one at each point,
 /// so that a point costs a few passes over the state rather than a product of its covariance
-/// matrices. With a `constant`, the mean is the generalised least squares one, the filter run
-/// on a column of ones beside the series. None when the AR part is not stationary.
+/// matrices. Once the covariance has settled (the state is known from the points before), the
+/// innovations are the model's own errors, and the recursion over its polynomials' terms that
+/// are not zero gives them for a few of the state's elements each (a seasonal model's state is
+/// a season or two long). With a `constant`, the mean is the generalised least squares one, the
+/// filter run on a column of ones beside the series. None when the AR part is not stationary.
 fn exact(w: &[f64], a: &[f64], b: &[f64], constant: bool, keep: bool) -> Option<Likelihood> {
     let (p, q) = (a.len(), b.len());
     let r = p.max(q + 1);
@@ -546,59 +553,51 @@ fn exact(w: &[f64], a: &[f64], b: &[f64], constant: bool, keep: bool) -> Option<
                 + (j..r).map(|k| theta(k) * psi[k - j]).sum::<f64>()
         })
         .collect();
-    // T x: the state carried one point on.
-    let carry = |x: &mut [f64]| {
+    let phi: Vec<f64> = (0..r).map(phi).collect();
+    // T x + g k: the state carried one point on, and moved by the gain.
+    let carry = |x: &mut [f64], g: &[f64], k: f64| {
         let first = x[0];
-        for i in 0..r {
-            let next = if i + 1 < r { x[i + 1] } else { 0.0 };
-            x[i] = phi(i) * first + next;
+        for i in 0..r - 1 {
+            x[i] = x[i + 1] + phi[i] * first + g[i] * k;
         }
+        x[r - 1] = phi[r - 1] * first + g[r - 1] * k;
     };
     let mut variance = column[0];
     let mut gain: Vec<f64> = (0..r)
-        .map(|i| phi(i) * column[0] + column.get(i + 1).copied().unwrap_or(0.0))
+        .map(|i| phi[i] * column[0] + column.get(i + 1).copied().unwrap_or(0.0))
         .collect();
     let mut change = gain.clone();
     let mut scale = -1.0 / variance;
-    let mut settled = false;
+    let zeros = vec![0.0; r];
+    // The point from which the filter's covariance no longer changes, once it has settled.
+    let mut settled: Option<usize> = None;
     let mut state = vec![0.0; r];
     let mut ones = vec![0.0; r];
     let (mut squares, mut cross, mut units, mut logs) = (0.0, 0.0, 0.0, 0.0);
-    let mut innovations = Vec::new();
-    let mut unit_innovations = Vec::new();
-    if keep {
-        innovations.reserve(w.len());
-        unit_innovations.reserve(w.len());
-    }
-    for y in w {
+    let n = w.len();
+    let mut innovations = Vec::with_capacity(n);
+    let mut unit_innovations = Vec::with_capacity(if constant { n } else { 0 });
+    // The filter, until its covariance has settled and the errors of a whole state since.
+    let mut t = 0;
+    while t < n && settled.is_none_or(|at| t < at + r) {
         if variance.is_nan() || variance <= 0.0 || !variance.is_finite() {
             return None;
         }
-        let v = y - state[0];
+        let v = w[t] - state[0];
         squares += v * v / variance;
         logs += variance.ln();
-        carry(&mut state);
-        for (s, g) in state.iter_mut().zip(&gain) {
-            *s += g * v / variance;
-        }
+        carry(&mut state, &gain, v / variance);
+        innovations.push(v);
         if constant {
             let v1 = 1.0 - ones[0];
             cross += v * v1 / variance;
             units += v1 * v1 / variance;
-            carry(&mut ones);
-            for (s, g) in ones.iter_mut().zip(&gain) {
-                *s += g * v1 / variance;
-            }
-            if keep {
-                unit_innovations.push(v1);
-            }
+            carry(&mut ones, &gain, v1 / variance);
+            unit_innovations.push(v1);
         }
-        if keep {
-            innovations.push(v);
-        }
-        if !settled {
+        if settled.is_none() {
             let u = change[0];
-            carry(&mut change);
+            carry(&mut change, &zeros, 0.0);
             let next = variance + scale * u * u;
             for (l, g) in gain.iter_mut().zip(&change) {
                 *l += g * scale * u;
@@ -609,7 +608,47 @@ fn exact(w: &[f64], a: &[f64], b: &[f64], constant: bool, keep: bool) -> Option<
             scale *= next / variance;
             variance = next;
             let size = change.iter().map(|c| c * c).sum::<f64>() * scale.abs();
-            settled = size < SETTLED * variance;
+            if size < SETTLED * variance {
+                settled = Some(t + 1);
+            }
+        }
+        t += 1;
+    }
+    // Then its innovations are the model's errors, `e_t = w_t - Σ a_k w_{t-k} - Σ b_k e_{t-k}`,
+    // the recursion over the polynomials' terms that are not zero.
+    if t < n {
+        let terms = |c: &[f64]| -> Vec<(usize, f64)> {
+            c.iter()
+                .enumerate()
+                .filter(|(_, c)| **c != 0.0)
+                .map(|(k, c)| (k + 1, *c))
+                .collect()
+        };
+        let (ar, ma) = (terms(a), terms(b));
+        let log = variance.ln();
+        for t in t..n {
+            let mut v = w[t];
+            for (lag, c) in &ar {
+                v -= c * w[t - lag];
+            }
+            for (lag, c) in &ma {
+                v -= c * innovations[t - lag];
+            }
+            squares += v * v / variance;
+            logs += log;
+            innovations.push(v);
+            if constant {
+                let mut v1 = 1.0;
+                for (_, c) in &ar {
+                    v1 -= c;
+                }
+                for (lag, c) in &ma {
+                    v1 -= c * unit_innovations[t - lag];
+                }
+                cross += v * v1 / variance;
+                units += v1 * v1 / variance;
+                unit_innovations.push(v1);
+            }
         }
     }
     let mean = if constant && units > 0.0 {
@@ -619,9 +658,14 @@ fn exact(w: &[f64], a: &[f64], b: &[f64], constant: bool, keep: bool) -> Option<
     };
     if constant {
         squares -= mean * cross;
+    }
+    if keep && constant {
         for (v, v1) in innovations.iter_mut().zip(&unit_innovations) {
             *v -= mean * v1;
         }
+    }
+    if !keep {
+        innovations = Vec::new();
     }
     Some(Likelihood {
         squares,

@@ -31,6 +31,17 @@ pub(crate) fn minimise(
     start: &[f64],
     objective: impl Fn(&[f64]) -> f64,
 ) -> Vec<f64> {
+    minimise_within(bounds, start, TOLERANCE, objective)
+}
+
+/// As [`minimise`], stopping when the simplex's values differ by less than `tolerance`,
+/// relatively.
+pub(crate) fn minimise_within(
+    bounds: &[Bound],
+    start: &[f64],
+    tolerance: f64,
+    objective: impl Fn(&[f64]) -> f64,
+) -> Vec<f64> {
     let n = bounds.len();
     let to_params = |x: &[f64]| -> Vec<f64> {
         x.iter()
@@ -59,7 +70,7 @@ pub(crate) fn minimise(
     while evaluations < EVALUATIONS_MAX {
         simplex.sort_by(|a, b| a.1.total_cmp(&b.1));
         let (best, worst) = (simplex[0].1, simplex[n].1);
-        if (worst - best).abs() <= TOLERANCE * (best.abs() + TOLERANCE) {
+        if (worst - best).abs() <= tolerance * (best.abs() + tolerance) {
             break;
         }
         let centroid: Vec<f64> = (0..n)
