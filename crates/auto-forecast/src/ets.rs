@@ -8,9 +8,19 @@
 //! Multiplicative errors and seasons need a positive series; an additive error with a
 //! multiplicative season is left out, as `ets` leaves it out (its likelihood is unstable). The
 //! smoothing parameters and the initial level and trend are searched with the Nelder-Mead
-//! search of [`crate::optimize`]; the initial seasonal states come from a classical
-//! decomposition of the first seasons, as `ets` starts them, and stay there (searching one state
-//! per point of a long season would cost more than a build may take).
+//! search of [`crate::optimize`], the initial seasonal states starting from a classical
+//! decomposition of the first seasons, as `ets` starts them. Then, as `ets` searches every
+//! initial state with the parameters, the initial states are searched by least squares of the
+//! one-step errors (Gauss-Newton steps, exact in one for the additive models, whose errors are
+//! linear in their start) and the parameters searched again from them; the better of the two
+//! fits is kept. Seasons longer than 24 points keep their decomposition's states, as `ets`
+//! fits no season longer (one state per point of a long season is more than its points tell
+//! apart, and more than a build may spend). Without that search the seasonal forms were
+//! charged in the AICc for states they never fitted: on CO2 (less its last four years) the
+//! AICc of ETS(A,A,A) was 38 above the searched one's and 8 above statsforecast's, and the
+//! forecasts of the seasonal series from rolling origins within the builds' training points
+//! erred more (mean MASE at the horizon: air passengers 0.784 against 0.775 now, CO2 0.391
+//! against 0.382, El Niño 0.752 against 0.654).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -112,6 +122,18 @@ struct Parameters {
 }
 
 fn run(ys: &[f64], form: Form, p: Parameters, initial: &[f64]) -> Option<Run> {
+    run_keeping(ys, form, p, initial, None)
+}
+
+/// As [`run`], keeping the one-step errors in `errors` (relative ones for a multiplicative
+/// error): the residuals whose squares the likelihood sums.
+fn run_keeping(
+    ys: &[f64],
+    form: Form,
+    p: Parameters,
+    initial: &[f64],
+    mut errors: Option<&mut Vec<f64>>,
+) -> Option<Run> {
     let mut seasonals = initial.to_vec();
     let m = seasonals.len();
     let (mut level, mut slope) = (p.level, p.slope);
@@ -134,8 +156,14 @@ fn run(ys: &[f64], form: Form, p: Parameters, initial: &[f64]) -> Option<Run> {
             }
             squares += (error / fitted).powi(2);
             logs += fitted.ln();
+            if let Some(errors) = errors.as_deref_mut() {
+                errors.push(error / fitted);
+            }
         } else {
             squares += error * error;
+            if let Some(errors) = errors.as_deref_mut() {
+                errors.push(error);
+            }
         }
         match form.season {
             Component::Multiplicative => {
@@ -269,9 +297,32 @@ fn fit_form(ys: &[f64], form: Form, m: usize) -> Option<Ets> {
             slope,
         }
     };
-    let found = minimise(&bounds, &starts, |x| {
-        run(ys, form, unpack(x), &initial).map_or(f64::INFINITY, |r| r.objective)
-    });
+    let search = |initial: &[f64], starts: &[f64]| -> (Vec<f64>, f64) {
+        let objective =
+            |x: &[f64]| run(ys, form, unpack(x), initial).map_or(f64::INFINITY, |r| r.objective);
+        let found = minimise(&bounds, starts, objective);
+        let value = objective(&found);
+        (found, value)
+    };
+    let (mut found, value) = search(&initial, &starts);
+    let mut initial = initial;
+    // The initial states searched too, as `ets` searches them: by least squares from the
+    // parameters found, then the parameters again from the states found.
+    if seasonal && m <= SEASON_STATES_MAX && value.is_finite() {
+        let p = unpack(&found);
+        if let Some((level, slope, seasonals)) = initial_states(ys, form, p, &initial) {
+            let mut starts = found.clone();
+            starts[1] = level.clamp(level_bound.lo, level_bound.hi);
+            if trended {
+                starts[3] = slope.clamp(slope_bound.lo, slope_bound.hi);
+            }
+            let (again, better) = search(&seasonals, &starts);
+            if better < value {
+                found = again;
+                initial = seasonals;
+            }
+        }
+    }
     let parameters = unpack(&found);
     let fitted = run(ys, form, parameters, &initial)?;
     // Parameters: the smoothing, the initial states and the variance, as `ets` counts them.
@@ -294,6 +345,138 @@ fn fit_form(ys: &[f64], form: Form, m: usize) -> Option<Ets> {
         sigma: (fitted.squares / freedom as f64).sqrt(),
         aicc,
     })
+}
+
+/// Seasons at most whose initial states are searched, as R's `ets` fits seasons of at most 24
+/// points: past that the states outnumber what a season's points can tell apart, and their
+/// least squares would cost more than a build may take.
+const SEASON_STATES_MAX: usize = 24;
+/// Gauss-Newton steps the initial states' search takes, at most (one is exact for the models
+/// whose states are linear in their start: an additive error, trend and season).
+const STATE_STEPS: usize = 4;
+
+/// The initial level, trend and seasonal states that make `p`'s one-step errors (relative ones
+/// for a multiplicative error) least, by Gauss-Newton steps from `p`'s and `initial`, the last
+/// seasonal state keeping the season's sum (0, or `m` for a multiplicative season) as `ets`
+/// keeps it; none when no step lowers the likelihood's objective.
+fn initial_states(
+    ys: &[f64],
+    form: Form,
+    p: Parameters,
+    initial: &[f64],
+) -> Option<(f64, f64, Vec<f64>)> {
+    let m = initial.len();
+    let trended = form.trend != Component::None;
+    let multiplicative = form.season == Component::Multiplicative;
+    let at = if trended { 2 } else { 1 };
+    let unpack = |x: &[f64]| -> (Parameters, Vec<f64>) {
+        let mut q = p;
+        q.level = x[0];
+        if trended {
+            q.slope = x[1];
+        }
+        let mut seasonals = x[at..].to_vec();
+        let total: f64 = seasonals.iter().sum();
+        seasonals.push(if multiplicative {
+            m as f64 - total
+        } else {
+            -total
+        });
+        (q, seasonals)
+    };
+    let residuals = |x: &[f64]| -> Option<(Vec<f64>, f64)> {
+        let (q, seasonals) = unpack(x);
+        let mut errors = Vec::with_capacity(ys.len());
+        let fitted = run_keeping(ys, form, q, &seasonals, Some(&mut errors))?;
+        fitted
+            .objective
+            .is_finite()
+            .then_some((errors, fitted.objective))
+    };
+    let mut x = vec![p.level];
+    if trended {
+        x.push(p.slope);
+    }
+    x.extend_from_slice(&initial[..m - 1]);
+    let (mut errors, start) = residuals(&x)?;
+    let mut objective = start;
+    let k = x.len();
+    for _ in 0..STATE_STEPS {
+        // The errors' derivatives by forward differences, and the normal equations.
+        let mut columns = Vec::with_capacity(k);
+        for j in 0..k {
+            let h = 1e-6 * (1.0 + x[j].abs());
+            let mut moved = x.clone();
+            moved[j] += h;
+            let (errors_moved, _) = residuals(&moved)?;
+            columns.push(
+                errors_moved
+                    .iter()
+                    .zip(&errors)
+                    .map(|(a, b)| (a - b) / h)
+                    .collect::<Vec<f64>>(),
+            );
+        }
+        let mut normal = vec![vec![0.0; k + 1]; k];
+        for i in 0..k {
+            for j in 0..=i {
+                let v: f64 = columns[i].iter().zip(&columns[j]).map(|(a, b)| a * b).sum();
+                normal[i][j] = v;
+                normal[j][i] = v;
+            }
+            normal[i][k] = -columns[i]
+                .iter()
+                .zip(&errors)
+                .map(|(a, b)| a * b)
+                .sum::<f64>();
+        }
+        let Some(step) = solve(normal) else { break };
+        let next: Vec<f64> = x.iter().zip(&step).map(|(a, b)| a + b).collect();
+        match residuals(&next) {
+            Some((e, value)) if value < objective - 1e-9 * objective.abs().max(1.0) => {
+                x = next;
+                errors = e;
+                objective = value;
+            }
+            _ => break,
+        }
+    }
+    if objective >= start {
+        return None;
+    }
+    let (q, seasonals) = unpack(&x);
+    Some((q.level, q.slope, seasonals))
+}
+
+/// The solution of the linear equations whose augmented rows are `rows`, by elimination with
+/// partial pivoting; none when they are singular.
+fn solve(mut rows: Vec<Vec<f64>>) -> Option<Vec<f64>> {
+    let k = rows.len();
+    let largest = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| r[i].abs())
+        .fold(0.0, f64::max);
+    for col in 0..k {
+        let pivot = (col..k).max_by(|a, b| rows[*a][col].abs().total_cmp(&rows[*b][col].abs()))?;
+        if rows[pivot][col].abs() <= 1e-12 * largest {
+            return None;
+        }
+        rows.swap(col, pivot);
+        let (above, below) = rows.split_at_mut(col + 1);
+        let pivot = &above[col];
+        for row in below {
+            let factor = row[col] / pivot[col];
+            for (x, p) in row[col..].iter_mut().zip(&pivot[col..]) {
+                *x -= factor * p;
+            }
+        }
+    }
+    let mut x = vec![0.0; k];
+    for i in (0..k).rev() {
+        x[i] = (rows[i][k] - (i + 1..k).map(|j| rows[i][j] * x[j]).sum::<f64>()) / rows[i][i];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
 /// Fits every form the series can carry and keeps the one with the lowest AICc (the first in a
@@ -448,6 +631,39 @@ mod tests {
             let truth = (100.0 + 3.0 * (120 + h) as f64) * pattern[(120 + h) % 6];
             assert!((f - truth).abs() / truth < 0.03, "{h}: {f} against {truth}");
         }
+    }
+
+    /// The least squares of the initial states find a season the decomposition's start misses:
+    /// a repeated pattern, from a start that is off by a point each way.
+    #[test]
+    fn the_initial_states_are_found_by_least_squares() {
+        let pattern = [3.0, -1.0, 2.0, -4.0];
+        let ys: Vec<f64> = (0..40)
+            .map(|t| 50.0 + 0.5 * t as f64 + pattern[t % 4])
+            .collect();
+        let form = Form {
+            error: Component::Additive,
+            trend: Component::Additive,
+            season: Component::Additive,
+        };
+        let p = Parameters {
+            alpha: 0.2,
+            beta: 0.01,
+            gamma: 0.05,
+            phi: 1.0,
+            level: 48.0,
+            slope: 0.3,
+        };
+        let start = [4.0, -2.0, 3.0, -5.0];
+        let (level, slope, seasonals) = initial_states(&ys, form, p, &start).unwrap();
+        // The states before the first point: a level and trend that step onto the line.
+        assert!((level - 49.5).abs() < 1e-4, "{level}");
+        assert!((slope - 0.5).abs() < 1e-4, "{slope}");
+        for (s, truth) in seasonals.iter().zip(pattern) {
+            assert!((s - truth).abs() < 1e-4, "{seasonals:?}");
+        }
+        let fitted = run(&ys, form, Parameters { level, slope, ..p }, &seasonals).unwrap();
+        assert!(fitted.squares < 1e-8, "{}", fitted.squares);
     }
 
     #[test]
