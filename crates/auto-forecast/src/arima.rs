@@ -9,6 +9,10 @@
 //! model tried is stationary and invertible), with the Nelder-Mead search of
 //! [`crate::optimize`]. The AICc is the exact likelihood's, as `auto.arima` counts it; models
 //! with a root within 1.01 of the unit circle are passed over, as `auto.arima` passes them.
+//! For a season longer than 12 points the search fits each model by the conditional sum of
+//! squares and the exact likelihood fits the best at the end, as `auto.arima` approximates by
+//! default for such seasons: a model's state there is two seasons long, and the exact
+//! likelihood of every model in the search would cost a build more than its second.
 //! Below two differences the constant (the mean, or the drift once differenced) is one more
 //! choice of the search, as `auto.arima`'s `allowmean` and `allowdrift` make it: each model
 //! with it and without, the lower AICc kept; it is estimated with the coefficients, by
@@ -71,6 +75,13 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
     }
     let constant_allowed = constant_allowed(d + seasonal_d);
     let seasonal = m > 0;
+    // A season longer than `auto.arima`'s approximation allows is searched by the conditional
+    // likelihood, the best models then fitted by the exact one.
+    let method = if m > EXACT_SEASON_MAX {
+        Method::Conditional
+    } else {
+        Method::Exact
+    };
     // The orders reach no further than a third of the points, and within a season no further
     // than the season's length less one, as `auto.arima` bounds them.
     let third = ys.len() / 3;
@@ -86,7 +97,7 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
         if w.len() <= needed {
             return None;
         }
-        fit(&w, order, m, constant)
+        fit(&w, order, m, constant, method)
     };
     let start: Vec<Order> = vec![
         (
@@ -169,6 +180,13 @@ pub(crate) fn arima(ys: &[f64], season: Option<usize>) -> Result<Fitted, String>
             break;
         }
     }
+    if method == Method::Conditional {
+        // The best by the conditional likelihood refitted by the exact one, as `auto.arima`
+        // refits its approximated search's best; kept as it is where the exact likelihood
+        // takes it to the edge of invertibility (as it takes many a long season's MA).
+        best = best
+            .map(|model| fit(&w, model.order, m, model.constant, Method::Exact).unwrap_or(model));
+    }
     let Some(model) = best else {
         return Err("no order could be fitted to it".into());
     };
@@ -206,10 +224,16 @@ pub(crate) fn refit(ys: &[f64], same: &Fitted, season: Option<usize>) -> Result<
     let constant = same_intercept != 0.0 && constant_allowed(d + seasonal_d);
     let order = (p, q, seasonal_p, seasonal_q);
     let needed = p + seasonal_p * m + q + seasonal_q * m + 4;
-    match (w.len() > needed)
-        .then(|| fit(&w, order, m, constant))
-        .flatten()
-    {
+    // The exact likelihood's fit, or for a long season the conditional one where the exact one
+    // goes to the edge of invertibility, as the search keeps them.
+    let fitted = || {
+        fit(&w, order, m, constant, Method::Exact).or_else(|| {
+            (m > EXACT_SEASON_MAX)
+                .then(|| fit(&w, order, m, constant, Method::Conditional))
+                .flatten()
+        })
+    };
+    match (w.len() > needed).then(fitted).flatten() {
         Some(model) => Ok(expand(tail, &model, d, seasonal_d, m)),
         None => arima(ys, season),
     }
@@ -309,23 +333,26 @@ fn errors_of(w: &[f64], a: &[f64], b: &[f64]) -> (Vec<f64>, f64, usize) {
 /// of each AR and MA polynomial, as R's `arima` runs its AR ones, so that every model it tries
 /// is stationary and invertible. None when the search leaves no finite likelihood, or a model
 /// whose roots lie on the unit circle.
-fn fit(w: &[f64], order: Order, m: usize, constant: bool) -> Option<Model> {
+fn fit(w: &[f64], order: Order, m: usize, constant: bool, method: Method) -> Option<Model> {
     let (p, q, sp, sq) = order;
     let k = p + q + sp + sq;
     let n = w.len();
-    let start = if k == 0 {
+    let centre = if constant { mean(w) } else { 0.0 };
+    let centred: Vec<f64> = w.iter().map(|v| v - centre).collect();
+    let css = if k == 0 {
         Vec::new()
     } else {
-        let centre = if constant { mean(w) } else { 0.0 };
-        let centred: Vec<f64> = w.iter().map(|v| v - centre).collect();
         let mut bounds = vec![AR; p];
         bounds.extend(vec![MA; sp + q + sq]);
-        let css = minimise(&bounds, &vec![0.0; k], |c| {
+        minimise(&bounds, &vec![0.0; k], |c| {
             let (a, b) = polynomials(c, order, m);
             errors_of(&centred, &a, &b).1
-        });
-        to_partials(&css, order)
+        })
     };
+    if method == Method::Conditional {
+        return conditional(&centred, order, m, constant, css, centre);
+    }
+    let start = to_partials(&css, order);
     let objective = |x: &[f64]| {
         let (a, b) = polynomials(&from_partials(x, order), order, m);
         exact(w, &a, &b, constant, false).map_or(f64::INFINITY, |l| l.deviance(n))
@@ -369,6 +396,60 @@ fn fit(w: &[f64], order: Order, m: usize, constant: bool) -> Option<Model> {
 /// this, relatively: R's `optim` default (the square root of the machine's epsilon), which its
 /// `arima` searches to. Finer differences move no AICc comparison of the stepwise search.
 const LIKELIHOOD_TOLERANCE: f64 = 1.5e-8;
+/// How a model is fitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    /// By the exact likelihood, from the conditional fit.
+    Exact,
+    /// By the conditional sum of squares alone.
+    Conditional,
+}
+
+/// The longest season whose search fits each model by the exact likelihood: past it the
+/// search fits them by the conditional sum of squares and the exact likelihood fits the best
+/// at the end, as `auto.arima` approximates by default for seasons longer than 12 points (the
+/// state of a model of a longer season is longer than its points make it worth, and a build of
+/// 52-point seasons fitted exactly throughout took a second).
+const EXACT_SEASON_MAX: usize = 12;
+
+/// The model of `order` fitted by conditional sum of squares (its `coefficients`), on the
+/// series less its mean with a `constant`: its AICc over the points of the differenced series
+/// by its conditional errors' variance, as `auto.arima` scores its approximated search.
+fn conditional(
+    centred: &[f64],
+    order: Order,
+    m: usize,
+    constant: bool,
+    coefficients: Vec<f64>,
+    centre: f64,
+) -> Option<Model> {
+    let (p, q, sp, sq) = order;
+    let k = p + q + sp + sq;
+    let (a, b) = polynomials(&coefficients, order, m);
+    if !roots_outside(&a, ROOT_MIN) || !roots_outside(&negated(&b), ROOT_MIN) {
+        return None;
+    }
+    let (errors, sse, count) = errors_of(centred, &a, &b);
+    if !sse.is_finite() || count <= k + 2 {
+        return None;
+    }
+    let n = centred.len() as f64;
+    let parameters = (k + 1 + usize::from(constant)) as f64;
+    let aicc = n * (sse.max(1e-300) / count as f64).ln()
+        + 2.0 * parameters
+        + 2.0 * parameters * (parameters + 1.0) / (n - parameters - 1.0).max(1.0);
+    Some(Model {
+        order,
+        constant,
+        coefficients,
+        mean: centre,
+        errors,
+        sse,
+        count,
+        aicc,
+    })
+}
+
 /// Bounds of the partial autocorrelations the likelihood's search runs over.
 const PARTIAL: Bound = Bound { lo: -1.0, hi: 1.0 };
 /// A starting partial autocorrelation is kept this far inside the unit interval, where the
@@ -500,6 +581,8 @@ impl Likelihood {
 /// How small the change of the filter's covariance may grow before the filter is taken as
 /// settled, its gain fixed from then on.
 const SETTLED: f64 = 1e-13;
+/// Points between two looks at whether the filter has settled.
+const SETTLED_EVERY: usize = 8;
 
 /// The exact Gaussian likelihood of `w` under the ARMA whose expanded polynomials are `a` (as
 /// in `1 - Σ a_k B^k`) and `b` (as in `1 + Σ b_k B^k`): a Kalman filter on Harvey's state
@@ -554,62 +637,74 @@ fn exact(w: &[f64], a: &[f64], b: &[f64], constant: bool, keep: bool) -> Option<
         })
         .collect();
     let phi: Vec<f64> = (0..r).map(phi).collect();
-    // T x + g k: the state carried one point on, and moved by the gain.
-    let carry = |x: &mut [f64], g: &[f64], k: f64| {
-        let first = x[0];
-        for i in 0..r - 1 {
-            x[i] = x[i + 1] + phi[i] * first + g[i] * k;
-        }
-        x[r - 1] = phi[r - 1] * first + g[r - 1] * k;
-    };
     let mut variance = column[0];
-    let mut gain: Vec<f64> = (0..r)
-        .map(|i| phi[i] * column[0] + column.get(i + 1).copied().unwrap_or(0.0))
+    // The vectors carry one zero past the state, what the last element moves up from.
+    let mut gain: Vec<f64> = (0..=r)
+        .map(|i| match i {
+            i if i < r => phi[i] * column[0] + column.get(i + 1).copied().unwrap_or(0.0),
+            _ => 0.0,
+        })
         .collect();
     let mut change = gain.clone();
     let mut scale = -1.0 / variance;
-    let zeros = vec![0.0; r];
     // The point from which the filter's covariance no longer changes, once it has settled.
     let mut settled: Option<usize> = None;
-    let mut state = vec![0.0; r];
-    let mut ones = vec![0.0; r];
+    let mut state = vec![0.0; r + 1];
+    let mut ones = vec![0.0; r + 1];
     let (mut squares, mut cross, mut units, mut logs) = (0.0, 0.0, 0.0, 0.0);
     let n = w.len();
     let mut innovations = Vec::with_capacity(n);
     let mut unit_innovations = Vec::with_capacity(if constant { n } else { 0 });
-    // The filter, until its covariance has settled and the errors of a whole state since.
+    // The filter, until its covariance has settled and the errors of a whole state since: at
+    // each point the state and the column of ones' state carried on (`T x + g v / F`), and
+    // the gain and the covariance's change carried on by the Chandrasekhar recursions, in one
+    // pass over the state.
     let mut t = 0;
     while t < n && settled.is_none_or(|at| t < at + r) {
         if variance.is_nan() || variance <= 0.0 || !variance.is_finite() {
             return None;
         }
         let v = w[t] - state[0];
+        let v1 = 1.0 - ones[0];
         squares += v * v / variance;
         logs += variance.ln();
-        carry(&mut state, &gain, v / variance);
         innovations.push(v);
         if constant {
-            let v1 = 1.0 - ones[0];
             cross += v * v1 / variance;
             units += v1 * v1 / variance;
-            carry(&mut ones, &gain, v1 / variance);
             unit_innovations.push(v1);
         }
+        let (k, k1) = (v / variance, v1 / variance);
+        let (x0, o0) = (state[0], ones[0]);
+        // Slices of known lengths, that their indexing needs no checks.
+        let (state, ones, phi) = (&mut state[..=r], &mut ones[..=r], &phi[..r]);
+        let (gain, change) = (&mut gain[..=r], &mut change[..=r]);
         if settled.is_none() {
             let u = change[0];
-            carry(&mut change, &zeros, 0.0);
             let next = variance + scale * u * u;
-            for (l, g) in gain.iter_mut().zip(&change) {
-                *l += g * scale * u;
-            }
-            for (c, l) in change.iter_mut().zip(&gain) {
-                *c -= l * u / next;
+            let (moved, kept) = (scale * u, u / next);
+            for i in 0..r {
+                let l = gain[i];
+                state[i] = state[i + 1] + phi[i] * x0 + l * k;
+                ones[i] = ones[i + 1] + phi[i] * o0 + l * k1;
+                let g = change[i + 1] + phi[i] * u;
+                let l = l + g * moved;
+                gain[i] = l;
+                change[i] = g - l * kept;
             }
             scale *= next / variance;
             variance = next;
-            let size = change.iter().map(|c| c * c).sum::<f64>() * scale.abs();
-            if size < SETTLED * variance {
+            // Whether the covariance has settled, looked at every few points.
+            if t % SETTLED_EVERY == 0
+                && change.iter().map(|c| c * c).sum::<f64>() * scale.abs() < SETTLED * variance
+            {
                 settled = Some(t + 1);
+            }
+        } else {
+            for i in 0..r {
+                let l = gain[i];
+                state[i] = state[i + 1] + phi[i] * x0 + l * k;
+                ones[i] = ones[i + 1] + phi[i] * o0 + l * k1;
             }
         }
         t += 1;
