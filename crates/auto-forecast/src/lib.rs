@@ -8,11 +8,22 @@
 //! AutoETS, AutoTheta and AutoARIMA do, [`ets`] (every ETS form the series carries, additive or
 //! multiplicative, fitted by maximum likelihood, the lowest AICc kept), [`theta`] (the standard,
 //! optimised and dynamic Theta models, the least one-step error kept) and [`arima`] (a seasonal
-//! ARIMA chosen by Hyndman & Khandakar's stepwise search, each model fitted by exact likelihood);
-//! and their combination, the mean of the three, which errs less than most of its members (the
-//! M4 competition's finding). Fewer candidates that each choose well leave the one holdout fewer
-//! chances to pick by luck. The refit keeps the form, model or orders the holdout measured and
-//! searches their parameters anew.
+//! ARIMA chosen by Hyndman & Khandakar's stepwise search, each model fitted by exact likelihood,
+//! or for a season longer than 12 points searched by the conditional one as `auto.arima`
+//! approximates); and their combination, the mean of the three, which errs less than most of its
+//! members (the M4 competition's finding). ETS and ARIMA fit as R's `ets` and `arima` fit, their
+//! initial states and exact likelihood searched, so that their information criteria choose as
+//! AutoETS's and AutoARIMA's do. Fewer candidates that each choose well leave the one holdout
+//! fewer chances to pick by luck. The refit keeps the form, model or orders the holdout measured
+//! and searches their parameters anew.
+//!
+//! On five real series against statsforecast's best model (`tests/accuracy.rs`), a build's pick
+//! errs 0.63, 1.44, 1.50, 1.24 and 1.00 times as much (air passengers, CO2, El Niño, real GDP,
+//! sunspots; 1.16 on average). The best of the candidates comes within 5% of it or better on
+//! each series but CO2 (1.44, the pick itself, where AutoETS forecasts best by far); the rest is
+//! the one holdout's judgement, which the spec fixes: on El Niño it picks seasonal naive, the best
+//! on the holdout by far and the worst on the next points (without that candidate the pick would
+//! stand at 1.03), on real GDP a trend that the recession after it breaks.
 //!
 //! The Rust forecasting crates on crates.io (`augurs`) fit ETS and MSTL but neither Theta nor
 //! ARIMA, and their fitted models cannot be serialised, while a build here is kept in the store
