@@ -478,7 +478,7 @@ pub(crate) fn check_close_status(close: &crate::RequestClose, request_id: &str) 
 
 /// The names of the store's migrations, in order: the same on both databases, each written in
 /// the database's own SQL in `migrations/<database>/`.
-const MIGRATION_NAMES: [&str; 13] = [
+const MIGRATION_NAMES: [&str; 14] = [
     "the store",
     "runs",
     "workflows",
@@ -492,6 +492,7 @@ const MIGRATION_NAMES: [&str; 13] = [
     "opaque work",
     "lean indexes",
     "views",
+    "type index condition",
 ];
 
 /// The store's migrations from one database's folder (`sqlite` or `postgres`), compiled in.
@@ -523,6 +524,11 @@ macro_rules! migration_sources {
             include_str!(concat!("../migrations/", $folder, "/0011_opaque_work.sql")),
             include_str!(concat!("../migrations/", $folder, "/0012_lean_indexes.sql")),
             include_str!(concat!("../migrations/", $folder, "/0013_views.sql")),
+            include_str!(concat!(
+                "../migrations/",
+                $folder,
+                "/0014_type_index_condition.sql"
+            )),
         ]
     };
 }

@@ -43,7 +43,7 @@ use crate::{
 
 pub(crate) use group::{Opener, RawGroup};
 use rows::{definition_columns, definition_from_row, event_from_row, org_from_row};
-use rows::{event_columns, indexed_event_types};
+use rows::{event_columns, indexed_event_types, sqlite_indexed_event_types};
 use rows::{playbook_from_row, run_from_row, view_columns, view_from_row};
 pub(crate) use work::WholeRun;
 
@@ -999,7 +999,10 @@ pub(crate) fn events_statement<D: Dialect>(filter: &EventFilter) -> String {
         }
         (None, Some(_)) => (
             Some("events_type_idx"),
-            concat!(" AND type = $4 AND ", indexed_event_types!()),
+            match D::ENGINE {
+                Engine::Sqlite => concat!(" AND type = $4 AND ", sqlite_indexed_event_types!()),
+                Engine::Postgres => concat!(" AND type = $4 AND ", indexed_event_types!()),
+            },
         ),
     };
     // SQLite's planner, without statistics, would rather read the log in `seq` order than
