@@ -108,7 +108,7 @@ impl Workflow {
     }
 
     fn raw(&self, pointer: &str) -> Option<&Value> {
-        self.raw.pointer(pointer)
+        resolve(&self.raw, pointer)
     }
 
     fn task(&self, pointer: &str) -> &TaskInfo {
@@ -118,6 +118,38 @@ impl Workflow {
     fn list(&self, pointer: &str) -> &[String] {
         self.index.lists.get(pointer).map_or(&[], Vec::as_slice)
     }
+}
+
+/// The value at a JSON pointer (RFC 6901) in `root`, as `Value::pointer` finds it, without
+/// its two allocations a token: a step looks up each of its task's fields by pointer, and
+/// tokens with no `~` to unescape, nearly all, are compared where they stand.
+fn resolve<'a>(root: &'a Value, pointer: &str) -> Option<&'a Value> {
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    let tokens = pointer.strip_prefix('/')?;
+    tokens.split('/').try_fold(root, |node, token| {
+        let token: std::borrow::Cow<'_, str> = if token.contains('~') {
+            token.replace("~1", "/").replace("~0", "~").into()
+        } else {
+            token.into()
+        };
+        match node {
+            Value::Object(map) => map.get(token.as_ref()),
+            Value::Array(items) => {
+                let index = token.as_ref();
+                // As RFC 6901 reads an index: digits, no leading zero but `0` itself.
+                if index.is_empty()
+                    || !index.bytes().all(|b| b.is_ascii_digit())
+                    || (index.len() > 1 && index.starts_with('0'))
+                {
+                    return None;
+                }
+                items.get(index.parse::<usize>().ok()?)
+            }
+            _ => None,
+        }
+    })
 }
 
 /// Every task list and task of the document by pointer.

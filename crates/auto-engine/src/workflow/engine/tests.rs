@@ -1613,3 +1613,33 @@ fn a_snapshot_of_another_workflow_stops_the_run_without_a_panic() {
     );
     assert_eq!(problem(&step)["reason"], "unavailable");
 }
+
+/// The engine's pointer lookup finds what `Value::pointer` finds, escapes and indexes alike.
+#[test]
+fn a_pointer_resolves_as_serde_json_resolves_it() {
+    let doc = json!({
+        "do": [{"first": {"set": {"x": 1}}}, {"a/b": {"c~d": 2}}],
+        "": {"": 3},
+        "use": {"timeouts": {"t": {"after": "PT1S"}}},
+    });
+    for pointer in [
+        "",
+        "/",
+        "//",
+        "/do",
+        "/do/0/first/set/x",
+        "/do/1/a~1b/c~0d",
+        "/do/1/a~1b/c~01d",
+        "/do/01",
+        "/do/+1",
+        "/do/-1",
+        "/do/2",
+        "/do/",
+        "/use/timeouts/t/after",
+        "/use/timeouts/t/after/x",
+        "do",
+        "/missing",
+    ] {
+        assert_eq!(resolve(&doc, pointer), doc.pointer(pointer), "{pointer:?}");
+    }
+}
