@@ -144,7 +144,10 @@ impl Runners {
         ask: Ask,
         definition: &DefinitionVersion,
     ) -> Outcome {
-        with_runner!(self, runner => runner.begin(service, caller, pb, key, ask, definition).await)
+        // Each type's future in a box of its own size: unboxed, this future would be as large
+        // as the largest of them (a reasoning run's, tens of KiB), copied whole each time it
+        // is moved into its span and its task.
+        with_runner!(self, runner => Box::pin(runner.begin(service, caller, pb, key, ask, definition)).await)
     }
 
     pub(crate) async fn again(
@@ -154,7 +157,7 @@ impl Runners {
         key: &DefinitionKey,
         run: Run,
     ) -> Outcome {
-        with_runner!(self, runner => runner.again(service, pb, key, run).await)
+        with_runner!(self, runner => Box::pin(runner.again(service, pb, key, run)).await)
     }
 
     pub(crate) async fn cancel(
