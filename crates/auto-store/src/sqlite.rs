@@ -338,22 +338,35 @@ pub(crate) fn to_json_text<T: Serialize>(value: &T) -> Result<String, sqlx::Erro
 /// An event this large (its data and extensions as JSON) is inserted by a statement of its own.
 const LARGE_EVENT_BYTES: usize = 64 * 1024;
 
+/// The start of an insert of events, before its rows.
+macro_rules! insert_events_into {
+    () => {
+        "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, \
+         datacontenttype, data, extensions, run_id, run_seq, recorded_at)"
+    };
+}
+
 /// One event: playbook_pk, seq, id, type, source, subject, time, datacontenttype, data,
 /// extensions, run_id, run_seq, and the change's time.
-pub(crate) const INSERT_EVENT: &str = "INSERT INTO events (playbook_pk, seq, id, type, source, \
-    subject, time, datacontenttype, data, extensions, run_id, run_seq, recorded_at) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, COALESCE(?7, ?13), ?8, ?9, ?10, ?11, ?12, ?13)";
+pub(crate) const INSERT_EVENT: &str = concat!(
+    insert_events_into!(),
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, COALESCE(?7, ?13), ?8, ?9, ?10, ?11, ?12, ?13)"
+);
+
+/// The start of an insert of events, for the statements put together at run time.
+pub(crate) const INSERT_EVENTS_INTO: &str = insert_events_into!();
 
 /// The events of a JSON array of [`EventInput`] (`?4`), under the seqs from `?2` of the
 /// playbook `?1`, at the change's time `?3`.
-pub(crate) const INSERT_EVENT_BATCH: &str = "INSERT INTO events (playbook_pk, seq, id, type, \
-    source, subject, time, datacontenttype, data, extensions, run_id, run_seq, recorded_at) \
-    SELECT ?1, ?2 + j.key, j.value ->> '$.id', j.value ->> '$.type', \
+pub(crate) const INSERT_EVENT_BATCH: &str = concat!(
+    insert_events_into!(),
+    " SELECT ?1, ?2 + j.key, j.value ->> '$.id', j.value ->> '$.type', \
     j.value ->> '$.source', j.value ->> '$.subject', \
     COALESCE(j.value ->> '$.time', ?3), j.value ->> '$.datacontenttype', \
     j.value ->> '$.data', j.value ->> '$.extensions', j.value ->> '$.run_id', \
     j.value ->> '$.run_seq', ?3 \
-    FROM json_each(?4) AS j ORDER BY j.key";
+    FROM json_each(?4) AS j ORDER BY j.key"
+);
 
 /// The events of `inputs` in one statement that reads them out of a JSON array.
 async fn insert_event_batch(

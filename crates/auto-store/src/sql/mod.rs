@@ -115,6 +115,18 @@ pub(crate) fn reserve_sql<D: Dialect>() -> String {
     )
 }
 
+/// [`reserve_sql`] in two statements that return nothing they change, for one writer: the
+/// playbook `$1`/`$2`'s `pk`, its `last_seq` raised by `$3` and the database's time (`now`);
+/// then the raised `last_seq` `$2` kept for the playbook `$1`.
+pub(crate) fn reserve_read_sql<D: Dialect>() -> String {
+    format!(
+        "SELECT pk, last_seq + $3 AS last_seq, {} AS now FROM playbooks \
+         WHERE org = $1 AND id = $2",
+        D::NOW
+    )
+}
+pub(crate) const RESERVE_KEEP: &str = "UPDATE playbooks SET last_seq = $2 WHERE pk = $1";
+
 /// The first of the `count` seqs a change took, from the `last_seq` it raised.
 pub(crate) fn first_seq(playbook: &PlaybookRef, last_seq: i64, count: i64) -> i64 {
     // Invariant: last_seq only grows, by the number of events each change appends, so it is

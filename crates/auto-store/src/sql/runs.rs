@@ -162,9 +162,14 @@ pub(super) async fn touch_run<D: Dialect>(
 /// The statement of [`touch_run`]: the run `$2` of the playbook `$1`, at `last_run_seq` `$3`
 /// and time `$4`; it returns the run's attempt when it is `started`.
 pub(super) fn touch_run_sql<D: Dialect>() -> String {
+    format!("{} RETURNING attempt", touch_run_change::<D>())
+}
+
+/// [`touch_run_sql`] without what it returns: the run was touched when it changed a row.
+pub(super) fn touch_run_change<D: Dialect>() -> String {
     format!(
         "UPDATE runs SET last_run_seq = {}(last_run_seq, $3), last_event_at = $4 \
-         WHERE playbook_pk = $1 AND run_id = $2 AND status = 'started' RETURNING attempt",
+         WHERE playbook_pk = $1 AND run_id = $2 AND status = 'started'",
         D::GREATEST
     )
 }
@@ -218,23 +223,24 @@ pub(super) const OPEN_CALLS: &str = "SELECT count(*) FROM runs WHERE playbook_pk
 /// The statement of [`insert_run`], with the parameters of [`run_params`]: it returns the run
 /// unless the playbook has one of its id.
 pub(super) fn insert_run_sql() -> String {
-    format!(
-        "INSERT INTO runs {RUN_INSERT_COLUMNS} VALUES {} \
-         ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING {}",
-        run_values(0),
-        run_columns!()
-    )
+    format!("{} RETURNING {}", insert_runs_change(1), run_columns!())
 }
 
 /// The statement of [`insert_ended_runs`] for `count` runs, each with the parameters of
 /// [`run_params`]: it returns the ids of those inserted.
 pub(super) fn insert_ended_runs_sql(count: usize) -> String {
+    format!("{} RETURNING run_id", insert_runs_change(count))
+}
+
+/// The insert of `count` runs, each with the parameters of [`run_params`], that passes over a
+/// run whose id the playbook has, returning nothing.
+pub(super) fn insert_runs_change(count: usize) -> String {
     let values: Vec<String> = (0..count)
         .map(|index| run_values(index * RUN_VALUES))
         .collect();
     format!(
         "INSERT INTO runs {RUN_INSERT_COLUMNS} VALUES {} \
-         ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING run_id",
+         ON CONFLICT (playbook_pk, run_id) DO NOTHING",
         values.join(", ")
     )
 }
@@ -443,15 +449,27 @@ pub(super) async fn end_run_in<D: Dialect>(
 /// `started`; it returns the run.
 pub(super) fn end_run_sql<D: Dialect>() -> String {
     format!(
-        concat!(
-            "UPDATE runs SET status = $3, output = $4, record = $5, problem = $6, ended_at = $8, \
-             last_run_seq = {}(last_run_seq, $7), last_event_at = $8 \
-             WHERE playbook_pk = $1 AND run_id = $2 AND status = 'started' RETURNING ",
-            run_columns!()
-        ),
+        concat!("{} RETURNING ", run_columns!()),
+        end_run_change::<D>()
+    )
+}
+
+/// [`end_run_sql`] without what it returns: the run ended when it changed a row.
+pub(super) fn end_run_change<D: Dialect>() -> String {
+    format!(
+        "UPDATE runs SET status = $3, output = $4, record = $5, problem = $6, ended_at = $8, \
+         last_run_seq = {}(last_run_seq, $7), last_event_at = $8 \
+         WHERE playbook_pk = $1 AND run_id = $2 AND status = 'started'",
         D::GREATEST
     )
 }
+
+/// The run `$2` of the playbook `$1`, as the statements that return a run return it.
+pub(super) const SELECT_RUN: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM runs WHERE playbook_pk = $1 AND run_id = $2"
+);
 
 /// The statement of [`notify_parent`]: the run `$2` of the playbook `$1` ended at `$3`.
 pub(super) const NOTIFY_PARENT: &str = "INSERT INTO work (playbook_pk, run_id, key, due_at, \

@@ -14,6 +14,7 @@
 //! SQLite file these are the changes it tests, on PostgreSQL the shared ones.
 
 use std::fmt;
+use std::sync::LazyLock;
 
 use rusqlite::types::{ToSqlOutput, Value as SqlValue};
 use rusqlite::{Connection, Row, ToSql};
@@ -24,21 +25,21 @@ use sqlx::error::{DatabaseError, ErrorKind};
 use super::group::RawGroup;
 use super::rows::{RunRow, run_from_row};
 use super::runs::{
-    NOTIFY_PARENT, OPEN_CALLS, RunParam, STORED_RUN_STATE, check_ended_runs, end_run_sql,
-    insert_ended_runs_sql, insert_run_sql, run_params, run_taken, touch_run_sql,
+    NOTIFY_PARENT, OPEN_CALLS, RunParam, SELECT_RUN, STORED_RUN_STATE, end_run_change,
+    insert_runs_change, run_params, run_taken, touch_run_change,
 };
 use super::work::{
     DELETE_LISTENER, DELETE_LISTENERS, DELETE_RUN_WORK, DELETE_WORK, DELETE_WORK_KEY,
     INSERT_LISTENER, INSERT_SNAPSHOT, INSERT_WORK, UPDATE_SNAPSHOT, ended_children, kept_snapshot,
     prepare_step, snapshot_taken,
 };
-use super::{Reserved, first_seq, recorded_events, reserve_sql, seq_count};
+use super::{RESERVE_KEEP, Reserved, first_seq, recorded_events, reserve_read_sql, seq_count};
 use crate::dialect::{Stamp, StoredTime};
 use crate::shared::{
     check_ending_status, deep_json, event_insert_error, open_calls_reached, playbook_not_found,
     run_change_refused, run_events,
 };
-use crate::sqlite::{INSERT_EVENT, event_inputs};
+use crate::sqlite::{INSERT_EVENTS_INTO, event_inputs};
 use crate::{
     Event, LISTENERS_MAX, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Result, Run,
     RunEnding, StepCommitted, StoreError, WorkflowStep,
@@ -167,13 +168,14 @@ pub(super) async fn end(
 
 /// `super::reserve_seqs`.
 fn reserve(c: &Connection, playbook: &PlaybookRef, count: usize) -> Result<Reserve> {
+    static READ: LazyLock<String> = LazyLock::new(reserve_read_sql::<Sqlite>);
     let count = seq_count(count)?;
     let params: [&dyn ToSql; 3] = [&playbook.org, &playbook.playbook, &count];
-    let (playbook_pk, last_seq, now) =
-        query_optional(c, &reserve_sql::<Sqlite>(), &params, |row| {
-            Ok((int(row, "pk")?, int(row, "last_seq")?, row.text("now")?))
-        })?
-        .ok_or_else(|| playbook_not_found(playbook))?;
+    let (playbook_pk, last_seq, now) = query_optional(c, &READ, &params, |row| {
+        Ok((int(row, "pk")?, int(row, "last_seq")?, row.text("now")?))
+    })?
+    .ok_or_else(|| playbook_not_found(playbook))?;
+    execute(c, RESERVE_KEEP, &[&playbook_pk, &last_seq])?;
     Ok(Reserved {
         playbook_pk,
         first_seq: first_seq(playbook, last_seq, count),
@@ -196,31 +198,90 @@ fn insert_events(
 }
 
 fn write_events(c: &Connection, reserved: &Reserve, events: &[NewEvent]) -> Result<()> {
-    // One prepared statement run for each event: on the writer's connection a statement
-    // costs no round trip, so the batch the shared change reads out of a JSON array (one
-    // round trip, and the array written and parsed again) would only cost more here.
+    // The events in as few statements as the batch sizes make (a step's twenty events in
+    // three), each prepared once for the connection: what SQLite does for each statement it
+    // runs (finding it in the cache, binding, opening and closing its cursors and statement
+    // journal) is most of what a small event costs, where the rows alone are not.
     let inputs = event_inputs(events)?;
     let (pk, now) = (&reserved.playbook_pk, &reserved.now.stored);
-    for (input, seq) in inputs.iter().zip(reserved.first_seq..) {
-        let params: [&dyn ToSql; 13] = [
-            pk,
-            &seq,
-            &input.id,
-            &input.r#type,
-            &input.source,
-            &input.subject,
-            &input.time,
-            &input.datacontenttype,
-            &input.data,
-            &input.extensions,
-            &input.run_id,
-            &input.run_seq,
-            now,
-        ];
-        execute(c, INSERT_EVENT, &params)?;
+    let mut seqs = reserved.first_seq..;
+    let mut rest = inputs.as_slice();
+    while !rest.is_empty() {
+        let (sql, rows) = event_batch(rest.len());
+        let (batch, after) = rest.split_at(rows);
+        let mut statement = c.prepare_cached(sql).map_err(db)?;
+        let mut place = 0;
+        let mut bind = |value: &dyn ToSql| {
+            place += 1;
+            statement.raw_bind_parameter(place, value).map_err(db)
+        };
+        for (input, seq) in batch.iter().zip(seqs.by_ref()) {
+            bind(pk)?;
+            bind(&seq)?;
+            bind(&input.id)?;
+            bind(&input.r#type)?;
+            bind(&input.source)?;
+            bind(&input.subject)?;
+            bind(&input.time)?;
+            bind(&input.datacontenttype)?;
+            bind(&input.data)?;
+            bind(&input.extensions)?;
+            bind(&input.run_id)?;
+            bind(&input.run_seq)?;
+            bind(now)?;
+        }
+        statement.raw_execute().map_err(db)?;
+        rest = after;
     }
     Ok(())
 }
+
+/// The sizes of the event batches one statement inserts: a batch takes the largest that fits.
+const EVENT_BATCHES: [usize; 6] = [32, 16, 8, 4, 2, 1];
+
+/// The statement that inserts the next batch of `waiting` events, and how many it takes:
+/// [`crate::sqlite::INSERT_EVENT`]'s row as many times, its parameters numbered on in the same order.
+fn event_batch(waiting: usize) -> (&'static str, usize) {
+    static STATEMENTS: LazyLock<Vec<String>> = LazyLock::new(|| {
+        EVENT_BATCHES
+            .iter()
+            .map(|&rows| {
+                let values: Vec<String> = (0..rows)
+                    .map(|row| {
+                        let p = |n: usize| format!("?{}", row * EVENT_COLUMNS + n);
+                        format!(
+                            "({}, {}, {}, {}, {}, {}, COALESCE({}, {}), {}, {}, {}, {}, {}, {})",
+                            p(1),
+                            p(2),
+                            p(3),
+                            p(4),
+                            p(5),
+                            p(6),
+                            p(7),
+                            p(13),
+                            p(8),
+                            p(9),
+                            p(10),
+                            p(11),
+                            p(12),
+                            p(13)
+                        )
+                    })
+                    .collect();
+                format!("{INSERT_EVENTS_INTO} VALUES {}", values.join(", "))
+            })
+            .collect()
+    });
+    let (index, rows) = EVENT_BATCHES
+        .iter()
+        .enumerate()
+        .find(|&(_, &rows)| rows <= waiting)
+        .map_or((EVENT_BATCHES.len() - 1, 1), |(index, &rows)| (index, rows));
+    (STATEMENTS[index].as_str(), rows)
+}
+
+/// The parameters of one event's row.
+const EVENT_COLUMNS: usize = 13;
 
 /// `runs::touch_run`.
 fn touch_run(
@@ -236,10 +297,8 @@ fn touch_run(
         &last_run_seq,
         &reserved.now.stored,
     ];
-    let updated = query_optional(c, &touch_run_sql::<Sqlite>(), &params, |row| {
-        int(row, "attempt")
-    })?;
-    if updated.is_none() {
+    static TOUCH: LazyLock<String> = LazyLock::new(touch_run_change::<Sqlite>);
+    if changed(c, &TOUCH, &params)? == 0 {
         let stored = stored_run_state(c, reserved.playbook_pk, run_id)?;
         return Err(run_change_refused(playbook, run_id, stored, None)?);
     }
@@ -274,10 +333,21 @@ fn insert_run(
             return Err(open_calls_reached(root, open, max));
         }
     }
+    static INSERT: LazyLock<String> = LazyLock::new(|| insert_runs_change(1));
     let params = run_params(reserved, new, last_run_seq, None);
     let params: Vec<&dyn ToSql> = params.iter().map(|param| param as &dyn ToSql).collect();
-    query_optional(c, &insert_run_sql(), &params, |row| run_from_row(row))?
-        .ok_or_else(|| run_taken(playbook, &new.run_id))
+    if changed(c, &INSERT, &params)? == 0 {
+        return Err(run_taken(playbook, &new.run_id));
+    }
+    stored_run(c, reserved.playbook_pk, &new.run_id)
+}
+
+/// The run `run_id` as stored, which a change has just written.
+fn stored_run(c: &Connection, playbook_pk: i64, run_id: &str) -> Result<Run> {
+    query_optional(c, SELECT_RUN, &[&playbook_pk, &run_id], |row| {
+        run_from_row(row)
+    })?
+    .ok_or_else(|| StoreError::Corrupt(format!("the run {run_id} just written is not found")))
 }
 
 /// `runs::insert_ended_runs`, one statement for each run: on the writer's connection a
@@ -291,14 +361,15 @@ fn insert_ended_runs(
     if runs.is_empty() {
         return Ok(());
     }
-    let sql = insert_ended_runs_sql(1);
-    let mut inserted = Vec::with_capacity(runs.len());
+    static INSERT: LazyLock<String> = LazyLock::new(|| insert_runs_change(1));
     for (new, last_run_seq, ending) in runs {
         let params = run_params(reserved, new, *last_run_seq, Some(ending));
         let params: Vec<&dyn ToSql> = params.iter().map(|param| param as &dyn ToSql).collect();
-        inserted.extend(query_optional(c, &sql, &params, |row| row.text("run_id"))?);
+        if changed(c, &INSERT, &params)? == 0 {
+            return Err(run_taken(playbook, &new.run_id));
+        }
     }
-    check_ended_runs(playbook, runs, &inserted)
+    Ok(())
 }
 
 /// `runs::end_run_in`, with `runs::notify_parent`.
@@ -320,13 +391,12 @@ fn end_run_in(
         &last_run_seq,
         &reserved.now.stored,
     ];
-    let ended = query_optional(c, &end_run_sql::<Sqlite>(), &params, |row| {
-        run_from_row(row)
-    })?;
-    let Some(ended) = ended else {
+    static END: LazyLock<String> = LazyLock::new(end_run_change::<Sqlite>);
+    if changed(c, &END, &params)? == 0 {
         let stored = stored_run_state(c, reserved.playbook_pk, run_id)?;
         return Err(run_change_refused(playbook, run_id, stored, None)?);
-    };
+    }
+    let ended = stored_run(c, reserved.playbook_pk, run_id)?;
     if ended.parent_run_id.is_some() {
         let params: [&dyn ToSql; 3] = [&reserved.playbook_pk, &run_id, &reserved.now.stored];
         execute(c, NOTIFY_PARENT, &params)?;
@@ -443,8 +513,12 @@ fn prepared<'c>(
 
 /// Runs a statement that returns no rows.
 fn execute(c: &Connection, sql: &str, params: &[&dyn ToSql]) -> Result<()> {
-    prepared(c, sql, params)?.raw_execute().map_err(db)?;
-    Ok(())
+    changed(c, sql, params).map(drop)
+}
+
+/// Runs a statement that returns no rows, and tells how many rows it changed.
+fn changed(c: &Connection, sql: &str, params: &[&dyn ToSql]) -> Result<usize> {
+    prepared(c, sql, params)?.raw_execute().map_err(db)
 }
 
 /// Every row a statement returns, each read by `read`.
