@@ -8,10 +8,14 @@
 //! once for the connection's life ([`super::group::RawGroup`]), with no hop per statement.
 //!
 //! They are the shared changes (`work::commit_step`, `runs::start`, `runs::end`,
-//! `runs::record_events`) statement for statement: the same SQL text (the constants and
-//! builders of those modules), the same checks and errors (`shared`), the same values returned
-//! (`rows::run_from_row`, `recorded_events`). The store suite runs every case on both: on a
-//! SQLite file these are the changes it tests, on PostgreSQL the shared ones.
+//! `runs::record_events`) step for step: the same checks and errors (`shared`), the same values
+//! returned (`rows::run_from_row`, `recorded_events`), the same SQL text but in two ways that
+//! only pay on a connection where a statement costs no round trip. A change's events go in a
+//! few multi-row inserts ([`EVENT_BATCHES`]), not one statement each; and no statement here
+//! has `RETURNING`, which SQLite answers through a temporary table made for each statement:
+//! an insert or update tells what it did by the rows it changed, and a run given back is read
+//! by its key after it is written. The store suite runs every case on both: on a SQLite file
+//! these are the changes it tests, on PostgreSQL the shared ones.
 
 use std::fmt;
 use std::sync::LazyLock;
