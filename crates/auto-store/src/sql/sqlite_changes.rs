@@ -41,7 +41,7 @@ use super::{RESERVE_KEEP, Reserved, first_seq, recorded_events, reserve_read_sql
 use crate::dialect::{Stamp, StoredTime};
 use crate::shared::{
     check_ending_status, deep_json, event_insert_error, open_calls_reached, playbook_not_found,
-    run_change_refused, run_events,
+    run_change_refused, run_columns, run_events,
 };
 use crate::sqlite::{INSERT_EVENTS_INTO, event_inputs};
 use crate::{
@@ -176,7 +176,7 @@ fn reserve(c: &Connection, playbook: &PlaybookRef, count: usize) -> Result<Reser
     let count = seq_count(count)?;
     let params: [&dyn ToSql; 3] = [&playbook.org, &playbook.playbook, &count];
     let (playbook_pk, last_seq, now) = query_optional(c, &READ, &params, |row| {
-        Ok((int(row, "pk")?, int(row, "last_seq")?, row.text("now")?))
+        Ok((int(row, "pk")?, int(row, "last_seq")?, text(row, "now")?))
     })?
     .ok_or_else(|| playbook_not_found(playbook))?;
     execute(c, RESERVE_KEEP, &[&playbook_pk, &last_seq])?;
@@ -316,7 +316,7 @@ fn stored_run_state(
     run_id: &str,
 ) -> Result<Option<(String, i64)>> {
     query_optional(c, STORED_RUN_STATE, &[&playbook_pk, &run_id], |row| {
-        Ok((row.text("status")?, int(row, "attempt")?))
+        Ok((text(row, "status")?, int(row, "attempt")?))
     })
 }
 
@@ -349,7 +349,7 @@ fn insert_run(
 /// The run `run_id` as stored, which a change has just written.
 fn stored_run(c: &Connection, playbook_pk: i64, run_id: &str) -> Result<Run> {
     query_optional(c, SELECT_RUN, &[&playbook_pk, &run_id], |row| {
-        run_from_row(row)
+        run_from_row(&RunColumns(row))
     })?
     .ok_or_else(|| StoreError::Corrupt(format!("the run {run_id} just written is not found")))
 }
@@ -552,22 +552,42 @@ fn query_optional<T>(
     Ok(query_all(c, sql, params, read)?.into_iter().next())
 }
 
+fn text(row: &Row<'_>, column: &str) -> Result<String> {
+    row.get(column).map_err(db)
+}
+
 fn int(row: &Row<'_>, column: &str) -> Result<i64> {
     row.get(column).map_err(db)
 }
 
-impl RunRow for Row<'_> {
+/// A row of [`SELECT_RUN`], whose columns [`run_from_row`] reads by position: rusqlite finds a
+/// column by name by asking SQLite for each column's name in turn, about twenty times a column.
+struct RunColumns<'r, 's>(&'r Row<'s>);
+
+impl RunColumns<'_, '_> {
+    fn get<T: rusqlite::types::FromSql>(&self, column: &str) -> Result<T> {
+        static NAMES: LazyLock<Vec<&'static str>> =
+            LazyLock::new(|| run_columns!().split(", ").collect());
+        let index = NAMES
+            .iter()
+            .position(|name| *name == column)
+            .ok_or_else(|| StoreError::Corrupt(format!("a run has no column {column}")))?;
+        self.0.get(index).map_err(db)
+    }
+}
+
+impl RunRow for RunColumns<'_, '_> {
     fn text(&self, column: &str) -> Result<String> {
-        self.get(column).map_err(db)
+        self.get(column)
     }
     fn optional_text(&self, column: &str) -> Result<Option<String>> {
-        self.get(column).map_err(db)
+        self.get(column)
     }
     fn int(&self, column: &str) -> Result<i64> {
-        self.get(column).map_err(db)
+        self.get(column)
     }
     fn optional_int(&self, column: &str) -> Result<Option<i64>> {
-        self.get(column).map_err(db)
+        self.get(column)
     }
     fn time(&self, column: &str) -> Result<chrono::DateTime<chrono::Utc>> {
         self.text(column)?.to_time()
