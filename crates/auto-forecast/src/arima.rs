@@ -392,6 +392,14 @@ fn fit(w: &[f64], order: Order, m: usize, constant: bool, method: Method) -> Opt
     })
 }
 
+/// The innovations' standard deviation a fitted model keeps: 0 where the exact likelihood left
+/// no finite sum of squares (a series the model fits exactly), since a build is kept as JSON,
+/// which has no NaN, and must read back whole.
+fn kept_sigma(sse: f64, freedom: usize) -> f64 {
+    let sigma = (sse / freedom as f64).sqrt();
+    if sigma.is_finite() { sigma } else { 0.0 }
+}
+
 /// The likelihood's search stops when its simplex's -2 log-likelihoods differ by less than
 /// this, relatively: R's `optim` default (the square root of the machine's epsilon), which its
 /// `arima` searches to. Finer differences move no AICc comparison of the stepwise search.
@@ -824,7 +832,7 @@ fn expand(ys: &[f64], model: &Model, d: usize, seasonal_d: usize, m: usize) -> F
         intercept,
         tail: ys[ys.len() - levels.len()..].to_vec(),
         levels,
-        sigma: (model.sse / freedom as f64).sqrt(),
+        sigma: kept_sigma(model.sse, freedom),
         q,
         seasonal_p: sp,
         seasonal_q: sq,

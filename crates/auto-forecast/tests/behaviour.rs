@@ -385,3 +385,25 @@ fn a_build_of_10000_points_takes_under_a_second() {
         println!("{quickest:.3} s, season {season:?}, picking {pick}");
     }
 }
+
+/// A long hourly series with a daily season and a slow trend, as an uploaded load (the server's
+/// crash test uploads this kind): its build is kept as JSON and read back whole.
+#[test]
+fn a_long_hourly_build_survives_a_round_trip() {
+    let ys: Vec<f64> = (0..10_000)
+        .map(|i| {
+            let hour = (i % 24) as f64 / 24.0 * std::f64::consts::TAU;
+            100.0 + 10.0 * hour.sin() + 0.01 * i as f64
+        })
+        .collect();
+    let options = Options {
+        horizon: 24,
+        season: Some(24),
+        step: Some(Step::Seconds(3_600)),
+    };
+    let built = build(&ys, &options).unwrap();
+    let kept = serde_json::to_value(&built).unwrap();
+    let read: Build = serde_json::from_value(kept)
+        .unwrap_or_else(|error| panic!("the kept build does not read back: {error}"));
+    assert_eq!(read.forecast(24).unwrap(), built.forecast(24).unwrap());
+}
