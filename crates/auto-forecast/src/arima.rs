@@ -295,20 +295,22 @@ fn polynomials(coefficients: &[f64], order: Order, m: usize) -> (Vec<f64>, Vec<f
     (a[1..].iter().map(|c| -c).collect(), b[1..].to_vec())
 }
 
+/// The lags and coefficients of a polynomial's terms that are not zero, in order: a seasonal
+/// polynomial is mostly zeros, and only its other terms need reading.
+fn terms(c: &[f64]) -> Vec<(usize, f64)> {
+    c.iter()
+        .enumerate()
+        .filter(|(_, c)| **c != 0.0)
+        .map(|(k, c)| (k + 1, *c))
+        .collect()
+}
+
 /// The conditional errors of `w` under the expanded polynomials, from the first point every
 /// AR term can see; the sum of their squares and their count.
 fn errors_of(w: &[f64], a: &[f64], b: &[f64]) -> (Vec<f64>, f64, usize) {
     let start = a.len();
     let mut errors = vec![0.0; w.len()];
     let mut sse = 0.0;
-    // A seasonal polynomial is mostly zeros: only its other terms are read, in the same order.
-    let terms = |c: &[f64]| -> Vec<(usize, f64)> {
-        c.iter()
-            .enumerate()
-            .filter(|(_, c)| **c != 0.0)
-            .map(|(k, c)| (k + 1, *c))
-            .collect()
-    };
     let (a, b) = (terms(a), terms(b));
     for t in start..w.len() {
         let mut e = w[t];
@@ -376,10 +378,8 @@ fn fit(w: &[f64], order: Order, m: usize, constant: bool, method: Method) -> Opt
     // constant and the variance; the AICc over the points of the differenced series.
     let n = n as f64;
     let parameters = (k + 1 + usize::from(constant)) as f64;
-    let aicc = deviance
-        + n * (1.0 + (2.0 * std::f64::consts::PI).ln())
-        + 2.0 * parameters
-        + 2.0 * parameters * (parameters + 1.0) / (n - parameters - 1.0).max(1.0);
+    let aicc =
+        deviance + n * (1.0 + (2.0 * std::f64::consts::PI).ln()) + aicc_penalty(parameters, n);
     Some(Model {
         order,
         constant,
@@ -390,6 +390,11 @@ fn fit(w: &[f64], order: Order, m: usize, constant: bool, method: Method) -> Opt
         count: w.len(),
         aicc,
     })
+}
+
+/// What the AICc adds to -2 log-likelihood for `parameters` fitted on `n` points.
+fn aicc_penalty(parameters: f64, n: f64) -> f64 {
+    2.0 * parameters + 2.0 * parameters * (parameters + 1.0) / (n - parameters - 1.0).max(1.0)
 }
 
 /// The innovations' standard deviation a fitted model keeps: 0 where the exact likelihood left
@@ -443,9 +448,7 @@ fn conditional(
     }
     let n = centred.len() as f64;
     let parameters = (k + 1 + usize::from(constant)) as f64;
-    let aicc = n * (sse.max(1e-300) / count as f64).ln()
-        + 2.0 * parameters
-        + 2.0 * parameters * (parameters + 1.0) / (n - parameters - 1.0).max(1.0);
+    let aicc = n * (sse.max(1e-300) / count as f64).ln() + aicc_penalty(parameters, n);
     Some(Model {
         order,
         constant,
@@ -720,13 +723,6 @@ fn exact(w: &[f64], a: &[f64], b: &[f64], constant: bool, keep: bool) -> Option<
     // Then its innovations are the model's errors, `e_t = w_t - Σ a_k w_{t-k} - Σ b_k e_{t-k}`,
     // the recursion over the polynomials' terms that are not zero.
     if t < n {
-        let terms = |c: &[f64]| -> Vec<(usize, f64)> {
-            c.iter()
-                .enumerate()
-                .filter(|(_, c)| **c != 0.0)
-                .map(|(k, c)| (k + 1, *c))
-                .collect()
-        };
         let (ar, ma) = (terms(a), terms(b));
         let log = variance.ln();
         for t in t..n {
