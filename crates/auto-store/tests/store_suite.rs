@@ -565,6 +565,39 @@ async fn events_append_single_and_batched(store: Arc<dyn Store>) -> Result<()> {
         Some(None)
     );
     assert_eq!(store.get_event(&playbook, "nope").await?, None);
+
+    // 63 events, each different in every field: on SQLite's file one insert of each batch
+    // size (32, 16, 8, 4, 2 and 1 rows), each row's values where they belong.
+    let varied: Vec<NewEvent> = (0..63)
+        .map(|n| NewEvent {
+            subject: (n % 2 == 0).then(|| format!("subject-{n}")),
+            data: Some(json!({"n": n})),
+            ..run_event(&format!("varied-{n}"), &format!("run-{}", n % 5), 100 + n)
+        })
+        .collect();
+    let appended = store.append_events(&playbook, varied.clone()).await?;
+    let stored = all_events(&*store, &playbook).await?;
+    assert_eq!(stored[stored.len() - 63..], appended[..]);
+    for (event, sent) in appended.iter().zip(&varied) {
+        assert_eq!(
+            (
+                &event.id,
+                &event.subject,
+                &event.data,
+                &event.run_id,
+                event.run_seq
+            ),
+            (
+                &sent.id,
+                &sent.subject,
+                &sent.data,
+                &sent.run_id,
+                sent.run_seq
+            )
+        );
+    }
+    assert_eq!(appended.first().map(|e| e.seq), Some(104));
+    assert_eq!(appended.last().map(|e| e.seq), Some(166));
     Ok(())
 }
 
