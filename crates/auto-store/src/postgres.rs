@@ -125,21 +125,11 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Postgres>> {
 async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
     let pool = PgPoolOptions::new()
         .max_connections(CONNECTIONS_MAX)
-        .min_connections(CONNECTIONS_MAX)
-        // A connection opened later (one the pool replaced) is warmed as it opens; before the
-        // migrations the tables are not there, and those opened then are warmed below.
-        .after_connect(|connection, _| {
-            Box::pin(async move {
-                warm(connection).await;
-                Ok(())
-            })
-        })
         .connect_with(options)
         .await?;
     // sqlx's migrator holds an advisory lock while it runs: servers starting together
     // migrate once.
     migrations!("postgres").run(&pool).await?;
-    warm_pool(&pool).await?;
     tracing::info!("the PostgreSQL store is open");
     Ok(SqlStore {
         whole_runs: Some(WholeRuns::start(pool.clone())),
@@ -150,42 +140,6 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
         // Other servers change definitions on the same database.
         latest: None,
     })
-}
-
-/// The statements every run request makes, prepared on `connection` and kept in its cache.
-///
-/// Why: a connection's first use of a statement costs PostgreSQL a parse and a plan, and its
-/// first read of each table and index the loading of their descriptions into the backend's
-/// caches; a burst of concurrent runs after a start met that on every connection at once
-/// (about 0.7 of the next burst's throughput). Warming is best effort: a statement that cannot
-/// be prepared yet is prepared on first use, as before.
-async fn warm(connection: &mut sqlx::PgConnection) {
-    use sqlx::{Executor, SqlSafeStr};
-    let statements = [
-        crate::sql::postgres_changes::whole_run_statement(),
-        crate::sql::DEFINITION_AT.to_owned(),
-        crate::sql::now_sql::<Postgres>(),
-    ];
-    for statement in statements {
-        if let Err(error) = connection
-            .prepare(AssertSqlSafe(statement).into_sql_str())
-            .await
-        {
-            tracing::debug!(%error, "a statement was not prepared ahead");
-        }
-    }
-}
-
-/// Opens every connection the pool keeps and warms each ([`warm`]), once the tables are there.
-async fn warm_pool(pool: &PgPool) -> Result<()> {
-    let mut held = Vec::new();
-    for _ in 0..CONNECTIONS_MAX {
-        held.push(pool.acquire().await?);
-    }
-    for connection in &mut held {
-        warm(connection).await;
-    }
-    Ok(())
 }
 
 fn connect_options(url: &str) -> Result<PgConnectOptions> {

@@ -127,20 +127,6 @@ pub(crate) fn reserve_read_sql<D: Dialect>() -> String {
 }
 pub(crate) const RESERVE_KEEP: &str = "UPDATE playbooks SET last_seq = $2 WHERE pk = $1";
 
-/// A definition's version `$5` (its latest when `$5` is null) by the playbook `$1`/`$2`, its
-/// type `$3` and its name `$4`: every run request reads it.
-pub(crate) const DEFINITION_AT: &str = concat!(
-    definition_columns!(),
-    " JOIN playbooks p ON p.pk = d.playbook_pk \
-     WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4 \
-     AND v.version = COALESCE($5, d.latest_version)"
-);
-
-/// The statement that reads the database's clock.
-pub(crate) fn now_sql<D: Dialect>() -> String {
-    format!("SELECT {}", D::NOW)
-}
-
 /// The first of the `count` seqs a change took, from the `last_seq` it raised.
 pub(crate) fn first_seq(playbook: &PlaybookRef, last_seq: i64, count: i64) -> i64 {
     // Invariant: last_seq only grows, by the number of events each change appends, so it is
@@ -183,7 +169,7 @@ pub(crate) fn recorded_events<D: Dialect>(
 
 /// The database's time, read inside a change.
 pub(crate) async fn now_in<D: Dialect>(tx: &mut Transaction<'static, D>) -> Result<Stamp<D>> {
-    let stored: D::Time = built_sql::<D>(now_sql::<D>())
+    let stored: D::Time = built_sql::<D>(format!("SELECT {}", D::NOW))
         .fetch_one(&mut *tx)
         .await?
         .at(0)?;
@@ -275,13 +261,18 @@ impl<D: Dialect> SqlStore<D> {
         key: &DefinitionKey,
         version: Option<i64>,
     ) -> Result<Option<DefinitionVersion>> {
-        sql::<D>(DEFINITION_AT)
-            .bind_playbook(playbook)
-            .bind(key.def_type.as_str())
-            .bind(key.name.as_str())
-            .bind(version)
-            .fetch_optional_as(&self.reader, definition_from_row)
-            .await
+        sql::<D>(concat!(
+            definition_columns!(),
+            " JOIN playbooks p ON p.pk = d.playbook_pk \
+             WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4 \
+             AND v.version = COALESCE($5, d.latest_version)"
+        ))
+        .bind_playbook(playbook)
+        .bind(key.def_type.as_str())
+        .bind(key.name.as_str())
+        .bind(version)
+        .fetch_optional_as(&self.reader, definition_from_row)
+        .await
     }
 
     async fn create_playbook_in(
@@ -330,7 +321,7 @@ impl<D: Dialect> Store for SqlStore<D> {
         if let Some(now) = D::local_now() {
             return Ok(now);
         }
-        let stored: D::Time = built_sql::<D>(now_sql::<D>())
+        let stored: D::Time = built_sql::<D>(format!("SELECT {}", D::NOW))
             .fetch_one(&self.reader)
             .await?
             .at(0)?;
