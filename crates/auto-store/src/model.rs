@@ -360,6 +360,36 @@ pub struct NewRun {
     pub started_at: Option<DateTime<Utc>>,
 }
 
+impl NewRun {
+    /// A top run of `key`'s version `definition_version`: no parent, lineage, trigger or
+    /// ending work, started at the database's time.
+    pub fn new(
+        run_id: impl Into<String>,
+        key: DefinitionKey,
+        definition_version: i64,
+        input: Value,
+        started_by: impl Into<String>,
+    ) -> Self {
+        NewRun {
+            run_id: run_id.into(),
+            key,
+            definition_version,
+            input,
+            started_by: started_by.into(),
+            parent_run_id: None,
+            task_reference: None,
+            depth: None,
+            call_depth: None,
+            trigger: None,
+            parent_call_id: None,
+            ending_work: None,
+            root_run_id: None,
+            open_calls_max: None,
+            started_at: None,
+        }
+    }
+}
+
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunEnding {

@@ -1067,23 +1067,13 @@ async fn a_missing_directory_is_an_error_naming_the_lock_file() {
 // Runs.
 
 fn new_run(run_id: &str, def_type: &str, name: &str) -> NewRun {
-    NewRun {
-        run_id: run_id.into(),
-        key: DefinitionKey::new(def_type, name),
-        definition_version: 1,
-        input: json!({"n": 1}),
-        started_by: "local".into(),
-        parent_run_id: None,
-        task_reference: None,
-        depth: None,
-        call_depth: None,
-        trigger: None,
-        parent_call_id: None,
-        ending_work: None,
-        root_run_id: None,
-        open_calls_max: None,
-        started_at: None,
-    }
+    NewRun::new(
+        run_id,
+        DefinitionKey::new(def_type, name),
+        1,
+        json!({"n": 1}),
+        "local",
+    )
 }
 
 /// An event numbered for the run it is recorded with, which gives it its `run_id`.

@@ -416,23 +416,13 @@ mod tests {
     use crate::{DefinitionKey, RunStatus};
 
     fn pending(index: usize) -> Pending {
-        let run = NewRun {
-            run_id: format!("w{index}"),
-            key: DefinitionKey::new("workflow", "flow"),
-            definition_version: 1,
-            input: Value::Null,
-            started_by: "local".into(),
-            parent_run_id: None,
-            task_reference: None,
-            depth: None,
-            call_depth: None,
-            trigger: None,
-            parent_call_id: None,
-            ending_work: None,
-            root_run_id: None,
-            open_calls_max: None,
-            started_at: None,
-        };
+        let run = NewRun::new(
+            format!("w{index}"),
+            DefinitionKey::new("workflow", "flow"),
+            1,
+            Value::Null,
+            "local",
+        );
         let ending = RunEnding {
             status: RunStatus::Succeeded,
             output: None,
