@@ -132,23 +132,13 @@ pub(crate) fn new_run(
     lineage: Option<Lineage>,
     origin: Option<Origin>,
 ) -> NewRun {
-    let mut new = NewRun {
-        run_id: run_id.into(),
-        key: key.clone(),
+    let mut new = NewRun::new(
+        run_id,
+        key.clone(),
         definition_version,
         input,
-        started_by: caller.id.clone(),
-        parent_run_id: None,
-        task_reference: None,
-        depth: None,
-        call_depth: None,
-        trigger: None,
-        parent_call_id: None,
-        ending_work: None,
-        root_run_id: None,
-        open_calls_max: None,
-        started_at: None,
-    };
+        caller.id.clone(),
+    );
     if let Some(lineage) = lineage {
         // Its ending reaches the call that waits for it as an input of the caller.
         let ended = Order::ChildEnded(ChildEnded {

@@ -86,23 +86,13 @@ pub async fn test_store(dir: &std::path::Path) -> Arc<dyn auto_store::Store> {
 /// A top-level run of version 1 of `def_type`/`name` started by `local`, as a test records it
 /// straight in the store for what another server would have left.
 pub fn recorded_run(run_id: &str, def_type: &str, name: &str, input: Value) -> auto_store::NewRun {
-    auto_store::NewRun {
-        run_id: run_id.into(),
-        key: auto_store::DefinitionKey::new(def_type, name),
-        definition_version: 1,
+    auto_store::NewRun::new(
+        run_id,
+        auto_store::DefinitionKey::new(def_type, name),
+        1,
         input,
-        started_by: "local".into(),
-        parent_run_id: None,
-        task_reference: None,
-        depth: None,
-        call_depth: None,
-        trigger: None,
-        parent_call_id: None,
-        ending_work: None,
-        root_run_id: None,
-        open_calls_max: None,
-        started_at: None,
-    }
+        "local",
+    )
 }
 
 /// A server in this process and a [`Client`] of it, which the server derefs to.
