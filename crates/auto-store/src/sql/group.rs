@@ -2,10 +2,16 @@
 //! one transaction, so that they share one commit and one fsync, and answers each caller once
 //! the commit that holds its change is durable.
 //!
-//! A change is a function of the writer's connection. The writer takes every change waiting
-//! when it is free (up to [`GROUP_CHANGES_MAX`]), makes each inside a savepoint of its own, and
-//! commits once: a change that fails is rolled back to its savepoint and answered with its own
-//! error, and the others go on; a commit that fails answers every change in the group with it.
+//! A change is a function of the writer's connection, which may be made more than once. The
+//! writer takes every change waiting when it is free (up to [`GROUP_CHANGES_MAX`]), makes them
+//! one after the other in one transaction, and commits once. A change that fails takes the
+//! group back: the transaction is rolled back and the group made again with each change inside
+//! a savepoint of its own, where the one that fails is rolled back to its savepoint and answered
+//! with its own error, and the others go on; a commit that fails answers every change in the
+//! group with it. Savepoints only after a failure, because they cost every change that does not
+//! fail: SQLite copies each page a savepoint's change writes to a journal of the savepoint
+//! first, a tenth of the writer's work on a workflow step (it is the writer's work that runs one
+//! change at a time), while a change fails seldom (a run changed by another, a taken id).
 //! Nothing waits on purpose for a group to fill: changes gather while the commit before them
 //! is being written, so one at a time costs what it did before, and many at once share.
 //!
@@ -86,8 +92,9 @@ fn refuse(change: Change, error: &Arc<sqlx::Error>) {
 /// statement its changes run (about 25).
 const STATEMENTS_CACHED: usize = 64;
 
-/// A change made on the writer's own connection: synchronous, its type erased.
-type RawMake = Box<dyn FnOnce(&rusqlite::Connection) -> Made + Send>;
+/// A change made on the writer's own connection: synchronous, its type erased. Made again
+/// when a group is made again, so it keeps what it writes and makes its answer from it anew.
+type RawMake = Box<dyn FnMut(&rusqlite::Connection) -> Made + Send>;
 
 /// Opens the writer's own connection to the file, set as sqlx's connections are.
 pub(crate) type Opener = Box<dyn Fn() -> rusqlite::Result<rusqlite::Connection> + Send + Sync>;
@@ -106,11 +113,13 @@ impl RawGroup {
         RawGroup { changes }
     }
 
-    /// Makes `change` in the next group and answers once the group is committed.
-    pub(crate) async fn change<T, F>(&self, change: F) -> Result<T>
+    /// Makes `change` in the next group and answers once the group is committed. `change` may
+    /// be made twice (once more when another change of its group fails), each time from the
+    /// state before it; it is dropped before its answer is sent.
+    pub(crate) async fn change<T, F>(&self, mut change: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&rusqlite::Connection) -> Result<T> + Send + 'static,
+        F: FnMut(&rusqlite::Connection) -> Result<T> + Send + 'static,
     {
         let make: RawMake = Box::new(move |connection| {
             change(connection).map(|value| Box::new(value) as Box<dyn Any + Send>)
@@ -176,45 +185,90 @@ fn refuse_all(group: Vec<Change>, error: sqlx::Error) {
     }
 }
 
-/// The changes in one `BEGIN IMMEDIATE` transaction, each in a savepoint of its own when
-/// there are several, committed, and each answered. Whether the connection may be kept: it is
-/// outside any transaction, and no fault of the database's rolled the group back (a change
-/// refused for what it asked, such as a taken id, is no fault of the connection's).
-fn commit_raw_group(connection: &rusqlite::Connection, group: Vec<Change>) -> bool {
-    let alone = group.len() == 1;
+/// The changes in one `BEGIN IMMEDIATE` transaction, committed, and each answered: all made
+/// one after the other, or, when one of them fails, made again each in a savepoint of its own.
+/// Whether the connection may be kept: it is outside any transaction, and no fault of the
+/// database's rolled the group back (a change refused for what it asked, such as a taken id, is
+/// no fault of the connection's).
+fn commit_raw_group(connection: &rusqlite::Connection, mut group: Vec<Change>) -> bool {
     if let Err(error) = run(connection, "BEGIN IMMEDIATE") {
+        refuse_all(group, error);
+        return false;
+    }
+    if let Some(made) = made_together(connection, &mut group) {
+        let made = group
+            .into_iter()
+            .zip(made)
+            .map(|(Change { make, answer }, made)| {
+                drop(make);
+                (made, answer)
+            });
+        return commit_made(connection, made.collect(), None);
+    }
+    // One failed: nothing of the group stays, and each change is made again alone.
+    let again = if connection.is_autocommit() {
+        run(connection, "BEGIN IMMEDIATE")
+    } else {
+        run(connection, "ROLLBACK").and_then(|()| run(connection, "BEGIN IMMEDIATE"))
+    };
+    if let Err(error) = again {
         refuse_all(group, error);
         return false;
     }
     let mut made = Vec::with_capacity(group.len());
     let mut broken: Option<Arc<sqlx::Error>> = None;
-    for change in group {
+    for mut change in group {
         if let Some(error) = &broken {
             refuse(change, error);
             continue;
         }
-        if !alone && let Err(error) = run(connection, "SAVEPOINT grouped") {
+        if let Err(error) = run(connection, "SAVEPOINT grouped") {
             let error = Arc::new(error);
             refuse(change, &error);
             broken = Some(error);
             continue;
         }
         let result = (change.make)(connection);
-        if !alone {
-            let end = if result.is_err() {
-                run(connection, "ROLLBACK TO grouped")
-                    .and_then(|()| run(connection, "RELEASE grouped"))
-            } else {
-                run(connection, "RELEASE grouped")
-            };
-            if let Err(error) = end {
-                // The transaction cannot go on: the changes before this one are lost with it,
-                // and the rest are answered with the fault without being made.
-                broken = Some(Arc::new(error));
-            }
+        let end = if result.is_err() {
+            run(connection, "ROLLBACK TO grouped").and_then(|()| run(connection, "RELEASE grouped"))
+        } else {
+            run(connection, "RELEASE grouped")
+        };
+        if let Err(error) = end {
+            // The transaction cannot go on: the changes before this one are lost with it,
+            // and the rest are answered with the fault without being made.
+            broken = Some(Arc::new(error));
         }
+        drop(change.make);
         made.push((result, change.answer));
     }
+    commit_made(connection, made, broken)
+}
+
+/// What every change of `group` made, one after the other in the transaction; `None` at the
+/// first that fails (the others are not made) when there are several. A change alone keeps
+/// what it made, failed or not: there is nothing to make again.
+fn made_together(connection: &rusqlite::Connection, group: &mut [Change]) -> Option<Vec<Made>> {
+    let mut made = Vec::with_capacity(group.len());
+    let alone = group.len() == 1;
+    for change in group.iter_mut() {
+        let result = (change.make)(connection);
+        if result.is_err() && !alone {
+            return None;
+        }
+        made.push(result);
+    }
+    Some(made)
+}
+
+/// Commits what the changes `made`, unless the group is `broken` or none of them made
+/// anything, rolls back what is not committed, and answers each change. Whether the
+/// connection may be kept (see [`commit_raw_group`]).
+fn commit_made(
+    connection: &rusqlite::Connection,
+    made: Vec<(Made, oneshot::Sender<Made>)>,
+    broken: Option<Arc<sqlx::Error>>,
+) -> bool {
     let all_failed = made.iter().all(|(result, _)| result.is_err());
     let faulted = made
         .iter()
@@ -343,6 +397,72 @@ mod tests {
             .await
             .unwrap();
         tx.commit().await.unwrap();
+    }
+
+    /// A group whose changes all succeed makes each once, without savepoints; one that fails
+    /// sends the group back to be made again, each change in a savepoint of its own, where the
+    /// one that fails leaves nothing and the others are committed. (On a runtime of one
+    /// thread, changes sent together wait together: the writer takes them as one group.)
+    #[tokio::test]
+    async fn a_group_is_made_again_in_savepoints_only_when_a_change_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .unwrap()
+            .create_if_missing(true)
+            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        sqlx::query("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let opener: Opener = Box::new(move || rusqlite::Connection::open(&path));
+        let group = RawGroup::start(pool.clone(), opener);
+        let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let change = |x: i64, refused: bool| {
+            let made = made.clone();
+            group.change(move |connection| {
+                made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                connection
+                    .execute("INSERT INTO t (x) VALUES (?1)", [x])
+                    .map_err(|error| StoreError::Database(raw_fault(error)))?;
+                if refused {
+                    return Err(StoreError::Conflict(format!("{x} refused")));
+                }
+                Ok(x)
+            })
+        };
+        let together = tokio::join!(change(1, false), change(2, false), change(3, false));
+        assert_eq!(
+            [
+                together.0.unwrap(),
+                together.1.unwrap(),
+                together.2.unwrap()
+            ],
+            [1, 2, 3]
+        );
+        assert_eq!(
+            made.swap(0, std::sync::atomic::Ordering::Relaxed),
+            3,
+            "each made once"
+        );
+
+        let (first, refused, last) =
+            tokio::join!(change(4, false), change(5, true), change(6, false));
+        assert_eq!(first.unwrap(), 4);
+        assert!(matches!(refused, Err(StoreError::Conflict(message)) if message == "5 refused"));
+        assert_eq!(last.unwrap(), 6);
+        // 4 and 5 together, then 4, 5 and 6 each in its savepoint.
+        assert_eq!(made.load(std::sync::atomic::Ordering::Relaxed), 5);
+        let stored: Vec<i64> = sqlx::query_scalar("SELECT x FROM t ORDER BY x")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+        assert_eq!(stored, [1, 2, 3, 4, 6]);
     }
 
     /// The writer keeps its connection from one group to the next, also past a change refused

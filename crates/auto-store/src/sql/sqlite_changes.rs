@@ -18,7 +18,7 @@
 //! these are the changes it tests, on PostgreSQL the shared ones.
 
 use std::fmt;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use rusqlite::types::{ToSqlOutput, Value as SqlValue};
 use rusqlite::{Connection, Row, ToSql};
@@ -87,7 +87,7 @@ pub(super) async fn commit_step(
                         ending,
                         last_run_seq,
                     )?);
-                    insert_events(c, playbook, &reserved, events)?;
+                    insert_events(c, playbook, &reserved, &events)?;
                     if !fresh {
                         execute(c, DELETE_RUN_WORK, &[&pk, &run_id])?;
                     }
@@ -96,7 +96,7 @@ pub(super) async fn commit_step(
                     if !fresh {
                         touch_run(c, playbook, &reserved, run_id, last_run_seq)?;
                     }
-                    insert_events(c, playbook, &reserved, events)?;
+                    insert_events(c, playbook, &reserved, &events)?;
                 }
             }
             insert_work(c, pk, run_id, &reserved.now, &step.add_work)?;
@@ -121,14 +121,17 @@ pub(super) async fn start(
 ) -> Result<(Run, Vec<Event>)> {
     let (events, last_run_seq) = run_events(&new.run_id, events)?;
     let playbook = playbook.clone();
-    group
+    let events = Arc::new(events);
+    let written = events.clone();
+    let (run, reserved) = group
         .change(move |c| {
-            let reserved = reserve(c, &playbook, events.len())?;
+            let reserved = reserve(c, &playbook, written.len())?;
             let run = insert_run(c, &playbook, &reserved, &new, last_run_seq)?;
-            let events = insert_events(c, &playbook, &reserved, events)?;
-            Ok((run, events))
+            insert_events(c, &playbook, &reserved, &written)?;
+            Ok((run, reserved))
         })
-        .await
+        .await?;
+    Ok((run, recorded_events(owned(events), &reserved)))
 }
 
 pub(super) async fn record_events(
@@ -140,13 +143,17 @@ pub(super) async fn record_events(
     let (events, last_run_seq) = run_events(run_id, events)?;
     let playbook = playbook.clone();
     let run_id = run_id.to_owned();
-    group
+    let events = Arc::new(events);
+    let written = events.clone();
+    let reserved = group
         .change(move |c| {
-            let reserved = reserve(c, &playbook, events.len())?;
+            let reserved = reserve(c, &playbook, written.len())?;
             touch_run(c, &playbook, &reserved, &run_id, last_run_seq)?;
-            insert_events(c, &playbook, &reserved, events)
+            insert_events(c, &playbook, &reserved, &written)?;
+            Ok(reserved)
         })
-        .await
+        .await?;
+    Ok(recorded_events(owned(events), &reserved))
 }
 
 pub(super) async fn end(
@@ -160,14 +167,23 @@ pub(super) async fn end(
     let (events, last_run_seq) = run_events(run_id, events)?;
     let playbook = playbook.clone();
     let run_id = run_id.to_owned();
-    group
+    let events = Arc::new(events);
+    let written = events.clone();
+    let (run, reserved) = group
         .change(move |c| {
-            let reserved = reserve(c, &playbook, events.len())?;
+            let reserved = reserve(c, &playbook, written.len())?;
             let run = end_run_in(c, &playbook, &reserved, &run_id, &ending, last_run_seq)?;
-            let events = insert_events(c, &playbook, &reserved, events)?;
-            Ok((run, events))
+            insert_events(c, &playbook, &reserved, &written)?;
+            Ok((run, reserved))
         })
-        .await
+        .await?;
+    Ok((run, recorded_events(owned(events), &reserved)))
+}
+
+/// The events a change wrote, back from it: the group drops a change before answering it, so
+/// they are the caller's alone by then, and copied only if not.
+fn owned(events: Arc<Vec<NewEvent>>) -> Vec<NewEvent> {
+    Arc::try_unwrap(events).unwrap_or_else(|shared| shared.as_ref().clone())
 }
 
 /// `super::reserve_seqs`.
@@ -187,17 +203,17 @@ fn reserve(c: &Connection, playbook: &PlaybookRef, count: usize) -> Result<Reser
     })
 }
 
-/// `super::insert_events`, as `Sqlite::insert_events` inserts them.
+/// `super::insert_events`, as `Sqlite::insert_events` inserts them; the events as recorded
+/// are made by the caller (`recorded_events`), once the change is committed.
 fn insert_events(
     c: &Connection,
     playbook: &PlaybookRef,
     reserved: &Reserve,
-    events: Vec<NewEvent>,
-) -> Result<Vec<Event>> {
-    match write_events(c, reserved, &events) {
-        Ok(()) => Ok(recorded_events(events, reserved)),
+    events: &[NewEvent],
+) -> Result<()> {
+    match write_events(c, reserved, events) {
         Err(StoreError::Database(error)) => Err(event_insert_error(error, playbook)),
-        Err(other) => Err(other),
+        other => other,
     }
 }
 
