@@ -18,7 +18,7 @@ use sqlx::{AssertSqlSafe, Postgres, Row, Transaction};
 
 use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, migrations};
-use crate::sql::postgres_changes::{WholeRuns, bind_events};
+use crate::sql::postgres_changes::{WholeRuns, bind_events, whole_run_statement};
 use crate::sql::{Reserved, SqlStore};
 use crate::{NewEvent, Result, StoreError};
 
@@ -130,6 +130,7 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
     // sqlx's migrator holds an advisory lock while it runs: servers starting together
     // migrate once.
     migrations!("postgres").run(&pool).await?;
+    tokio::spawn(warm_pool(pool.clone()));
     tracing::info!("the PostgreSQL store is open");
     Ok(SqlStore {
         whole_runs: Some(WholeRuns::start(pool.clone())),
@@ -140,6 +141,47 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
         // Other servers change definitions on the same database.
         latest: None,
     })
+}
+
+/// Opens the connections the pool keeps and prepares on each the statements every run
+/// request makes (the whole-run statement, the definition read), in the background of a
+/// store that is already serving.
+///
+/// Why: a connection's first use of a statement costs PostgreSQL a parse and a plan, and its
+/// first read of each table and index the loading of their descriptions into the backend's
+/// caches; the first burst of concurrent runs after a start opened the pool's connections and
+/// met all of that at once, and ran at about 0.8 of the next burst. In the background, because
+/// a server that waits for ten connections before it listens starts late behind a slow link.
+/// Best effort: a statement not prepared here is prepared on first use, as before; the pool
+/// closes connections idle for long (sqlx's idle timeout), and those it opens again warm as
+/// they are used.
+async fn warm_pool(pool: PgPool) {
+    use sqlx::{Executor, SqlSafeStr};
+    let mut held = Vec::new();
+    for _ in 0..CONNECTIONS_MAX {
+        match pool.try_acquire() {
+            Some(connection) => held.push(connection),
+            None if pool.size() < CONNECTIONS_MAX => match pool.acquire().await {
+                Ok(connection) => held.push(connection),
+                Err(error) => {
+                    tracing::debug!(%error, "the pool was not warmed whole");
+                    break;
+                }
+            },
+            // Every connection is in use: the store is warming itself.
+            None => break,
+        }
+    }
+    for connection in &mut held {
+        for statement in [whole_run_statement(), crate::sql::DEFINITION_AT] {
+            if let Err(error) = connection
+                .prepare(AssertSqlSafe(statement).into_sql_str())
+                .await
+            {
+                tracing::debug!(%error, "a statement was not prepared ahead");
+            }
+        }
+    }
 }
 
 fn connect_options(url: &str) -> Result<PgConnectOptions> {
@@ -154,6 +196,10 @@ fn connect_options(url: &str) -> Result<PgConnectOptions> {
 /// `search_path` set to the new schema `t_<unix seconds>_<random>`. For tests only (the store's
 /// and the server's): schemas older than a day are dropped when a new one is made.
 pub async fn open_postgres_isolated(url: &str) -> Result<Arc<dyn crate::Store>> {
+    Ok(Arc::new(open_isolated(url).await?))
+}
+
+async fn open_isolated(url: &str) -> Result<SqlStore<Postgres>> {
     let options = connect_options(url)?;
     let now_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -169,8 +215,7 @@ pub async fn open_postgres_isolated(url: &str) -> Result<Arc<dyn crate::Store>> 
         .execute(&admin)
         .await?;
     admin.close().await;
-    let store = open_with(options.options([("search_path", schema.as_str())])).await?;
-    Ok(Arc::new(store))
+    open_with(options.options([("search_path", schema.as_str())])).await
 }
 
 /// Drops the schemas of isolated stores made more than `ISOLATED_SCHEMA_AGE_MAX_S` ago.
@@ -236,7 +281,49 @@ fn stored_time(time: DateTime<Utc>) -> DateTime<Utc> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, Instant};
+
     use super::*;
+
+    /// A store opened on PostgreSQL opens its pool's connections after it opened, without
+    /// waiting for them, and prepares the whole-run statement and the definition read on
+    /// each: moments later every connection is open and holds them.
+    #[tokio::test]
+    async fn the_pool_opens_and_prepares_in_the_background() {
+        let Ok(url) = std::env::var("AUTO_TEST_POSTGRES") else {
+            eprintln!("skipped: AUTO_TEST_POSTGRES holds no database URL");
+            return;
+        };
+        let store = open_isolated(&url).await.unwrap();
+        let pool = &store.writer;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while pool.size() < CONNECTIONS_MAX || pool.num_idle() < CONNECTIONS_MAX as usize {
+            assert!(
+                Instant::now() < deadline,
+                "{} connections, {} idle",
+                pool.size(),
+                pool.num_idle()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut held = Vec::new();
+        for _ in 0..CONNECTIONS_MAX {
+            held.push(pool.acquire().await.unwrap());
+        }
+        for connection in &mut held {
+            let prepared: Vec<String> =
+                sqlx::query_scalar("SELECT statement FROM pg_prepared_statements")
+                    .fetch_all(&mut **connection)
+                    .await
+                    .unwrap();
+            for statement in [whole_run_statement(), crate::sql::DEFINITION_AT] {
+                assert!(
+                    prepared.iter().any(|text| text == statement),
+                    "not prepared: {statement}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn only_isolated_schema_names_are_read_as_such() {

@@ -125,6 +125,15 @@ pub(crate) fn reserve_read_sql<D: Dialect>() -> String {
         D::NOW
     )
 }
+/// A definition's version `$5` (its latest when `$5` is null) by the playbook `$1`/`$2`, its
+/// type `$3` and its name `$4`: every run request reads it.
+pub(crate) const DEFINITION_AT: &str = concat!(
+    definition_columns!(),
+    " JOIN playbooks p ON p.pk = d.playbook_pk \
+     WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4 \
+     AND v.version = COALESCE($5, d.latest_version)"
+);
+
 pub(crate) const RESERVE_KEEP: &str = "UPDATE playbooks SET last_seq = $2 WHERE pk = $1";
 
 /// The first of the `count` seqs a change took, from the `last_seq` it raised.
@@ -261,18 +270,13 @@ impl<D: Dialect> SqlStore<D> {
         key: &DefinitionKey,
         version: Option<i64>,
     ) -> Result<Option<DefinitionVersion>> {
-        sql::<D>(concat!(
-            definition_columns!(),
-            " JOIN playbooks p ON p.pk = d.playbook_pk \
-             WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4 \
-             AND v.version = COALESCE($5, d.latest_version)"
-        ))
-        .bind_playbook(playbook)
-        .bind(key.def_type.as_str())
-        .bind(key.name.as_str())
-        .bind(version)
-        .fetch_optional_as(&self.reader, definition_from_row)
-        .await
+        sql::<D>(DEFINITION_AT)
+            .bind_playbook(playbook)
+            .bind(key.def_type.as_str())
+            .bind(key.name.as_str())
+            .bind(version)
+            .fetch_optional_as(&self.reader, definition_from_row)
+            .await
     }
 
     async fn create_playbook_in(

@@ -48,6 +48,11 @@ static WHOLE_RUN_SQL: LazyLock<String> = LazyLock::new(whole_run_sql);
 /// `$4`-`$25` the runs' columns as arrays; `$26`-`$35` the events' as arrays, in order;
 /// `$36`-`$39` the work the runs' endings add to their parents; `$40` the ids of the runs the
 /// changes are of. It returns those runs as recorded, and no row when there is no such playbook.
+/// The text of the whole-run statement, for the connections that prepare it ahead.
+pub(crate) fn whole_run_statement() -> &'static str {
+    WHOLE_RUN_SQL.as_str()
+}
+
 fn whole_run_sql() -> String {
     format!(
         concat!(
