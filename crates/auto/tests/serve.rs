@@ -76,6 +76,31 @@ fn a_second_server_on_the_same_file_is_refused_and_sigterm_stops_cleanly() {
     assert!(wait_exit(again, Duration::from_secs(30)).status.success());
 }
 
+/// The server runs without transparent huge pages (the kernel's own account of the process
+/// says so): a first burst of requests otherwise zeroes a fresh 2 MiB page for each new
+/// thread's heap.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_server_runs_without_transparent_huge_pages() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let port = free_port();
+    let server = serve(dir.path(), port);
+    wait_for_file(&dir.path().join("auto.db"));
+    wait_healthy(port);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.id()))
+        .expect("the process's status");
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("THP_enabled:"))
+        .unwrap_or_else(|| panic!("no THP_enabled line in {status}"));
+    assert_eq!(line.split_whitespace().nth(1), Some("0"), "{line}");
+    let mut server = server;
+    server.kill().expect("the server stops");
+    let output = server.wait_with_output().expect("the server's output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("huge pages"), "{stderr}");
+}
+
 #[test]
 fn no_keys_means_loopback_only() {
     let dir = tempfile::tempdir().expect("a directory");
