@@ -478,7 +478,7 @@ pub(crate) fn check_close_status(close: &crate::RequestClose, request_id: &str) 
 
 /// The names of the store's migrations, in order: the same on both databases, each written in
 /// the database's own SQL in `migrations/<database>/`.
-const MIGRATION_NAMES: [&str; 14] = [
+const MIGRATION_NAMES: [&str; 15] = [
     "the store",
     "runs",
     "workflows",
@@ -493,6 +493,7 @@ const MIGRATION_NAMES: [&str; 14] = [
     "lean indexes",
     "views",
     "type index condition",
+    "lean events",
 ];
 
 /// The store's migrations from one database's folder (`sqlite` or `postgres`), compiled in.
@@ -529,6 +530,7 @@ macro_rules! migration_sources {
                 $folder,
                 "/0014_type_index_condition.sql"
             )),
+            include_str!(concat!("../migrations/", $folder, "/0015_lean_events.sql")),
         ]
     };
 }
@@ -554,4 +556,18 @@ pub(crate) fn migrator(sources: &[&'static str]) -> sqlx::migrate::Migrator {
         })
         .collect();
     Migrator::with_migrations(migrations)
+}
+
+/// The source of a run's own events.
+pub(crate) fn run_source(run_id: &str) -> String {
+    format!("/runs/{run_id}")
+}
+
+/// Whether `source` is the run `run_id`'s own, which the store keeps as NULL.
+pub(crate) fn is_run_source(source: &str, run_id: Option<&str>) -> bool {
+    run_id.is_some_and(|run_id| {
+        source
+            .strip_prefix("/runs/")
+            .is_some_and(|rest| rest == run_id)
+    })
 }

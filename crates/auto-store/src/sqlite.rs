@@ -19,7 +19,7 @@ use sqlx::sqlite::{
 use sqlx::{Row, Sqlite, Transaction};
 
 use crate::dialect::{Dialect, Engine, StoredTime};
-use crate::shared::{deep_json, migrations};
+use crate::shared::{deep_json, is_run_source, migrations};
 use crate::sql::{Opener, RawGroup, Reserved, SqlStore};
 use crate::{NewEvent, Result, StoreError};
 
@@ -291,7 +291,8 @@ fn format_time(time: DateTime<Utc>) -> String {
 pub(crate) struct EventInput<'a> {
     pub(crate) id: &'a str,
     pub(crate) r#type: &'a str,
-    pub(crate) source: &'a str,
+    /// `None` for the run's own source (kept as NULL, migration 0015).
+    pub(crate) source: Option<&'a str>,
     pub(crate) subject: Option<&'a str>,
     pub(crate) time: Option<String>,
     pub(crate) datacontenttype: Option<&'a str>,
@@ -309,7 +310,8 @@ pub(crate) fn event_inputs(events: &[NewEvent]) -> Result<Vec<EventInput<'_>>, s
             Ok(EventInput {
                 id: &event.id,
                 r#type: &event.event_type,
-                source: &event.source,
+                source: (!is_run_source(&event.source, event.run_id.as_deref()))
+                    .then_some(event.source.as_str()),
                 subject: event.subject.as_deref(),
                 time: event.time.map(format_time),
                 datacontenttype: event.datacontenttype.as_deref(),
@@ -350,7 +352,7 @@ macro_rules! insert_events_into {
 /// extensions, run_id, run_seq, and the change's time.
 pub(crate) const INSERT_EVENT: &str = concat!(
     insert_events_into!(),
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, COALESCE(?7, ?13), ?8, ?9, ?10, ?11, ?12, ?13)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
 );
 
 /// The start of an insert of events, for the statements put together at run time.
@@ -362,7 +364,7 @@ pub(crate) const INSERT_EVENT_BATCH: &str = concat!(
     insert_events_into!(),
     " SELECT ?1, ?2 + j.key, j.value ->> '$.id', j.value ->> '$.type', \
     j.value ->> '$.source', j.value ->> '$.subject', \
-    COALESCE(j.value ->> '$.time', ?3), j.value ->> '$.datacontenttype', \
+    j.value ->> '$.time', j.value ->> '$.datacontenttype', \
     j.value ->> '$.data', j.value ->> '$.extensions', j.value ->> '$.run_id', \
     j.value ->> '$.run_seq', ?3 \
     FROM json_each(?4) AS j ORDER BY j.key"
@@ -436,6 +438,142 @@ mod tests {
             assert_eq!(local.nanosecond() % 1_000_000, 0, "{local}");
             assert_eq!(String::from_time(local).to_time().unwrap(), local);
         }
+    }
+
+    /// Events an earlier version kept whole read the same once this version has made the table
+    /// lean (migration 0015): a run's own source and a time equal to the recording's are kept as
+    /// NULL, any other kept as it was, and the indexes answer as before.
+    #[tokio::test]
+    async fn events_kept_whole_before_read_the_same_once_lean() {
+        use crate::{EventFilter, PlaybookRef, Store};
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("auto.db").display());
+        let options = SqliteConnectOptions::from_str(&url)
+            .unwrap()
+            .create_if_missing(true);
+        let earlier = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        let sources = migration_sources!("sqlite");
+        migrator(&sources[..14]).run(&earlier).await.unwrap();
+        sqlx::raw_sql(
+            "INSERT INTO orgs (id, created_at) VALUES ('acme', '2026-01-01T00:00:00.000Z');
+             INSERT INTO playbooks (pk, org, id, created_at, last_seq)
+                 VALUES (1, 'acme', 'support', '2026-01-01T00:00:00.000Z', 3);
+             INSERT INTO events (playbook_pk, seq, id, type, source, subject, time,
+                                 datacontenttype, data, extensions, run_id, run_seq, recorded_at)
+             VALUES
+                 (1, 1, 'e1', 'run_started', '/runs/r1', 'workflow/w',
+                  '2026-01-01T00:00:01.000Z', NULL, NULL, '{}', 'r1', 1,
+                  '2026-01-01T00:00:01.000Z'),
+                 (1, 2, 'e2', 'order.placed', '/shop', NULL,
+                  '2025-12-31T23:00:00.000Z', 'application/json', '{\"n\":1}', '{}', NULL, NULL,
+                  '2026-01-01T00:00:02.000Z'),
+                 (1, 3, 'e3', 'run_cancel_requested', '/runs/r1x', NULL,
+                  '2026-01-01T00:00:03.000Z', NULL, NULL, '{}', 'r1', NULL,
+                  '2026-01-01T00:00:03.000Z');",
+        )
+        .execute(&earlier)
+        .await
+        .unwrap();
+        earlier.close().await;
+
+        let store = open(&url).await.unwrap();
+        let kept: Vec<(Option<String>, Option<String>)> =
+            sqlx::query_as("SELECT source, time FROM events ORDER BY seq")
+                .fetch_all(&store.reader)
+                .await
+                .unwrap();
+        assert_eq!(
+            kept,
+            [
+                (None, None),
+                (
+                    Some("/shop".to_owned()),
+                    Some("2025-12-31T23:00:00.000Z".to_owned())
+                ),
+                (Some("/runs/r1x".to_owned()), None),
+            ]
+        );
+        let playbook = PlaybookRef::new("acme", "support");
+        let events = store
+            .list_events(&playbook, &EventFilter::default())
+            .await
+            .unwrap();
+        let read: Vec<(&str, String, String)> = events
+            .iter()
+            .map(|event| {
+                (
+                    event.id.as_str(),
+                    event.source.clone(),
+                    String::from_time(event.time),
+                )
+            })
+            .collect();
+        assert_eq!(
+            read,
+            [
+                ("e1", "/runs/r1".into(), "2026-01-01T00:00:01.000Z".into()),
+                ("e2", "/shop".into(), "2025-12-31T23:00:00.000Z".into()),
+                ("e3", "/runs/r1x".into(), "2026-01-01T00:00:03.000Z".into()),
+            ]
+        );
+        let of_run = EventFilter {
+            run_id: Some("r1".into()),
+            ..EventFilter::default()
+        };
+        let ids: Vec<String> = store
+            .list_events(&playbook, &of_run)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|event| event.id)
+            .collect();
+        assert_eq!(ids, ["e1", "e3"]);
+        let taken = sqlx::query(
+            "INSERT INTO events (playbook_pk, seq, id, type, extensions, recorded_at)
+             VALUES (1, 4, 'e2', 't', '{}', '2026-01-01T00:00:04.000Z')",
+        )
+        .execute(&store.writer)
+        .await
+        .unwrap_err();
+        assert!(
+            taken.to_string().contains("events.playbook_pk, events.id"),
+            "{taken}"
+        );
+
+        // A run's events written now go in lean, and read back whole.
+        let mut started = crate::NewEvent::new("e5", "run_started", "/runs/r2");
+        started.run_seq = Some(1);
+        let mut elsewhere = crate::NewEvent::new("e6", "note", "/elsewhere");
+        elsewhere.run_seq = Some(2);
+        let new = crate::NewRun::new(
+            "r2",
+            crate::DefinitionKey::new("workflow", "w"),
+            1,
+            serde_json::json!({}),
+            "local",
+        );
+        let (_, recorded) = store
+            .start_run(&playbook, new, vec![started, elsewhere])
+            .await
+            .unwrap();
+        let kept: Vec<(Option<String>, Option<String>)> =
+            sqlx::query_as("SELECT source, time FROM events WHERE run_id = 'r2' ORDER BY seq")
+                .fetch_all(&store.reader)
+                .await
+                .unwrap();
+        assert_eq!(kept, [(None, None), (Some("/elsewhere".to_owned()), None)]);
+        let of_run = EventFilter {
+            run_id: Some("r2".into()),
+            ..EventFilter::default()
+        };
+        let read = store.list_events(&playbook, &of_run).await.unwrap();
+        assert_eq!(read, recorded);
+        assert_eq!(read[0].source, "/runs/r2");
+        assert_eq!(read[0].time, read[0].recorded_at);
     }
 
     /// A work item an earlier version kept as JSON text reads, once the store is opened by this

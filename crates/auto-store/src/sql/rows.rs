@@ -62,19 +62,33 @@ pub(crate) fn event_from_row<D: Dialect>(row: &SqlRow<D>) -> Result<Event> {
             )));
         }
     };
+    // A source and a time kept as NULL are the run's own and the time of recording
+    // (migration 0015).
+    let run_id: Option<String> = row.get("run_id")?;
+    let recorded_at = row.time("recorded_at")?;
+    let source = match (row.get::<Option<String>>("source")?, &run_id) {
+        (Some(source), _) => source,
+        (None, Some(run_id)) => crate::shared::run_source(run_id),
+        (None, None) => {
+            return Err(StoreError::Corrupt(
+                "an event without a run has no source".into(),
+            ));
+        }
+    };
+    let time = row.optional_time("time")?.unwrap_or(recorded_at);
     Ok(Event {
         seq: row.get("seq")?,
         id: row.get("id")?,
         event_type: row.get("type")?,
-        source: row.get("source")?,
+        source,
         subject: row.get("subject")?,
-        time: row.time("time")?,
+        time,
         datacontenttype: row.get("datacontenttype")?,
         data: row.optional_json("data", "an event's data")?,
         extensions,
-        run_id: row.get("run_id")?,
+        run_id,
         run_seq: row.get("run_seq")?,
-        recorded_at: row.time("recorded_at")?,
+        recorded_at,
     })
 }
 
@@ -344,6 +358,10 @@ mod tests {
         for (migration, condition) in [
             (
                 include_str!("../../migrations/sqlite/0014_type_index_condition.sql"),
+                &sqlite,
+            ),
+            (
+                include_str!("../../migrations/sqlite/0015_lean_events.sql"),
                 &sqlite,
             ),
             (

@@ -270,7 +270,7 @@ fn event_batch(waiting: usize) -> (&'static str, usize) {
                     .map(|row| {
                         let p = |n: usize| format!("?{}", row * EVENT_COLUMNS + n);
                         format!(
-                            "({}, {}, {}, {}, {}, {}, COALESCE({}, {}), {}, {}, {}, {}, {}, {})",
+                            "({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})",
                             p(1),
                             p(2),
                             p(3),
@@ -278,7 +278,6 @@ fn event_batch(waiting: usize) -> (&'static str, usize) {
                             p(5),
                             p(6),
                             p(7),
-                            p(13),
                             p(8),
                             p(9),
                             p(10),
