@@ -74,7 +74,7 @@ impl Dialect for Postgres {
         let query = sqlx::query(
             "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, datacontenttype, \
              data, extensions, run_id, run_seq, recorded_at) \
-             SELECT $1, $2 + t.ord - 1, t.id, t.type, t.source, t.subject, COALESCE(t.time, $3), \
+             SELECT $1, $2 + t.ord - 1, t.id, t.type, t.source, t.subject, t.time, \
              t.datacontenttype, t.data, t.extensions, t.run_id, t.run_seq, $3 \
              FROM UNNEST($4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], \
              $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::int8[]) WITH ORDINALITY \
@@ -284,6 +284,52 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
+
+    /// A run's own source and an unstated time are kept as NULL and read back whole; any
+    /// other source is kept as it is (migration 0015).
+    #[tokio::test]
+    async fn a_runs_events_are_kept_lean() {
+        use crate::{DefinitionKey, EventFilter, NewEvent, NewRun, PlaybookRef, Store};
+        let Ok(url) = std::env::var("AUTO_TEST_POSTGRES") else {
+            eprintln!("skipped: AUTO_TEST_POSTGRES holds no database URL");
+            return;
+        };
+        let store = open_isolated(&url).await.unwrap();
+        store.create_org("acme", None).await.unwrap();
+        store
+            .create_playbook("acme", "support", None)
+            .await
+            .unwrap();
+        let playbook = PlaybookRef::new("acme", "support");
+        let mut started = NewEvent::new("e1", "run_started", "/runs/r1");
+        started.run_seq = Some(1);
+        let mut elsewhere = NewEvent::new("e2", "note", "/elsewhere");
+        elsewhere.run_seq = Some(2);
+        let new = NewRun::new(
+            "r1",
+            DefinitionKey::new("workflow", "w"),
+            1,
+            serde_json::json!({}),
+            "local",
+        );
+        let (_, recorded) = store
+            .start_run(&playbook, new, vec![started, elsewhere])
+            .await
+            .unwrap();
+        let kept: Vec<(Option<String>, Option<DateTime<Utc>>)> =
+            sqlx::query_as("SELECT source, time FROM events ORDER BY seq")
+                .fetch_all(&store.reader)
+                .await
+                .unwrap();
+        assert_eq!(kept, [(None, None), (Some("/elsewhere".to_owned()), None)]);
+        let read = store
+            .list_events(&playbook, &EventFilter::default())
+            .await
+            .unwrap();
+        assert_eq!(read, recorded);
+        assert_eq!(read[0].source, "/runs/r1");
+        assert_eq!(read[0].time, read[0].recorded_at);
+    }
 
     /// A store opened on PostgreSQL opens its pool's connections after it opened, without
     /// waiting for them, and prepares the whole-run statement and the definition read on

@@ -1,4 +1,6 @@
--- An event's `source` and `time` may be NULL, read back as its run's own source
--- (`/runs/<run_id>`) and the time it was recorded (`rows::event_from_row`), as on SQLite, where
--- the store writes them so. Here the store still writes them whole; the rows stay as they are.
+-- An event that says nothing the row does not say already is not written twice: a `source`
+-- that is its run's own (`/runs/<run_id>`) and a `time` the caller did not give (the time it
+-- was recorded) are kept as NULL, and the store reads them back as those
+-- (`rows::event_from_row`), as on SQLite. The rows written before stay whole, which reads the
+-- same; only the NOT NULLs go.
 ALTER TABLE events ALTER COLUMN source DROP NOT NULL, ALTER COLUMN time DROP NOT NULL;

@@ -38,7 +38,7 @@ use super::rows::run_from_row;
 use super::runs::run_taken;
 use super::{WholeRun, seq_count};
 use crate::dialect::SqlRow;
-use crate::shared::{event_insert_error, playbook_not_found, run_columns};
+use crate::shared::{event_insert_error, is_run_source, playbook_not_found, run_columns};
 use crate::{NewEvent, NewRun, NewWork, PlaybookRef, Result, Run, RunEnding, StoreError};
 
 /// The statement of [`record`], put together once.
@@ -82,7 +82,7 @@ fn whole_run_sql() -> String {
              e AS (INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, \
              datacontenttype, data, extensions, run_id, run_seq, recorded_at) \
              SELECT s.pk, s.before + t.ord, t.id, t.type, t.source, t.subject, \
-             COALESCE(t.time, s.now), t.datacontenttype, t.data, t.extensions, t.run_id, \
+             t.time, t.datacontenttype, t.data, t.extensions, t.run_id, \
              t.run_seq, s.now \
              FROM s, UNNEST($26::text[], $27::text[], $28::text[], $29::text[], \
              $30::timestamptz[], $31::text[], $32::jsonb[], $33::jsonb[], $34::text[], \
@@ -352,7 +352,14 @@ pub(crate) fn bind_events<'q>(query: PgQuery<'q>, events: &[&'q NewEvent]) -> Pg
         .iter()
         .map(|event| event.event_type.as_str())
         .collect();
-    let sources: Vec<&str> = events.iter().map(|event| event.source.as_str()).collect();
+    // A run's own source and an unstated time are kept as NULL (migration 0015).
+    let sources: Vec<Option<&str>> = events
+        .iter()
+        .map(|event| {
+            (!is_run_source(&event.source, event.run_id.as_deref()))
+                .then_some(event.source.as_str())
+        })
+        .collect();
     let subjects: Vec<Option<&str>> = events
         .iter()
         .map(|event| event.subject.as_deref())
