@@ -289,7 +289,7 @@ mod tests {
     /// other source is kept as it is (migration 0015).
     #[tokio::test]
     async fn a_runs_events_are_kept_lean() {
-        use crate::{DefinitionKey, EventFilter, NewEvent, NewRun, PlaybookRef, Store};
+        use crate::{EventFilter, PlaybookRef, Store};
         let Ok(url) = std::env::var("AUTO_TEST_POSTGRES") else {
             eprintln!("skipped: AUTO_TEST_POSTGRES holds no database URL");
             return;
@@ -301,21 +301,8 @@ mod tests {
             .await
             .unwrap();
         let playbook = PlaybookRef::new("acme", "support");
-        let mut started = NewEvent::new("e1", "run_started", "/runs/r1");
-        started.run_seq = Some(1);
-        let mut elsewhere = NewEvent::new("e2", "note", "/elsewhere");
-        elsewhere.run_seq = Some(2);
-        let new = NewRun::new(
-            "r1",
-            DefinitionKey::new("workflow", "w"),
-            1,
-            serde_json::json!({}),
-            "local",
-        );
-        let (_, recorded) = store
-            .start_run(&playbook, new, vec![started, elsewhere])
-            .await
-            .unwrap();
+        let recorded =
+            crate::shared::start_with_two_events(&store, &playbook, "r1", ["e1", "e2"]).await;
         let kept: Vec<(Option<String>, Option<DateTime<Utc>>)> =
             sqlx::query_as("SELECT source, time FROM events ORDER BY seq")
                 .fetch_all(&store.reader)

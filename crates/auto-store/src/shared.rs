@@ -571,3 +571,30 @@ pub(crate) fn is_run_source(source: &str, run_id: Option<&str>) -> bool {
             .is_some_and(|rest| rest == run_id)
     })
 }
+
+/// A run `run_id` of the workflow `w` started with two events of ids `ids`: its `run_started`
+/// from the run's own source, and a note from `/elsewhere`; neither gives a time.
+#[cfg(test)]
+pub(crate) async fn start_with_two_events(
+    store: &dyn crate::Store,
+    playbook: &PlaybookRef,
+    run_id: &str,
+    ids: [&str; 2],
+) -> Vec<crate::Event> {
+    let mut started = NewEvent::new(ids[0], "run_started", run_source(run_id));
+    started.run_seq = Some(1);
+    let mut elsewhere = NewEvent::new(ids[1], "note", "/elsewhere");
+    elsewhere.run_seq = Some(2);
+    let new = crate::NewRun::new(
+        run_id,
+        crate::DefinitionKey::new("workflow", "w"),
+        1,
+        serde_json::json!({}),
+        "local",
+    );
+    store
+        .start_run(playbook, new, vec![started, elsewhere])
+        .await
+        .unwrap()
+        .1
+}

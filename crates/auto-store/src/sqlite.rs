@@ -440,6 +440,26 @@ mod tests {
         }
     }
 
+    /// A file at `url` as an earlier version left it: the first `migrations` of this one run
+    /// (foreign keys off, as a file's rows may be put in out of order here).
+    async fn earlier_file(url: &str, migrations: usize) -> SqlitePool {
+        let options = SqliteConnectOptions::from_str(url)
+            .unwrap()
+            .create_if_missing(true)
+            .foreign_keys(false);
+        let earlier = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        let sources = migration_sources!("sqlite");
+        migrator(&sources[..migrations])
+            .run(&earlier)
+            .await
+            .unwrap();
+        earlier
+    }
+
     /// Events an earlier version kept whole read the same once this version has made the table
     /// lean (migration 0015): a run's own source and a time equal to the recording's are kept as
     /// NULL, any other kept as it was, and the indexes answer as before.
@@ -448,16 +468,7 @@ mod tests {
         use crate::{EventFilter, PlaybookRef, Store};
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("auto.db").display());
-        let options = SqliteConnectOptions::from_str(&url)
-            .unwrap()
-            .create_if_missing(true);
-        let earlier = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options)
-            .await
-            .unwrap();
-        let sources = migration_sources!("sqlite");
-        migrator(&sources[..14]).run(&earlier).await.unwrap();
+        let earlier = earlier_file(&url, 14).await;
         sqlx::raw_sql(
             "INSERT INTO orgs (id, created_at) VALUES ('acme', '2026-01-01T00:00:00.000Z');
              INSERT INTO playbooks (pk, org, id, created_at, last_seq)
@@ -545,21 +556,8 @@ mod tests {
         );
 
         // A run's events written now go in lean, and read back whole.
-        let mut started = crate::NewEvent::new("e5", "run_started", "/runs/r2");
-        started.run_seq = Some(1);
-        let mut elsewhere = crate::NewEvent::new("e6", "note", "/elsewhere");
-        elsewhere.run_seq = Some(2);
-        let new = crate::NewRun::new(
-            "r2",
-            crate::DefinitionKey::new("workflow", "w"),
-            1,
-            serde_json::json!({}),
-            "local",
-        );
-        let (_, recorded) = store
-            .start_run(&playbook, new, vec![started, elsewhere])
-            .await
-            .unwrap();
+        let recorded =
+            crate::shared::start_with_two_events(&store, &playbook, "r2", ["e5", "e6"]).await;
         let kept: Vec<(Option<String>, Option<String>)> =
             sqlx::query_as("SELECT source, time FROM events WHERE run_id = 'r2' ORDER BY seq")
                 .fetch_all(&store.reader)
@@ -582,17 +580,7 @@ mod tests {
     async fn work_kept_as_json_before_reads_as_its_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("auto.db").display());
-        let options = SqliteConnectOptions::from_str(&url)
-            .unwrap()
-            .create_if_missing(true)
-            .foreign_keys(false);
-        let earlier = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options)
-            .await
-            .unwrap();
-        let sources = migration_sources!("sqlite");
-        migrator(&sources[..10]).run(&earlier).await.unwrap();
+        let earlier = earlier_file(&url, 10).await;
         let payload = r#"{"input":"timer","timer_id":"wait:/do/0#1"}"#;
         sqlx::query(
             "INSERT INTO work (playbook_pk, run_id, key, due_at, payload, ordered) \

@@ -308,6 +308,19 @@ mod tests {
 
     use super::*;
 
+    /// sqlx's one connection to a new file in WAL mode at `path`.
+    async fn wal_file(path: &std::path::Path) -> sqlx::SqlitePool {
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .unwrap()
+            .create_if_missing(true)
+            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
+        SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap()
+    }
+
     /// A group takes every change waiting up to `GROUP_CHANGES_MAX`: that many go in one, and
     /// of one more, the last goes in the next group.
     #[tokio::test]
@@ -407,15 +420,7 @@ mod tests {
     async fn a_group_is_made_again_in_savepoints_only_when_a_change_fails() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
-        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
-            .unwrap()
-            .create_if_missing(true)
-            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options)
-            .await
-            .unwrap();
+        let pool = wal_file(&path).await;
         sqlx::query("CREATE TABLE t (x INTEGER PRIMARY KEY)")
             .execute(&pool)
             .await
@@ -472,15 +477,7 @@ mod tests {
     async fn the_writer_keeps_its_connection_until_a_fault() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
-        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
-            .unwrap()
-            .create_if_missing(true)
-            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options)
-            .await
-            .unwrap();
+        let pool = wal_file(&path).await;
         let opener: Opener = Box::new(move || rusqlite::Connection::open(&path));
         let group = RawGroup::start(pool, opener);
         let marked = |connection: &rusqlite::Connection| -> Result<bool> {
