@@ -248,13 +248,18 @@ async function newPage() {
     const u = new URL(r.url());
     if (u.pathname.startsWith('/v1/') || u.pathname.includes('/assets/')) page.requests.push({ path: u.pathname + u.search, auth: r.headers()['authorization'] || '' });
   });
-  page.on('response', async (r) => {
+  // An answer is listed as it arrives, so that no check that follows misses it; a refusal's body
+  // comes later (`ready`), and a check that reads it waits for it.
+  page.on('response', (r) => {
     const u = new URL(r.url());
     if (!u.pathname.startsWith('/v1/')) return;
     const entry = { path: u.pathname + u.search, status: r.status() };
-    if (r.status() >= 400) {
-      try { entry.body = await r.json(); } catch { /* not JSON */ }
-    }
+    Object.defineProperty(entry, 'ready', {
+      enumerable: false,
+      value: r.status() >= 400
+        ? r.json().then((body) => { entry.body = body; }, () => { /* not JSON */ })
+        : Promise.resolve(),
+    });
     page.answers.push(entry);
   });
   return page;
@@ -304,6 +309,7 @@ async function main() {
     await page.goto(`${P}/runs`);
     await page.waitForSelector('#key', { timeout: 10000 });
     const me = page.answers.find((a) => a.path === '/v1/me');
+    await me?.ready;
     if (!me || me.status !== 401 || me.body?.kind !== 'unauthenticated') throw new Error(`the Studio's /v1/me was answered ${JSON.stringify(me)}`);
     const text = await page.locator('.key-card').innerText();
     if (!/needs a key/.test(text)) throw new Error(`the prompt reads ${JSON.stringify(text)}`);
