@@ -204,10 +204,20 @@ pub fn code(output: &Output) -> i32 {
     output.status.code().expect("an exit code")
 }
 
-/// A loopback port free when asked (another process may take it before the server binds it).
+/// A loopback port free when asked (another process may take it before the server binds it),
+/// and never one given before in this test binary: the kernel may hand a port it just freed to
+/// the next bind, so two tests that run at once could otherwise start their servers on one
+/// port, and one would talk to the other's (a reset answer, a server that never started).
 pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-    listener.local_addr().expect("an address").port()
+    static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    loop {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let port = listener.local_addr().expect("an address").port();
+        if GIVEN.lock().expect("the ports given").insert(port) {
+            return port;
+        }
+    }
 }
 
 /// Waits for `child` to exit within `within`, and gives its output; kills it and fails if not.
