@@ -285,16 +285,24 @@ mod tests {
 
     use super::*;
 
+    /// A store in a schema of its own on the database `AUTO_TEST_POSTGRES` names; `None`, said
+    /// so, without it.
+    async fn isolated() -> Option<SqlStore<Postgres>> {
+        let Ok(url) = std::env::var("AUTO_TEST_POSTGRES") else {
+            eprintln!("skipped: AUTO_TEST_POSTGRES holds no database URL");
+            return None;
+        };
+        Some(open_isolated(&url).await.unwrap())
+    }
+
     /// A run's own source and an unstated time are kept as NULL and read back whole; any
     /// other source is kept as it is (migration 0015).
     #[tokio::test]
     async fn a_runs_events_are_kept_lean() {
         use crate::{EventFilter, PlaybookRef, Store};
-        let Ok(url) = std::env::var("AUTO_TEST_POSTGRES") else {
-            eprintln!("skipped: AUTO_TEST_POSTGRES holds no database URL");
+        let Some(store) = isolated().await else {
             return;
         };
-        let store = open_isolated(&url).await.unwrap();
         store.create_org("acme", None).await.unwrap();
         store
             .create_playbook("acme", "support", None)
@@ -323,11 +331,9 @@ mod tests {
     /// each: moments later every connection is open and holds them.
     #[tokio::test]
     async fn the_pool_opens_and_prepares_in_the_background() {
-        let Ok(url) = std::env::var("AUTO_TEST_POSTGRES") else {
-            eprintln!("skipped: AUTO_TEST_POSTGRES holds no database URL");
+        let Some(store) = isolated().await else {
             return;
         };
-        let store = open_isolated(&url).await.unwrap();
         let pool = &store.writer;
         let deadline = Instant::now() + Duration::from_secs(20);
         while pool.size() < CONNECTIONS_MAX || pool.num_idle() < CONNECTIONS_MAX as usize {

@@ -563,13 +563,16 @@ pub(crate) fn run_source(run_id: &str) -> String {
     format!("/runs/{run_id}")
 }
 
-/// Whether `source` is the run `run_id`'s own, which the store keeps as NULL.
-pub(crate) fn is_run_source(source: &str, run_id: Option<&str>) -> bool {
-    run_id.is_some_and(|run_id| {
-        source
+/// The source the store keeps for `event`: none when it is its run's own, which reads back as
+/// [`run_source`] (migration 0015).
+pub(crate) fn kept_source(event: &NewEvent) -> Option<&str> {
+    let own = event.run_id.as_deref().is_some_and(|run_id| {
+        event
+            .source
             .strip_prefix("/runs/")
             .is_some_and(|rest| rest == run_id)
-    })
+    });
+    (!own).then_some(event.source.as_str())
 }
 
 /// A run `run_id` of the workflow `w` started with two events of ids `ids`: its `run_started`

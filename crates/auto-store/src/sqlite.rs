@@ -19,7 +19,7 @@ use sqlx::sqlite::{
 use sqlx::{Row, Sqlite, Transaction};
 
 use crate::dialect::{Dialect, Engine, StoredTime};
-use crate::shared::{deep_json, is_run_source, migrations};
+use crate::shared::{deep_json, kept_source, migrations};
 use crate::sql::{Opener, RawGroup, Reserved, SqlStore};
 use crate::{NewEvent, Result, StoreError};
 
@@ -310,8 +310,7 @@ pub(crate) fn event_inputs(events: &[NewEvent]) -> Result<Vec<EventInput<'_>>, s
             Ok(EventInput {
                 id: &event.id,
                 r#type: &event.event_type,
-                source: (!is_run_source(&event.source, event.run_id.as_deref()))
-                    .then_some(event.source.as_str()),
+                source: kept_source(event),
                 subject: event.subject.as_deref(),
                 time: event.time.map(format_time),
                 datacontenttype: event.datacontenttype.as_deref(),

@@ -36,15 +36,21 @@ fn wait_for_file(path: &std::path::Path) {
     });
 }
 
+/// `auto serve` in `dir` on a free port, once its store's file is there and it listens: the
+/// store is made before the server listens, and waiting for both keeps a port another test
+/// took meanwhile from passing for this server.
+fn started(dir: &std::path::Path) -> Child {
+    let port = free_port();
+    let server = serve(dir, port);
+    wait_for_file(&dir.join("auto.db"));
+    wait_healthy(port);
+    server
+}
+
 #[test]
 fn a_second_server_on_the_same_file_is_refused_and_sigterm_stops_cleanly() {
     let dir = tempfile::tempdir().expect("a directory");
-    let first_port = free_port();
-    let first = serve(dir.path(), first_port);
-    // The store is created on first start, before the server listens; waiting for both keeps
-    // a port another test took meanwhile from passing for this server.
-    wait_for_file(&dir.path().join("auto.db"));
-    wait_healthy(first_port);
+    let first = started(dir.path());
 
     let second = serve(dir.path(), free_port());
     let output = wait_exit(second, Duration::from_secs(30));
@@ -66,9 +72,7 @@ fn a_second_server_on_the_same_file_is_refused_and_sigterm_stops_cleanly() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("auto is stopping"));
 
     // Once it stopped, the file is free again.
-    let port = free_port();
-    let again = serve(dir.path(), port);
-    wait_healthy(port);
+    let again = started(dir.path());
     Command::new("kill")
         .args(["-TERM", &again.id().to_string()])
         .status()
@@ -83,10 +87,7 @@ fn a_second_server_on_the_same_file_is_refused_and_sigterm_stops_cleanly() {
 #[test]
 fn the_server_runs_without_transparent_huge_pages() {
     let dir = tempfile::tempdir().expect("a directory");
-    let port = free_port();
-    let server = serve(dir.path(), port);
-    wait_for_file(&dir.path().join("auto.db"));
-    wait_healthy(port);
+    let server = started(dir.path());
     let status = std::fs::read_to_string(format!("/proc/{}/status", server.id()))
         .expect("the process's status");
     let line = status

@@ -51,6 +51,14 @@ struct Change {
     answer: oneshot::Sender<Made>,
 }
 
+impl Change {
+    /// Where the change's answer goes, the change itself dropped: what it holds (the events of
+    /// a start, say) is its caller's alone again by the time the answer arrives.
+    fn into_answer(self) -> oneshot::Sender<Made> {
+        self.answer
+    }
+}
+
 fn writer_gone() -> StoreError {
     StoreError::Database(sqlx::Error::PoolClosed)
 }
@@ -199,10 +207,7 @@ fn commit_raw_group(connection: &rusqlite::Connection, mut group: Vec<Change>) -
         let made = group
             .into_iter()
             .zip(made)
-            .map(|(Change { make, answer }, made)| {
-                drop(make);
-                (made, answer)
-            });
+            .map(|(change, made)| (made, change.into_answer()));
         return commit_made(connection, made.collect(), None);
     }
     // One failed: nothing of the group stays, and each change is made again alone.
@@ -239,8 +244,7 @@ fn commit_raw_group(connection: &rusqlite::Connection, mut group: Vec<Change>) -
             // and the rest are answered with the fault without being made.
             broken = Some(Arc::new(error));
         }
-        drop(change.make);
-        made.push((result, change.answer));
+        made.push((result, change.into_answer()));
     }
     commit_made(connection, made, broken)
 }
@@ -321,6 +325,19 @@ mod tests {
             .unwrap()
     }
 
+    /// A new file at `path` with a table `t (x INTEGER PRIMARY KEY)`, sqlx's connection to it
+    /// and a group writer of its own.
+    async fn table_group(path: &std::path::Path) -> (sqlx::SqlitePool, RawGroup) {
+        let pool = wal_file(path).await;
+        sqlx::query("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let path = path.to_owned();
+        let opener: Opener = Box::new(move || rusqlite::Connection::open(&path));
+        (pool.clone(), RawGroup::start(pool, opener))
+    }
+
     /// A group takes every change waiting up to `GROUP_CHANGES_MAX`: that many go in one, and
     /// of one more, the last goes in the next group.
     #[tokio::test]
@@ -353,24 +370,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn raw_changes_stand_or_fall_each_alone() {
         let dir = tempfile::tempdir().unwrap();
-        let options = SqliteConnectOptions::from_str(&format!(
-            "sqlite://{}",
-            dir.path().join("t.db").display()
-        ))
-        .unwrap()
-        .create_if_missing(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options.journal_mode(sqlx::sqlite::SqliteJournalMode::Wal))
-            .await
-            .unwrap();
-        sqlx::query("CREATE TABLE t (x INTEGER PRIMARY KEY)")
-            .execute(&pool)
-            .await
-            .unwrap();
-        let path = dir.path().join("t.db");
-        let opener: Opener = Box::new(move || rusqlite::Connection::open(&path));
-        let group = Arc::new(RawGroup::start(pool.clone(), opener));
+        let (pool, group) = table_group(&dir.path().join("t.db")).await;
+        let group = Arc::new(group);
         let changes: Vec<_> = (0..48_i64)
             .map(|i| {
                 let group = group.clone();
@@ -419,14 +420,7 @@ mod tests {
     #[tokio::test]
     async fn a_group_is_made_again_in_savepoints_only_when_a_change_fails() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        let pool = wal_file(&path).await;
-        sqlx::query("CREATE TABLE t (x INTEGER PRIMARY KEY)")
-            .execute(&pool)
-            .await
-            .unwrap();
-        let opener: Opener = Box::new(move || rusqlite::Connection::open(&path));
-        let group = RawGroup::start(pool.clone(), opener);
+        let (pool, group) = table_group(&dir.path().join("t.db")).await;
         let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let change = |x: i64, refused: bool| {
             let made = made.clone();

@@ -38,7 +38,7 @@ use super::rows::run_from_row;
 use super::runs::run_taken;
 use super::{WholeRun, seq_count};
 use crate::dialect::SqlRow;
-use crate::shared::{event_insert_error, is_run_source, playbook_not_found, run_columns};
+use crate::shared::{event_insert_error, kept_source, playbook_not_found, run_columns};
 use crate::{NewEvent, NewRun, NewWork, PlaybookRef, Result, Run, RunEnding, StoreError};
 
 /// The statement of [`record`], put together once.
@@ -353,13 +353,7 @@ pub(crate) fn bind_events<'q>(query: PgQuery<'q>, events: &[&'q NewEvent]) -> Pg
         .map(|event| event.event_type.as_str())
         .collect();
     // A run's own source and an unstated time are kept as NULL (migration 0015).
-    let sources: Vec<Option<&str>> = events
-        .iter()
-        .map(|event| {
-            (!is_run_source(&event.source, event.run_id.as_deref()))
-                .then_some(event.source.as_str())
-        })
-        .collect();
+    let sources: Vec<Option<&str>> = events.iter().map(|event| kept_source(event)).collect();
     let subjects: Vec<Option<&str>> = events
         .iter()
         .map(|event| event.subject.as_deref())

@@ -120,18 +120,10 @@ pub(super) async fn start(
     events: Vec<NewEvent>,
 ) -> Result<(Run, Vec<Event>)> {
     let (events, last_run_seq) = run_events(&new.run_id, events)?;
-    let playbook = playbook.clone();
-    let events = Arc::new(events);
-    let written = events.clone();
-    let (run, reserved) = group
-        .change(move |c| {
-            let reserved = reserve(c, &playbook, written.len())?;
-            let run = insert_run(c, &playbook, &reserved, &new, last_run_seq)?;
-            insert_events(c, &playbook, &reserved, &written)?;
-            Ok((run, reserved))
-        })
-        .await?;
-    Ok((run, recorded_events(owned(events), &reserved)))
+    with_events(group, playbook, events, move |c, playbook, reserved| {
+        insert_run(c, playbook, reserved, &new, last_run_seq)
+    })
+    .await
 }
 
 pub(super) async fn record_events(
@@ -141,19 +133,12 @@ pub(super) async fn record_events(
     events: Vec<NewEvent>,
 ) -> Result<Vec<Event>> {
     let (events, last_run_seq) = run_events(run_id, events)?;
-    let playbook = playbook.clone();
     let run_id = run_id.to_owned();
-    let events = Arc::new(events);
-    let written = events.clone();
-    let reserved = group
-        .change(move |c| {
-            let reserved = reserve(c, &playbook, written.len())?;
-            touch_run(c, &playbook, &reserved, &run_id, last_run_seq)?;
-            insert_events(c, &playbook, &reserved, &written)?;
-            Ok(reserved)
-        })
-        .await?;
-    Ok(recorded_events(owned(events), &reserved))
+    let ((), events) = with_events(group, playbook, events, move |c, playbook, reserved| {
+        touch_run(c, playbook, reserved, &run_id, last_run_seq)
+    })
+    .await?;
+    Ok(events)
 }
 
 pub(super) async fn end(
@@ -165,25 +150,36 @@ pub(super) async fn end(
 ) -> Result<(Run, Vec<Event>)> {
     check_ending_status(ending.status, run_id)?;
     let (events, last_run_seq) = run_events(run_id, events)?;
-    let playbook = playbook.clone();
     let run_id = run_id.to_owned();
-    let events = Arc::new(events);
-    let written = events.clone();
-    let (run, reserved) = group
-        .change(move |c| {
-            let reserved = reserve(c, &playbook, written.len())?;
-            let run = end_run_in(c, &playbook, &reserved, &run_id, &ending, last_run_seq)?;
-            insert_events(c, &playbook, &reserved, &written)?;
-            Ok((run, reserved))
-        })
-        .await?;
-    Ok((run, recorded_events(owned(events), &reserved)))
+    with_events(group, playbook, events, move |c, playbook, reserved| {
+        end_run_in(c, playbook, reserved, &run_id, &ending, last_run_seq)
+    })
+    .await
 }
 
-/// The events a change wrote, back from it: the group drops a change before answering it, so
-/// they are the caller's alone by then, and copied only if not.
-fn owned(events: Arc<Vec<NewEvent>>) -> Vec<NewEvent> {
-    Arc::try_unwrap(events).unwrap_or_else(|shared| shared.as_ref().clone())
+/// A change that reserves the seqs of `events`, makes `before` under them and writes the
+/// events; what `before` made, and the events as recorded. The events are shared with the
+/// change, which may be made twice, and taken back once it is committed: the group drops a
+/// change before answering it, so they are the caller's alone by then (copied only if not).
+async fn with_events<T: Send + 'static>(
+    group: &RawGroup,
+    playbook: &PlaybookRef,
+    events: Vec<NewEvent>,
+    mut before: impl FnMut(&Connection, &PlaybookRef, &Reserve) -> Result<T> + Send + 'static,
+) -> Result<(T, Vec<Event>)> {
+    let playbook = playbook.clone();
+    let events = Arc::new(events);
+    let written = events.clone();
+    let (made, reserved) = group
+        .change(move |c| {
+            let reserved = reserve(c, &playbook, written.len())?;
+            let made = before(c, &playbook, &reserved)?;
+            insert_events(c, &playbook, &reserved, &written)?;
+            Ok((made, reserved))
+        })
+        .await?;
+    let events = Arc::try_unwrap(events).unwrap_or_else(|shared| shared.as_ref().clone());
+    Ok((made, recorded_events(events, &reserved)))
 }
 
 /// `super::reserve_seqs`.
