@@ -571,6 +571,22 @@ mod tests {
         assert_eq!(read, recorded);
         assert_eq!(read[0].source, "/runs/r2");
         assert_eq!(read[0].time, read[0].recorded_at);
+
+        // A row without a source has one only through its run: without a run it is corrupt,
+        // and said so rather than read with a made-up source.
+        sqlx::query(
+            "INSERT INTO events (playbook_pk, seq, id, type, extensions, recorded_at)
+             VALUES (1, 100, 'e7', 'note', '{}', '2026-01-01T00:00:07.000Z')",
+        )
+        .execute(&store.writer)
+        .await
+        .unwrap();
+        let corrupt = store.get_event(&playbook, "e7").await.unwrap_err();
+        assert!(
+            matches!(&corrupt, crate::StoreError::Corrupt(message)
+                if message == "an event without a run has no source"),
+            "{corrupt}"
+        );
     }
 
     /// A work item an earlier version kept as JSON text reads, once the store is opened by this
