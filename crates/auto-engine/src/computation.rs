@@ -196,26 +196,48 @@ pub fn run_computation(
     input: &Value,
     now_ms: i64,
 ) -> Result<Value, Unworkable> {
-    let value =
-        auto_script::run_program(&document.program, input, now_ms).map_err(
-            |error| match error {
-                auto_script::ScriptError::Expression { message, line } => {
-                    let at = line
-                        .map(|l| format!(" (line {})", document.program_first_line + l - 1))
-                        .unwrap_or_default();
-                    Unworkable {
-                        detail: format!("The program threw{at}: {message}"),
-                        issues: Vec::new(),
-                        budget: false,
-                    }
-                }
-                other => Unworkable {
-                    detail: format!("The program was stopped: {other}"),
-                    issues: Vec::new(),
-                    budget: true,
-                },
-            },
-        )?;
+    ran(
+        document,
+        auto_script::run_program(&document.program, input, now_ms),
+    )
+}
+
+/// Runs the program as [`run_computation`] does, on any thread, blocking it for at most
+/// [`auto_script::BRIEF_PROGRAM_TIME_MS_MAX`]: `None` when the program needs longer, and must
+/// be run with [`run_computation`] where blocking is fine (from the start: it is pure, so that
+/// run gives what this one would have).
+pub fn run_computation_briefly(
+    document: &ComputationDocument,
+    input: &Value,
+    now_ms: i64,
+) -> Option<Result<Value, Unworkable>> {
+    auto_script::run_program_briefly(&document.program, input, now_ms)
+        .map(|outcome| ran(document, outcome))
+}
+
+/// What a run of the program came to: its value checked against the output contract, or why
+/// there is none.
+fn ran(
+    document: &ComputationDocument,
+    outcome: Result<Value, auto_script::ScriptError>,
+) -> Result<Value, Unworkable> {
+    let value = outcome.map_err(|error| match error {
+        auto_script::ScriptError::Expression { message, line } => {
+            let at = line
+                .map(|l| format!(" (line {})", document.program_first_line + l - 1))
+                .unwrap_or_default();
+            Unworkable {
+                detail: format!("The program threw{at}: {message}"),
+                issues: Vec::new(),
+                budget: false,
+            }
+        }
+        other => Unworkable {
+            detail: format!("The program was stopped: {other}"),
+            issues: Vec::new(),
+            budget: true,
+        },
+    })?;
     output_checked(
         value,
         document.output_schema.as_ref(),

@@ -28,6 +28,15 @@ pub const PROGRAM_TIME_MS_MAX: u64 = 10_000;
 /// engine steps, about three seconds on an idle core, so the work budget rather than the clock
 /// stops a runaway program on a machine that is not overloaded.
 pub const PROGRAM_CHECKPOINTS_MAX: u32 = 100_000;
+/// The work a computation program may do on the thread that asked for it (an async runtime's,
+/// which other runs share) before it is stopped and run again from the start where blocking is
+/// fine, with [`PROGRAM_CHECKPOINTS_MAX`]: a tenth of an expression's, about a quarter of a
+/// millisecond. A program is pure and its clock given, so the second run gives what the first
+/// would have; most programs end in no checkpoint at all and never leave the thread.
+pub const BRIEF_PROGRAM_CHECKPOINTS_MAX: u32 = 25;
+/// The time a program may take on the asking thread before it is run again where blocking is
+/// fine (see [`BRIEF_PROGRAM_CHECKPOINTS_MAX`]).
+pub const BRIEF_PROGRAM_TIME_MS_MAX: u64 = 2;
 /// The work one call of a recall function's `fold` may do, in checkpoints: a fold meets each
 /// event once, so it is a tenth of a program's.
 pub const FOLD_CHECKPOINTS_MAX: u32 = 10_000;

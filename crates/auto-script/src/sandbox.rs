@@ -23,10 +23,11 @@ use rquickjs::{Array, Context, Ctx, Function, Object, Persistent, Runtime, Value
 use serde_json::Value as JsonValue;
 
 use crate::budget::{
-    Allowance, COMPILED_CACHE_BYTES_MAX, COMPILED_CACHE_ENTRIES_MAX, CodeKind,
-    EXPRESSION_CHECKPOINTS_MAX, FOLD_CHECKPOINTS_MAX, FOLD_TIME_MS_MAX, INPUT_CHECKPOINTS_MAX,
-    InputBudget, Limit, Meter, PROGRAM_CHECKPOINTS_MAX, PROGRAM_TIME_MS_MAX, SANDBOX_BYTES_MAX,
-    SANDBOX_STACK_BYTES_MAX, ScriptError, Trip, memory_error, too_large_error, trip_error,
+    Allowance, BRIEF_PROGRAM_CHECKPOINTS_MAX, BRIEF_PROGRAM_TIME_MS_MAX, COMPILED_CACHE_BYTES_MAX,
+    COMPILED_CACHE_ENTRIES_MAX, CodeKind, EXPRESSION_CHECKPOINTS_MAX, FOLD_CHECKPOINTS_MAX,
+    FOLD_TIME_MS_MAX, INPUT_CHECKPOINTS_MAX, InputBudget, Limit, Meter, PROGRAM_CHECKPOINTS_MAX,
+    PROGRAM_TIME_MS_MAX, SANDBOX_BYTES_MAX, SANDBOX_STACK_BYTES_MAX, ScriptError, Trip,
+    memory_error, too_large_error, trip_error,
 };
 use crate::bytecode::run_prelude;
 use crate::convert::{Outgoing, Refusal, to_js};
@@ -257,7 +258,40 @@ impl Sandbox {
         input: &JsonValue,
         now_ms: i64,
     ) -> Result<JsonValue, ScriptError> {
-        let allowance = program_allowance();
+        self.run_program_within(program, input, now_ms, program_allowance())
+    }
+
+    /// Runs a computation program as [`Sandbox::run_program`] does, but within
+    /// [`BRIEF_PROGRAM_CHECKPOINTS_MAX`] and [`BRIEF_PROGRAM_TIME_MS_MAX`]: `None` when a
+    /// budget ran out, which says only that the program needs a thread where blocking is fine
+    /// to run [`Sandbox::run_program`] on (memory included: what the caches of this sandbox
+    /// hold counts against it). What it threw or gave is what a full run gives: a program is
+    /// pure and its clock given.
+    pub fn run_program_briefly(
+        &mut self,
+        program: &str,
+        input: &JsonValue,
+        now_ms: i64,
+    ) -> Option<Result<JsonValue, ScriptError>> {
+        let allowance = Allowance {
+            checkpoints_max: BRIEF_PROGRAM_CHECKPOINTS_MAX,
+            checkpoints_input_max: BRIEF_PROGRAM_CHECKPOINTS_MAX,
+            time: Duration::from_millis(BRIEF_PROGRAM_TIME_MS_MAX),
+            kind: CodeKind::Program,
+        };
+        match self.run_program_within(program, input, now_ms, allowance) {
+            Err(ScriptError::Runtime { .. }) => None,
+            ran => Some(ran),
+        }
+    }
+
+    fn run_program_within(
+        &mut self,
+        program: &str,
+        input: &JsonValue,
+        now_ms: i64,
+        allowance: Allowance,
+    ) -> Result<JsonValue, ScriptError> {
         let (factory, lines) = self.compiled_program(program)?;
         let code = Code {
             function: &factory,
@@ -815,6 +849,21 @@ pub fn evaluate(
     budget: &mut InputBudget,
 ) -> Result<JsonValue, ScriptError> {
     with_sandbox(|sandbox| sandbox.evaluate(expression, vars, now_ms, budget))
+}
+
+/// [`Sandbox::run_program_briefly`] in this thread's sandbox: `None` when the program must run
+/// again with [`run_program`] where blocking is fine, or when this thread's sandbox is busy.
+pub fn run_program_briefly(
+    program: &str,
+    input: &JsonValue,
+    now_ms: i64,
+) -> Option<Result<JsonValue, ScriptError>> {
+    let mut brief = None;
+    let ran = with_sandbox(|sandbox| {
+        brief = sandbox.run_program_briefly(program, input, now_ms);
+        Ok(())
+    });
+    ran.ok().and(brief)
 }
 
 /// [`Sandbox::run_program`] in this thread's sandbox.

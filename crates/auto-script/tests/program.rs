@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use auto_script::{
-    Limit, PROGRAM_CHECKPOINTS_MAX, ScriptError, check_program, run_program, strip_program,
+    BRIEF_PROGRAM_CHECKPOINTS_MAX, CHECKPOINT_STEPS, Limit, PROGRAM_CHECKPOINTS_MAX, ScriptError,
+    check_program, run_program, run_program_briefly, strip_program,
 };
 use serde_json::{Value, json};
 
@@ -124,6 +125,35 @@ fn a_runaway_program_stops_at_its_work_budget() {
         run("export default () => 1;", &Value::Null).unwrap(),
         json!(1)
     );
+}
+
+/// A brief run, on a thread that must not block long, gives what a full run gives: its value,
+/// or what it threw, with the same words.
+#[test]
+fn a_brief_run_gives_what_a_full_run_gives() {
+    for program in [
+        "export default (input: { x: number }) => ({ x: input.x + 1 });",
+        "export default () => { throw new Error('no'); };",
+        "export default () => JSON.parse('{');",
+    ] {
+        let full = run(program, &json!({ "x": 1 }));
+        let brief = run_program_briefly(program, &json!({ "x": 1 }), NOW_MS);
+        assert_eq!(brief, Some(full), "{program}");
+    }
+}
+
+/// A program that needs more than the brief budget is left for a full run, which gives its
+/// value (a runaway one stops at its whole budget: `a_runaway_program_stops_at_its_work_budget`).
+#[test]
+fn a_program_past_the_brief_budget_is_left_for_a_full_run() {
+    let steps = (BRIEF_PROGRAM_CHECKPOINTS_MAX + 10) * CHECKPOINT_STEPS;
+    let program = format!(
+        "export default () => {{ let n = 0; for (let i = 0; i < {steps}; i++) {{ n += 1; }} return n; }};"
+    );
+    assert_eq!(run_program_briefly(&program, &Value::Null, NOW_MS), None);
+    assert_eq!(run(&program, &Value::Null).unwrap(), json!(steps));
+    let runaway = "export default () => { while (true) {} };";
+    assert_eq!(run_program_briefly(runaway, &Value::Null, NOW_MS), None);
 }
 
 #[test]

@@ -458,3 +458,26 @@ async fn runs_are_listed_by_reason_and_by_time() {
         assert_eq!(problem["issues"][0]["message"], message, "{query}");
     }
 }
+
+/// A program that works longer than the brief budget it first runs within is run again where
+/// blocking is fine, and its run gives its value as any other.
+#[tokio::test]
+async fn a_program_that_works_long_gives_its_value() {
+    let server = TestServer::start().await;
+    let pb = server.playbook().await;
+    let steps = (auto_script::BRIEF_PROGRAM_CHECKPOINTS_MAX + 10) * auto_script::CHECKPOINT_STEPS;
+    let source = format!(
+        "---\ndescription: Counts\ninput:\n  schema: {{ type: object }}\noutput:\n  schema: {{ type: integer }}\n---\nCounts to {steps}.\n\n```ts\nexport default () => {{\n  let n = 0;\n  for (let i = 0; i < {steps}; i++) {{ n += 1; }}\n  return n;\n}};\n```\n"
+    );
+    server
+        .save_definition(&pb, "computation", "count", &source)
+        .await;
+    let reply = server
+        .post(
+            &format!("{pb}/definitions/computation/count/runs"),
+            json!({"input": {}}),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(reply.body["output"], json!(steps));
+}
