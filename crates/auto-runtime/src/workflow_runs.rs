@@ -476,9 +476,11 @@ impl Service {
         let commit = self.commit_of(run, place, stretch, at)?;
         let adds_work = !commit.add_work.is_empty();
         let counted = crate::telemetry::tally(&commit.events);
+        // Shared with each attempt, not copied for it.
+        let commit = Arc::new(commit);
         let committed = retrying_faults(StoreError::is_transient, || {
             self.store
-                .commit_workflow_step(pb, &run.run_id, commit.clone())
+                .commit_workflow_step(pb, &run.run_id, Arc::clone(&commit))
         })
         .await;
         if let Ok(step) = &committed {
@@ -764,7 +766,11 @@ impl Service {
             start: None,
         };
         let counted = crate::telemetry::tally(&step.events);
-        match self.store.commit_workflow_step(pb, &run.run_id, step).await {
+        match self
+            .store
+            .commit_workflow_step(pb, &run.run_id, Arc::new(step))
+            .await
+        {
             Ok(committed) => {
                 self.telemetry.count(counted, committed.run.as_ref());
                 self.triggers.wake_if_active();

@@ -489,7 +489,7 @@ impl Store for TimedStore {
         &self,
         playbook: &PlaybookRef,
         run_id: &str,
-        step: auto_store::WorkflowStep,
+        step: std::sync::Arc<auto_store::WorkflowStep>,
     ) -> StoreResult<auto_store::StepCommitted> {
         self.time(
             "commit_workflow_step",

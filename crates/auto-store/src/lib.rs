@@ -305,12 +305,14 @@ pub trait Store: Send + Sync + 'static {
     /// snapshot's version is not `expected_version` (another server took the run over), when
     /// a snapshot exists and `expected_version` is `None`, when the run is not started, or when
     /// an event's `run_seq` is taken; then nothing changes. Returns the snapshot's new version,
-    /// with the run as the step left it when the step recorded it or ended it.
+    /// with the run as the step left it when the step recorded it or ended it. The step is
+    /// shared, so that a caller that commits it again after a passing fault keeps it without a
+    /// copy; a store copies it only where it must.
     async fn commit_workflow_step(
         &self,
         playbook: &PlaybookRef,
         run_id: &str,
-        step: WorkflowStep,
+        step: Arc<WorkflowStep>,
     ) -> Result<StepCommitted>;
 
     /// The run's snapshot and its version.

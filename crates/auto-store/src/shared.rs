@@ -343,28 +343,40 @@ pub(crate) fn run_events(run_id: &str, events: Vec<NewEvent>) -> Result<(Vec<New
 pub(crate) fn step_events(
     run_id: &str,
     children: &[&str],
-    events: Vec<NewEvent>,
+    mut events: Vec<NewEvent>,
 ) -> Result<(Vec<NewEvent>, i64)> {
-    let mut last_run_seq = 0;
-    let events = events
-        .into_iter()
-        .map(|mut event| {
-            match event.run_id.as_deref() {
-                None => event.run_id = Some(run_id.to_owned()),
-                Some(own) if own == run_id => {}
-                Some(child) if children.contains(&child) => return Ok(event),
-                Some(other) => {
-                    return Err(StoreError::Conflict(format!(
-                        "the event {} of run {other} cannot be recorded as run {run_id}'s",
-                        event.id
-                    )));
-                }
-            }
-            last_run_seq = last_run_seq.max(event.run_seq.unwrap_or(0));
-            Ok(event)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    own_events(run_id, &mut events);
+    let last_run_seq = last_run_seq(run_id, children, &events)?;
     Ok((events, last_run_seq))
+}
+
+/// Gives each of `events` without a run id `run_id`.
+pub(crate) fn own_events(run_id: &str, events: &mut [NewEvent]) {
+    for event in events.iter_mut().filter(|event| event.run_id.is_none()) {
+        event.run_id = Some(run_id.to_owned());
+    }
+}
+
+/// The highest `run_seq` among `run_id`'s `events` (0 when none has one), where an event
+/// without a run id is `run_id`'s. `Conflict` when one names a run that is neither `run_id`
+/// nor one of `children`.
+pub(crate) fn last_run_seq(run_id: &str, children: &[&str], events: &[NewEvent]) -> Result<i64> {
+    let mut last_run_seq = 0;
+    for event in events {
+        match event.run_id.as_deref() {
+            None => {}
+            Some(own) if own == run_id => {}
+            Some(child) if children.contains(&child) => continue,
+            Some(other) => {
+                return Err(StoreError::Conflict(format!(
+                    "the event {} of run {other} cannot be recorded as run {run_id}'s",
+                    event.id
+                )));
+            }
+        }
+        last_run_seq = last_run_seq.max(event.run_seq.unwrap_or(0));
+    }
+    Ok(last_run_seq)
 }
 
 /// The error for a run that is not there.

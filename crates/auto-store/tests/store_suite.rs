@@ -67,6 +67,7 @@ store_suite!(
     concurrent_run_events_one_wins,
     workflow_steps_are_compare_and_set,
     a_step_records_the_children_it_began_and_ended,
+    a_step_its_caller_keeps_is_committed_as_given,
     a_first_step_records_its_run_with_it,
     a_run_that_ends_in_its_first_step_is_recorded_whole,
     workflow_steps_add_and_remove_work,
@@ -1934,6 +1935,48 @@ fn ended_child(run_id: &str, parent: &str, call_depth: i64) -> EndedChild {
     }
 }
 
+/// A step its caller keeps (to commit it again after a fault) is committed as a step given
+/// away is: its events without a run id are the run's, and what the caller keeps is unchanged.
+async fn a_step_its_caller_keeps_is_committed_as_given(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_top_run(&*store).await?;
+    let mut first = step(None, json!({"at": 1}));
+    first.events = vec![numbered("top-2", 2), numbered("top-3", 3)];
+    let kept = Arc::new(first);
+    store
+        .commit_workflow_step(&playbook, "top", Arc::clone(&kept))
+        .await?;
+    assert!(kept.events.iter().all(|event| event.run_id.is_none()));
+    let events = store
+        .list_events(&playbook, &EventFilter::default())
+        .await?;
+    let recorded: Vec<(&str, Option<&str>, Option<i64>)> = events
+        .iter()
+        .map(|e| (e.id.as_str(), e.run_id.as_deref(), e.run_seq))
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            ("top-1", Some("top"), Some(1)),
+            ("top-2", Some("top"), Some(2)),
+            ("top-3", Some("top"), Some(3)),
+        ]
+    );
+    assert_eq!(
+        store.get_run(&playbook, "top").await?.unwrap().last_run_seq,
+        3
+    );
+    // The same step again is another step's version: refused, and nothing changes.
+    assert!(matches!(
+        store.commit_workflow_step(&playbook, "top", kept).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        store.get_workflow_state(&playbook, "top").await?,
+        Some((1, json!({"at": 1})))
+    );
+    Ok(())
+}
+
 /// A call performed within its step: the child run is recorded and ended with the step, its
 /// events among the step's in the order given; a child whose id is taken refuses the whole
 /// step, which changes nothing.
@@ -1952,7 +1995,9 @@ async fn a_step_records_the_children_it_began_and_ended(store: Arc<dyn Store>) -
         of("a", "a-2", 2),
         numbered("top-3", 3),
     ];
-    store.commit_workflow_step(&playbook, "top", first).await?;
+    store
+        .commit_workflow_step(&playbook, "top", first.into())
+        .await?;
     let a = store.get_run(&playbook, "a").await?.expect("the child");
     assert_eq!(a.status, RunStatus::Succeeded);
     assert_eq!(a.output, Some(json!({"x": 1})));
@@ -1976,7 +2021,9 @@ async fn a_step_records_the_children_it_began_and_ended(store: Arc<dyn Store>) -
     again.children = vec![child("a")];
     again.events = vec![numbered("top-4", 4), of("a", "a-3", 1)];
     assert!(matches!(
-        store.commit_workflow_step(&playbook, "top", again).await,
+        store
+            .commit_workflow_step(&playbook, "top", again.into())
+            .await,
         Err(StoreError::Conflict(_))
     ));
     assert_eq!(
@@ -1987,7 +2034,9 @@ async fn a_step_records_the_children_it_began_and_ended(store: Arc<dyn Store>) -
     let mut stray = step(Some(1), json!({"at": 2}));
     stray.events = vec![of("elsewhere", "x-1", 1)];
     assert!(matches!(
-        store.commit_workflow_step(&playbook, "top", stray).await,
+        store
+            .commit_workflow_step(&playbook, "top", stray.into())
+            .await,
         Err(StoreError::Conflict(_))
     ));
     Ok(())
@@ -2012,7 +2061,7 @@ async fn a_first_step_records_its_run_with_it(store: Arc<dyn Store>) -> Result<(
         step
     };
     let committed = store
-        .commit_workflow_step(&playbook, "s1", first("s1"))
+        .commit_workflow_step(&playbook, "s1", first("s1").into())
         .await?;
     assert_eq!(committed.version, 1);
     let run = store.get_run(&playbook, "s1").await?.expect("the run");
@@ -2029,7 +2078,9 @@ async fn a_first_step_records_its_run_with_it(store: Arc<dyn Store>) -> Result<(
     let mut again = first("s1");
     again.events = vec![numbered("again-1", 1)];
     assert!(matches!(
-        store.commit_workflow_step(&playbook, "s1", again).await,
+        store
+            .commit_workflow_step(&playbook, "s1", again.into())
+            .await,
         Err(StoreError::Conflict(_))
     ));
     let ids: Vec<String> = store
@@ -2042,7 +2093,9 @@ async fn a_first_step_records_its_run_with_it(store: Arc<dyn Store>) -> Result<(
     // Ended in its first step: recorded ended, with nothing left to wait for.
     let mut ends = first("s2");
     ends.ending = Some(succeeded(json!({"done": true})));
-    let committed = store.commit_workflow_step(&playbook, "s2", ends).await?;
+    let committed = store
+        .commit_workflow_step(&playbook, "s2", ends.into())
+        .await?;
     let run = store.get_run(&playbook, "s2").await?.expect("the run");
     assert_eq!(committed.run.as_ref(), Some(&run));
     assert_eq!(run.status, RunStatus::Succeeded);
@@ -2090,7 +2143,7 @@ async fn a_run_that_ends_in_its_first_step_is_recorded_whole(store: Arc<dyn Stor
         first
     };
     let committed = store
-        .commit_workflow_step(&playbook, "sub", whole("sub", &["c1", "c2"]))
+        .commit_workflow_step(&playbook, "sub", whole("sub", &["c1", "c2"]).into())
         .await?;
     let sub = run_of(&*store, &playbook, "sub").await?;
     assert_eq!(
@@ -2152,13 +2205,13 @@ async fn a_run_that_ends_in_its_first_step_is_recorded_whole(store: Arc<dyn Stor
     };
     refused(
         store
-            .commit_workflow_step(&playbook, "sub", whole("sub", &["c3"]))
+            .commit_workflow_step(&playbook, "sub", whole("sub", &["c3"]).into())
             .await,
         "has a run sub",
     );
     refused(
         store
-            .commit_workflow_step(&playbook, "sub2", whole("sub2", &["c3", "c2"]))
+            .commit_workflow_step(&playbook, "sub2", whole("sub2", &["c3", "c2"]).into())
             .await,
         "has a run c2",
     );
@@ -2166,7 +2219,7 @@ async fn a_run_that_ends_in_its_first_step_is_recorded_whole(store: Arc<dyn Stor
     same_event.events[1].id = "c1-1".into();
     refused(
         store
-            .commit_workflow_step(&playbook, "sub3", same_event)
+            .commit_workflow_step(&playbook, "sub3", same_event.into())
             .await,
         "an event with the same id",
     );
@@ -2182,7 +2235,7 @@ async fn a_run_that_ends_in_its_first_step_is_recorded_whole(store: Arc<dyn Stor
     );
     // The next change takes the next seq.
     store
-        .commit_workflow_step(&playbook, "sub4", whole("sub4", &[]))
+        .commit_workflow_step(&playbook, "sub4", whole("sub4", &[]).into())
         .await?;
     let seqs: Vec<i64> = all_events(&*store, &playbook)
         .await?
@@ -2195,7 +2248,7 @@ async fn a_run_that_ends_in_its_first_step_is_recorded_whole(store: Arc<dyn Stor
             .commit_workflow_step(
                 &PlaybookRef::new("acme", "nobody"),
                 "sub5",
-                whole("sub5", &[])
+                whole("sub5", &[]).into()
             )
             .await,
         Err(StoreError::NotFound(_))
@@ -2216,18 +2269,20 @@ async fn workflow_steps_are_compare_and_set(store: Arc<dyn Store>) -> Result<()>
     let mut first = step(None, json!({"at": 1}));
     first.events = vec![numbered("w1-2", 2)];
     // A step that neither records nor ends the run gives its new version alone.
-    let committed = store.commit_workflow_step(&playbook, "w1", first).await?;
+    let committed = store
+        .commit_workflow_step(&playbook, "w1", first.into())
+        .await?;
     assert_eq!((committed.version, committed.run), (1, None));
     // A second first step, or a step from a stale version, is another server's: refused.
     assert!(matches!(
         store
-            .commit_workflow_step(&playbook, "w1", step(None, json!({"at": "other"})))
+            .commit_workflow_step(&playbook, "w1", step(None, json!({"at": "other"})).into())
             .await,
         Err(StoreError::Conflict(_))
     ));
     assert_eq!(
         store
-            .commit_workflow_step(&playbook, "w1", step(Some(1), json!({"at": 2})))
+            .commit_workflow_step(&playbook, "w1", step(Some(1), json!({"at": 2})).into())
             .await?
             .version,
         2
@@ -2235,7 +2290,9 @@ async fn workflow_steps_are_compare_and_set(store: Arc<dyn Store>) -> Result<()>
     let mut stale = step(Some(1), json!({"at": "stale"}));
     stale.events = vec![numbered("w1-stale", 3)];
     assert!(matches!(
-        store.commit_workflow_step(&playbook, "w1", stale).await,
+        store
+            .commit_workflow_step(&playbook, "w1", stale.into())
+            .await,
         Err(StoreError::Conflict(_))
     ));
     assert_eq!(
@@ -2252,7 +2309,9 @@ async fn workflow_steps_are_compare_and_set(store: Arc<dyn Store>) -> Result<()>
     let mut last = step(Some(2), json!({"at": "end"}));
     last.events = vec![numbered("w1-3", 3)];
     last.ending = Some(succeeded(json!({"sum": 245})));
-    let committed = store.commit_workflow_step(&playbook, "w1", last).await?;
+    let committed = store
+        .commit_workflow_step(&playbook, "w1", last.into())
+        .await?;
     assert_eq!(committed.version, 3);
     let run = run_of(&*store, &playbook, "w1").await?;
     // The step that ends the run gives it as ended, as a read of it would.
@@ -2262,7 +2321,7 @@ async fn workflow_steps_are_compare_and_set(store: Arc<dyn Store>) -> Result<()>
     assert_eq!(run.last_run_seq, 3);
     assert!(matches!(
         store
-            .commit_workflow_step(&playbook, "w1", step(Some(3), json!({})))
+            .commit_workflow_step(&playbook, "w1", step(Some(3), json!({})).into())
             .await,
         Err(StoreError::Conflict(_))
     ));
@@ -2294,7 +2353,9 @@ async fn listening_tasks_stop_at_4096_a_playbook(store: Arc<dyn Store>) -> Resul
     }
     let mut first = step(None, json!({}));
     first.listen = listening((0..LISTENERS_MAX).map(|n| format!("/do/0/fork/branches/{n}")));
-    store.commit_workflow_step(&playbook, "many", first).await?;
+    store
+        .commit_workflow_step(&playbook, "many", first.into())
+        .await?;
     let count = |listeners: &[auto_store::Listener], run_id: &str| {
         listeners.iter().filter(|l| l.run_id == run_id).count()
     };
@@ -2304,7 +2365,7 @@ async fn listening_tasks_stop_at_4096_a_playbook(store: Arc<dyn Store>) -> Resul
     let mut more = step(None, json!({}));
     more.listen = listening(["/do/0/hear".to_owned()]);
     store
-        .commit_workflow_step(&playbook, "one-more", more)
+        .commit_workflow_step(&playbook, "one-more", more.into())
         .await?;
     let listeners = store.list_listeners().await?;
     assert_eq!(listeners.len(), 4_096);
@@ -2312,11 +2373,13 @@ async fn listening_tasks_stop_at_4096_a_playbook(store: Arc<dyn Store>) -> Resul
     // A task that stops listening makes room for the next one that begins.
     let mut fewer = step(Some(1), json!({}));
     fewer.unlisten = vec!["/do/0/fork/branches/0".to_owned()];
-    store.commit_workflow_step(&playbook, "many", fewer).await?;
+    store
+        .commit_workflow_step(&playbook, "many", fewer.into())
+        .await?;
     let mut again = step(Some(1), json!({}));
     again.listen = listening(["/do/1/hear".to_owned()]);
     store
-        .commit_workflow_step(&playbook, "one-more", again)
+        .commit_workflow_step(&playbook, "one-more", again.into())
         .await?;
     let listeners = store.list_listeners().await?;
     assert_eq!(listeners.len(), 4_096);
@@ -2324,7 +2387,9 @@ async fn listening_tasks_stop_at_4096_a_playbook(store: Arc<dyn Store>) -> Resul
     // A run's ending stops all of its listening.
     let mut end = step(Some(2), json!({}));
     end.ending = Some(succeeded(json!(null)));
-    store.commit_workflow_step(&playbook, "many", end).await?;
+    store
+        .commit_workflow_step(&playbook, "many", end.into())
+        .await?;
     assert_eq!(store.list_listeners().await?.len(), 1);
 
     // Two steps that begin listening at once, with one place left: one of them takes it.
@@ -2337,7 +2402,9 @@ async fn listening_tasks_stop_at_4096_a_playbook(store: Arc<dyn Store>) -> Resul
         .await?;
     let mut rest = step(None, json!({}));
     rest.listen = listening((0..LISTENERS_MAX - 2).map(|n| format!("/rest/{n}")));
-    store.commit_workflow_step(&playbook, "rest", rest).await?;
+    store
+        .commit_workflow_step(&playbook, "rest", rest.into())
+        .await?;
     assert_eq!(store.list_listeners().await?.len(), 4_095);
     for run_id in ["left", "right"] {
         store
@@ -2354,7 +2421,9 @@ async fn listening_tasks_stop_at_4096_a_playbook(store: Arc<dyn Store>) -> Resul
         async move {
             let mut begin = step(None, json!({}));
             begin.listen = listening(["/do/0/hear".to_owned()]);
-            store.commit_workflow_step(&playbook, run_id, begin).await
+            store
+                .commit_workflow_step(&playbook, run_id, begin.into())
+                .await
         }
     };
     let (left, right) = tokio::join!(racing("left"), racing("right"));
@@ -2381,7 +2450,9 @@ async fn workflow_steps_add_and_remove_work(store: Arc<dyn Store>) -> Result<()>
         work("later", Some(3_600_000)),
         work("gone", None),
     ];
-    store.commit_workflow_step(&playbook, "w2", first).await?;
+    store
+        .commit_workflow_step(&playbook, "w2", first.into())
+        .await?;
     // A key the run has already keeps its item.
     store
         .add_work(&playbook, "w2", vec![work("now", Some(3_600_000))])
@@ -2404,7 +2475,9 @@ async fn workflow_steps_add_and_remove_work(store: Arc<dyn Store>) -> Result<()>
     next.done_work = Some(now_item.id);
     next.cancel_work = vec!["gone".into(), "later".into()];
     next.add_work = vec![work("timer", Some(250))];
-    store.commit_workflow_step(&playbook, "w2", next).await?;
+    store
+        .commit_workflow_step(&playbook, "w2", next.into())
+        .await?;
     let due = store.next_work_due().await?.expect("the timer");
     assert!(due > Utc::now() - chrono::Duration::seconds(1));
     assert!(
@@ -2682,16 +2755,23 @@ async fn child_endings_reach_their_parent(store: Arc<dyn Store>) -> Result<()> {
     // A workflow child's last step does the same, and takes its own remaining work with it,
     // but keeps the work the step itself adds.
     store
-        .commit_workflow_step(&playbook, "top.b", {
-            let mut first = step(None, json!({}));
-            first.add_work = vec![work("timer", Some(3_600_000))];
-            first
-        })
+        .commit_workflow_step(
+            &playbook,
+            "top.b",
+            {
+                let mut first = step(None, json!({}));
+                first.add_work = vec![work("timer", Some(3_600_000))];
+                first
+            }
+            .into(),
+        )
         .await?;
     let mut last = step(Some(1), json!({}));
     last.ending = Some(failed());
     last.add_work = vec![work("cancel:child", None)];
-    store.commit_workflow_step(&playbook, "top.b", last).await?;
+    store
+        .commit_workflow_step(&playbook, "top.b", last.into())
+        .await?;
     assert_eq!(store.count_open_calls(&playbook, "top").await?, 0);
     let mut claimed = store
         .claim_work(CLAIMER, Duration::from_secs(60), 10)
@@ -3148,7 +3228,9 @@ async fn whole_runs_at_once(
                 numbered(&format!("w{i}-2"), 2),
             ];
             first.ending = Some(succeeded(json!({"i": i})));
-            let committed = store.commit_workflow_step(&playbook, &run_id, first).await;
+            let committed = store
+                .commit_workflow_step(&playbook, &run_id, first.into())
+                .await;
             (i, child_id, committed)
         }));
     }

@@ -243,7 +243,7 @@ impl Store for FailingStore {
         &self,
         playbook: &PlaybookRef,
         run_id: &str,
-        step: auto_store::WorkflowStep,
+        step: std::sync::Arc<auto_store::WorkflowStep>,
     ) -> Result<auto_store::StepCommitted> {
         // The run a first step starts, and a child performed in a step, are recorded with it:
         // refused as their starts would be.

@@ -20,6 +20,7 @@ mod triggers;
 mod work;
 
 use std::fs::File;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -707,12 +708,13 @@ impl<D: Dialect> Store for SqlStore<D> {
         &self,
         playbook: &PlaybookRef,
         run_id: &str,
-        step: WorkflowStep,
+        step: Arc<WorkflowStep>,
     ) -> Result<StepCommitted> {
         if let Some(raw) = &self.raw {
             return sqlite_changes::commit_step(raw, playbook, run_id, step).await;
         }
-        work::commit_step(self, playbook, run_id, step).await
+        // Taken apart into its statements' binds: a copy when the caller keeps it.
+        work::commit_step(self, playbook, run_id, Arc::unwrap_or_clone(step)).await
     }
 
     async fn get_workflow_state(

@@ -35,7 +35,7 @@ use super::runs::{
 use super::work::{
     DELETE_LISTENER, DELETE_LISTENERS, DELETE_RUN_WORK, DELETE_WORK, DELETE_WORK_KEY,
     INSERT_LISTENER, INSERT_SNAPSHOT, INSERT_WORK, UPDATE_SNAPSHOT, ended_children, kept_snapshot,
-    prepare_step, snapshot_taken,
+    prepare_shared_step, snapshot_taken,
 };
 use super::{RESERVE_KEEP, Reserved, first_seq, recorded_events, reserve_read_sql, seq_count};
 use crate::dialect::{Stamp, StoredTime};
@@ -55,16 +55,16 @@ pub(super) async fn commit_step(
     group: &RawGroup,
     playbook: &PlaybookRef,
     run_id: &str,
-    mut step: WorkflowStep,
+    step: Arc<WorkflowStep>,
 ) -> Result<StepCommitted> {
-    let (events, last_run_seq) = prepare_step(run_id, &mut step)?;
-    let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
+    let (step, last_run_seq) = prepare_shared_step(run_id, step)?;
+    let event_count = i64::try_from(step.events.len()).unwrap_or(i64::MAX);
     let playbook = playbook.clone();
     let run_id = run_id.to_owned();
     group
         .change(move |c| {
             let (playbook, run_id) = (&playbook, run_id.as_str());
-            let reserved = reserve(c, playbook, events.len())?;
+            let reserved = reserve(c, playbook, step.events.len())?;
             let mut run = match &step.start {
                 Some(new) => Some(insert_run(c, playbook, &reserved, new, last_run_seq)?),
                 None => None,
@@ -75,7 +75,7 @@ pub(super) async fn commit_step(
                 0
             };
             let pk = reserved.playbook_pk;
-            insert_ended_runs(c, playbook, &reserved, &ended_children(&step, &events))?;
+            insert_ended_runs(c, playbook, &reserved, &ended_children(&step, &step.events))?;
             let fresh = step.start.is_some();
             match &step.ending {
                 Some(ending) => {
@@ -87,7 +87,7 @@ pub(super) async fn commit_step(
                         ending,
                         last_run_seq,
                     )?);
-                    insert_events(c, playbook, &reserved, &events)?;
+                    insert_events(c, playbook, &reserved, &step.events)?;
                     if !fresh {
                         execute(c, DELETE_RUN_WORK, &[&pk, &run_id])?;
                     }
@@ -96,7 +96,7 @@ pub(super) async fn commit_step(
                     if !fresh {
                         touch_run(c, playbook, &reserved, run_id, last_run_seq)?;
                     }
-                    insert_events(c, playbook, &reserved, &events)?;
+                    insert_events(c, playbook, &reserved, &step.events)?;
                 }
             }
             insert_work(c, pk, run_id, &reserved.now, &step.add_work)?;

@@ -1,6 +1,7 @@
 //! A workflow run's steps, its work (timers, inputs, orders) and how servers claim it, the
 //! events sent to runs, and the listening tasks a step begins and ends.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -11,7 +12,7 @@ use super::rows::work_from_row;
 use super::runs::{end_run_in, insert_ended_runs, insert_run, touch_run};
 use super::{Reserved, SqlStore, insert_events, now_in, playbook_pk_in, reserve_seqs};
 use crate::dialect::{Dialect, Stamp, StoredTime, built_sql, sql};
-use crate::shared::{check_ending_status, run_not_found, step_events};
+use crate::shared::{check_ending_status, last_run_seq, own_events, run_not_found};
 use crate::{
     LISTENERS_MAX, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Result, RunEnding,
     RunInboxEvent, StepCommitted, StoreError, Work, WorkflowStep,
@@ -144,18 +145,39 @@ pub(super) fn kept_snapshot(step: &WorkflowStep) -> bool {
 /// Refuses a step that cannot be made, before anything changes: the step's events (each with
 /// its run's id), taken out of it, and the highest `run_seq` among its run's.
 pub(super) fn prepare_step(run_id: &str, step: &mut WorkflowStep) -> Result<(Vec<NewEvent>, i64)> {
+    let mut events = std::mem::take(&mut step.events);
+    own_events(run_id, &mut events);
+    let last_run_seq = last_run_seq(run_id, &checked_children(run_id, step)?, &events)?;
+    Ok((events, last_run_seq))
+}
+
+/// As [`prepare_step`], of a step its caller keeps to commit again after a fault: read where it
+/// stands, and copied only when one of its events lacks a run id (no step of the runtime's).
+/// The step, each event with its run's id, and the highest `run_seq` among its run's.
+pub(super) fn prepare_shared_step(
+    run_id: &str,
+    mut step: Arc<WorkflowStep>,
+) -> Result<(Arc<WorkflowStep>, i64)> {
+    let last_run_seq = last_run_seq(run_id, &checked_children(run_id, &step)?, &step.events)?;
+    if step.events.iter().any(|event| event.run_id.is_none()) {
+        own_events(run_id, &mut Arc::make_mut(&mut step).events);
+    }
+    Ok((step, last_run_seq))
+}
+
+/// The ids of the runs a step performed, once its ending and theirs are checked.
+fn checked_children<'a>(run_id: &str, step: &'a WorkflowStep) -> Result<Vec<&'a str>> {
     if let Some(ending) = &step.ending {
         check_ending_status(ending.status, run_id)?;
     }
     for child in &step.children {
         check_ending_status(child.ending.status, &child.run.run_id)?;
     }
-    let children: Vec<&str> = step
+    Ok(step
         .children
         .iter()
         .map(|child| child.run.run_id.as_str())
-        .collect();
-    step_events(run_id, &children, std::mem::take(&mut step.events))
+        .collect())
 }
 
 /// The runs a step records as begun and ended within it, each with its last `run_seq` among
