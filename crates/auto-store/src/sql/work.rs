@@ -12,7 +12,7 @@ use super::rows::work_from_row;
 use super::runs::{end_run_in, insert_ended_runs, insert_run, touch_run};
 use super::{Reserved, SqlStore, insert_events, now_in, playbook_pk_in, reserve_seqs};
 use crate::dialect::{Dialect, Stamp, StoredTime, built_sql, sql};
-use crate::shared::{check_ending_status, last_run_seq, own_events, run_not_found};
+use crate::shared::{check_ending_status, last_run_seq, own_events, run_not_found, step_events};
 use crate::{
     LISTENERS_MAX, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Result, RunEnding,
     RunInboxEvent, StepCommitted, StoreError, Work, WorkflowStep,
@@ -145,10 +145,8 @@ pub(super) fn kept_snapshot(step: &WorkflowStep) -> bool {
 /// Refuses a step that cannot be made, before anything changes: the step's events (each with
 /// its run's id), taken out of it, and the highest `run_seq` among its run's.
 pub(super) fn prepare_step(run_id: &str, step: &mut WorkflowStep) -> Result<(Vec<NewEvent>, i64)> {
-    let mut events = std::mem::take(&mut step.events);
-    own_events(run_id, &mut events);
-    let last_run_seq = last_run_seq(run_id, &checked_children(run_id, step)?, &events)?;
-    Ok((events, last_run_seq))
+    let events = std::mem::take(&mut step.events);
+    step_events(run_id, &checked_children(run_id, step)?, events)
 }
 
 /// As [`prepare_step`], of a step its caller keeps to commit again after a fault: read where it
