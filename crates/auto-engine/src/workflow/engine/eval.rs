@@ -1,6 +1,8 @@
 //! Expressions, templates, conditions and durations as a run evaluates them, with the variables
 //! of the page's table ("Expressions", "Data between tasks").
 
+use std::sync::LazyLock;
+
 use serde_json::{Map, Value, json};
 
 use super::super::durations::{IsoError, parse_iso};
@@ -62,6 +64,15 @@ pub(super) fn iso8601(ms: i64) -> String {
     )
 }
 
+/// `$runtime`: the same for every run.
+static RUNTIME_VAR: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "name": "auto-runtime",
+        "version": env!("CARGO_PKG_VERSION"),
+        "metadata": { "type": "workflow" },
+    })
+});
+
 impl Engine<'_> {
     /// Evaluates one expression with the variables it names.
     pub(super) fn eval(
@@ -74,13 +85,23 @@ impl Engine<'_> {
             .filter(|_| expression.contains("$task"))
             .map(|task| self.task_value(&task));
         let mut named: Vec<(&str, &Value)> = Vec::new();
+        let workflow_var = expression.contains("$workflow").then(|| {
+            self.workflow_var.get_or_init(|| {
+                json!({
+                    "id": self.info.run_id,
+                    "definition": self.info.definition,
+                    "input": self.workflow_input,
+                    "startedAt": time_value(self.info.started_at_ms),
+                })
+            })
+        });
         let fixed: [(&str, Option<&Value>); 7] = [
             ("$data", vars.data),
             ("$input", vars.input),
             ("$output", vars.output),
             ("$context", Some(&self.context)),
-            ("$workflow", Some(&self.workflow_var)),
-            ("$runtime", Some(&self.runtime_var)),
+            ("$workflow", workflow_var),
+            ("$runtime", Some(&RUNTIME_VAR)),
             ("$task", task_value.as_ref()),
         ];
         for (name, value) in fixed {

@@ -1,6 +1,7 @@
 //! The task tree and its driver: every task kind of this slice, flow, data between tasks,
 //! catches and retries, timeouts, calls and forks.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use auto_problem::{Problem, ProblemIssue, Reason};
@@ -10,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::super::CALLABLE_TYPES;
 use super::errors::{OUTPUT_BYTES_MAX, WorkflowError, call_error, problem, rejection};
-use super::eval::{TaskVar, Vars, time_value};
+use super::eval::{TaskVar, Vars};
 use super::events::{EventBook, Listening, Receipt};
 use super::{
     CALL_WAIT_MARGIN_MS, CallOutcome, Command, Ending, Input, Kind, RunInfo, RunState, Step,
@@ -239,8 +240,11 @@ pub(super) struct Engine<'a> {
     pub now_ms: i64,
     pub budget: InputBudget,
     pub context: Value,
-    pub workflow_var: Value,
-    pub runtime_var: Value,
+    /// The run's input, for `$workflow`.
+    pub(super) workflow_input: Value,
+    /// `$workflow`, made the first time an expression names it: most never do, and it holds
+    /// the whole definition.
+    pub(super) workflow_var: OnceCell<Value>,
     pub run_duration_ms: u64,
     counters: BTreeMap<String, u32>,
     functions_ms: BTreeMap<String, u64>,
@@ -271,17 +275,8 @@ impl<'a> Engine<'a> {
             now_ms,
             budget: InputBudget::new(),
             context: state.context.clone(),
-            workflow_var: json!({
-                "id": info.run_id,
-                "definition": info.definition,
-                "input": state.workflow_input,
-                "startedAt": time_value(info.started_at_ms),
-            }),
-            runtime_var: json!({
-                "name": "auto-runtime",
-                "version": env!("CARGO_PKG_VERSION"),
-                "metadata": { "type": "workflow" },
-            }),
+            workflow_input: state.workflow_input.clone(),
+            workflow_var: OnceCell::new(),
             run_duration_ms: info.run_duration_ms,
             counters: state.counters.clone(),
             functions_ms: state.functions_ms.clone(),
