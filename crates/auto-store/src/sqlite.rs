@@ -225,8 +225,20 @@ const CONNECTION_PRAGMAS: [(&str, &str); 3] = [
     ("temp_store", "MEMORY"),
 ];
 
-/// The group writer's own connection to the file, set as sqlx's are (the file is in WAL mode
-/// already, as sqlx's writer set it).
+/// The group writer's connection is set as sqlx's are but for one: it does not check foreign
+/// keys. Every change it makes reads the playbook it writes under in its own transaction
+/// (`sqlite_changes::reserve`), and a playbook is deleted only on sqlx's writer, which the
+/// group writer holds while it writes, so the check could never fail; and it costs more than
+/// its lookup: a statement that checks a key may abort part way, so SQLite keeps a journal of
+/// every page a multi-row insert changes (see `sqlite_changes::event_batch`).
+const RAW_CONNECTION_PRAGMAS: [(&str, &str); 3] = [
+    ("foreign_keys", "OFF"),
+    CONNECTION_PRAGMAS[1],
+    CONNECTION_PRAGMAS[2],
+];
+
+/// The group writer's own connection to the file, set as [`RAW_CONNECTION_PRAGMAS`] says (the
+/// file is in WAL mode already, as sqlx's writer set it).
 pub(crate) fn open_raw(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
     use rusqlite::OpenFlags;
     let connection = rusqlite::Connection::open_with_flags(
@@ -234,7 +246,7 @@ pub(crate) fn open_raw(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     connection.busy_timeout(BUSY_TIMEOUT)?;
-    for (name, value) in CONNECTION_PRAGMAS {
+    for (name, value) in RAW_CONNECTION_PRAGMAS {
         connection.pragma_update(None, name, value)?;
     }
     Ok(connection)
@@ -339,11 +351,18 @@ pub(crate) fn to_json_text<T: Serialize>(value: &T) -> Result<String, sqlx::Erro
 /// An event this large (its data and extensions as JSON) is inserted by a statement of its own.
 const LARGE_EVENT_BYTES: usize = 64 * 1024;
 
+/// The columns an insert of events gives, in order.
+macro_rules! event_columns {
+    () => {
+        "(playbook_pk, seq, id, type, source, subject, time, datacontenttype, data, \
+         extensions, run_id, run_seq, recorded_at)"
+    };
+}
+
 /// The start of an insert of events, before its rows.
 macro_rules! insert_events_into {
     () => {
-        "INSERT INTO events (playbook_pk, seq, id, type, source, subject, time, \
-         datacontenttype, data, extensions, run_id, run_seq, recorded_at)"
+        concat!("INSERT INTO events ", event_columns!())
     };
 }
 
@@ -354,8 +373,10 @@ pub(crate) const INSERT_EVENT: &str = concat!(
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
 );
 
-/// The start of an insert of events, for the statements put together at run time.
-pub(crate) const INSERT_EVENTS_INTO: &str = insert_events_into!();
+/// The start of the group writer's inserts of events, put together at run time: `OR FAIL`
+/// rather than the default `ABORT`, as `sqlite_changes::event_batch` says why.
+pub(crate) const INSERT_EVENTS_OR_FAIL_INTO: &str =
+    concat!("INSERT OR FAIL INTO events ", event_columns!());
 
 /// The events of a JSON array of [`EventInput`] (`?4`), under the seqs from `?2` of the
 /// playbook `?1`, at the change's time `?3`.
@@ -398,8 +419,15 @@ mod tests {
         let path = dir.path().join("alike.db");
         let store = open(&format!("sqlite://{}", path.display())).await.unwrap();
         let raw = open_raw(&path).unwrap();
-        // As SQLite reads them back: ON is 1, FULL is 2, MEMORY is 2.
-        for ((name, _), expected) in CONNECTION_PRAGMAS.iter().zip([1_i64, 2, 2]) {
+        // As SQLite reads them back: ON is 1, OFF is 0, FULL is 2, MEMORY is 2. The group
+        // writer's connection differs in foreign keys alone.
+        let read = [(1_i64, 0_i64), (2, 2), (2, 2)];
+        for (((name, _), (raw_name, _)), (expected, raw_expected)) in CONNECTION_PRAGMAS
+            .iter()
+            .zip(RAW_CONNECTION_PRAGMAS)
+            .zip(read)
+        {
+            assert_eq!(*name, raw_name);
             let statement = format!("PRAGMA {name}");
             for pool in [&store.writer, &store.reader] {
                 let set: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(statement.clone()))
@@ -409,7 +437,7 @@ mod tests {
                 assert_eq!(set, expected, "{name} on sqlx's connection");
             }
             let set: i64 = raw.query_row(&statement, [], |row| row.get(0)).unwrap();
-            assert_eq!(set, expected, "{name} on the group writer's connection");
+            assert_eq!(set, raw_expected, "{name} on the group writer's connection");
         }
     }
 

@@ -81,6 +81,7 @@ store_suite!(
     run_events_go_only_to_started_runs,
     concurrent_run_events_are_numbered_without_a_gap,
     concurrent_changes_stand_or_fall_each_alone,
+    concurrent_events_refused_part_way_leave_nothing,
     concurrent_whole_runs_stand_or_fall_each_alone,
     requests_open_with_their_run_and_close_with_its_ending,
     a_request_closes_once,
@@ -3152,6 +3153,70 @@ async fn concurrent_changes_stand_or_fall_each_alone(store: Arc<dyn Store>) -> R
     for run_id in &runs {
         let run = store.get_run(&playbook, run_id).await?.expect("a kept run");
         assert_eq!(run.last_run_seq, 2, "{run_id}");
+    }
+    Ok(())
+}
+
+/// Events of runs recorded at once (on SQLite a group of changes in one transaction), some
+/// refused at their last event, after the events before it went in: a change refused leaves
+/// none of its events, and the others stand, their events gapless in `seq`.
+async fn concurrent_events_refused_part_way_leave_nothing(store: Arc<dyn Store>) -> Result<()> {
+    let playbook = with_playbook(&*store).await?;
+    for i in 0..24 {
+        let run_id = format!("r{i}");
+        store
+            .start_run(
+                &playbook,
+                new_run(&run_id, "workflow", "flow"),
+                vec![numbered(&format!("start-{i}"), 1)],
+            )
+            .await?;
+    }
+    let mut records = Vec::new();
+    for i in 0..24 {
+        let store = store.clone();
+        let playbook = playbook.clone();
+        records.push(tokio::spawn(async move {
+            // Every third asks for its run's first number again, in its last event.
+            let last = if i % 3 == 2 { 1 } else { 4 };
+            let events = vec![
+                numbered(&format!("a-{i}"), 2),
+                numbered(&format!("b-{i}"), 3),
+                numbered(&format!("c-{i}"), last),
+            ];
+            store
+                .record_run_events(&playbook, &format!("r{i}"), events)
+                .await
+        }));
+    }
+    let expected = "an event of the same run with the same number is already recorded in \
+                    playbook acme/support";
+    for (i, record) in records.into_iter().enumerate() {
+        let recorded = record.await.expect("a record");
+        if i % 3 == 2 {
+            assert_eq!(conflict_message(recorded), expected, "r{i}");
+        } else {
+            assert_eq!(recorded?.len(), 3, "r{i}");
+        }
+    }
+    let events = all_events(&*store, &playbook).await?;
+    let seqs: Vec<i64> = events.iter().map(|event| event.seq).collect();
+    assert_eq!(seqs, (1..=24 + 16 * 3).collect::<Vec<i64>>());
+    for i in 0..24 {
+        let ids: Vec<&str> = events
+            .iter()
+            .filter(|event| event.run_id.as_deref() == Some(&format!("r{i}")))
+            .map(|event| event.id.as_str())
+            .collect();
+        let run = run_of(&*store, &playbook, &format!("r{i}")).await?;
+        if i % 3 == 2 {
+            assert_eq!(ids, [format!("start-{i}")], "r{i}");
+            assert_eq!(run.last_run_seq, 1, "r{i}");
+        } else {
+            let own = ["start", "a", "b", "c"].map(|name| format!("{name}-{i}"));
+            assert_eq!(ids, own, "r{i}");
+            assert_eq!(run.last_run_seq, 4, "r{i}");
+        }
     }
     Ok(())
 }

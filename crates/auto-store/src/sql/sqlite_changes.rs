@@ -43,7 +43,7 @@ use crate::shared::{
     check_ending_status, deep_json, event_insert_error, open_calls_reached, playbook_not_found,
     run_change_refused, run_columns, run_events,
 };
-use crate::sqlite::{INSERT_EVENTS_INTO, event_inputs};
+use crate::sqlite::{INSERT_EVENTS_OR_FAIL_INTO, event_inputs};
 use crate::{
     Event, LISTENERS_MAX, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Result, Run,
     RunEnding, StepCommitted, StoreError, WorkflowStep,
@@ -65,9 +65,19 @@ pub(super) async fn commit_step(
         .change(move |c| {
             let (playbook, run_id) = (&playbook, run_id.as_str());
             let reserved = reserve(c, playbook, step.events.len())?;
-            let mut run = match &step.start {
-                Some(new) => Some(insert_run(c, playbook, &reserved, new, last_run_seq)?),
-                None => None,
+            // A run that begins and ends in this step is recorded as it ended, as its calls'
+            // runs are: one insert, where a run inserted started would be ended by an update.
+            let mut run = match (&step.start, &step.ending) {
+                (Some(new), Some(ending)) => Some(insert_whole_run(
+                    c,
+                    playbook,
+                    &reserved,
+                    new,
+                    ending,
+                    last_run_seq,
+                )?),
+                (Some(new), None) => Some(insert_run(c, playbook, &reserved, new, last_run_seq)?),
+                (None, _) => None,
             };
             let version = if kept_snapshot(&step) {
                 write_snapshot(c, &reserved, run_id, &step)?
@@ -76,9 +86,10 @@ pub(super) async fn commit_step(
             };
             let pk = reserved.playbook_pk;
             insert_ended_runs(c, playbook, &reserved, &ended_children(&step, &step.events))?;
-            let fresh = step.start.is_some();
-            match &step.ending {
-                Some(ending) => {
+            match (&step.ending, step.start.is_some()) {
+                // Recorded as it ended above: it has no work and no listeners yet.
+                (Some(_), true) => insert_events(c, playbook, &reserved, &step.events)?,
+                (Some(ending), false) => {
                     run = Some(end_run_in(
                         c,
                         playbook,
@@ -88,11 +99,9 @@ pub(super) async fn commit_step(
                         last_run_seq,
                     )?);
                     insert_events(c, playbook, &reserved, &step.events)?;
-                    if !fresh {
-                        execute(c, DELETE_RUN_WORK, &[&pk, &run_id])?;
-                    }
+                    execute(c, DELETE_RUN_WORK, &[&pk, &run_id])?;
                 }
-                None => {
+                (None, fresh) => {
                     if !fresh {
                         touch_run(c, playbook, &reserved, run_id, last_run_seq)?;
                     }
@@ -257,6 +266,14 @@ const EVENT_BATCHES: [usize; 6] = [32, 16, 8, 4, 2, 1];
 
 /// The statement that inserts the next batch of `waiting` events, and how many it takes:
 /// [`crate::sqlite::INSERT_EVENT`]'s row as many times, its parameters numbered on in the same order.
+///
+/// `OR FAIL`: an event refused (its id or its run's number taken) stops the statement and
+/// leaves the rows before it in the transaction, where `ABORT` would take them back. Nothing
+/// here keeps a change that failed (the group rolls it back to its savepoint, or rolls back
+/// the transaction; see `group`), so the two come to the same; but to take its rows back,
+/// `ABORT` has SQLite copy every page a statement of several rows changes to a journal first,
+/// about a tenth of a workflow step's work on the writer (with the foreign keys the writer's
+/// connection does not check, see `crate::sqlite::RAW_CONNECTION_PRAGMAS`).
 fn event_batch(waiting: usize) -> (&'static str, usize) {
     static STATEMENTS: LazyLock<Vec<String>> = LazyLock::new(|| {
         EVENT_BATCHES
@@ -283,7 +300,7 @@ fn event_batch(waiting: usize) -> (&'static str, usize) {
                         )
                     })
                     .collect();
-                format!("{INSERT_EVENTS_INTO} VALUES {}", values.join(", "))
+                format!("{INSERT_EVENTS_OR_FAIL_INTO} VALUES {}", values.join(", "))
             })
             .collect()
     });
@@ -339,6 +356,38 @@ fn insert_run(
     new: &NewRun,
     last_run_seq: i64,
 ) -> Result<Run> {
+    insert_one_run(c, playbook, reserved, new, last_run_seq, None)?;
+    stored_run(c, reserved.playbook_pk, &new.run_id)
+}
+
+/// A run that begins and ends in one step: `runs::insert_run` and `end_run_in` in one insert,
+/// its parent told of the ending as `end_run_in` tells it.
+fn insert_whole_run(
+    c: &Connection,
+    playbook: &PlaybookRef,
+    reserved: &Reserve,
+    new: &NewRun,
+    ending: &RunEnding,
+    last_run_seq: i64,
+) -> Result<Run> {
+    insert_one_run(c, playbook, reserved, new, last_run_seq, Some(ending))?;
+    if new.parent_run_id.is_some() {
+        let params: [&dyn ToSql; 3] = [&reserved.playbook_pk, &new.run_id, &reserved.now.stored];
+        execute(c, NOTIFY_PARENT, &params)?;
+    }
+    stored_run(c, reserved.playbook_pk, &new.run_id)
+}
+
+/// Inserts the run `new`, started or as it ended, once its tree's count of open calls has
+/// room for it.
+fn insert_one_run(
+    c: &Connection,
+    playbook: &PlaybookRef,
+    reserved: &Reserve,
+    new: &NewRun,
+    last_run_seq: i64,
+    ending: Option<&RunEnding>,
+) -> Result<()> {
     if let (Some(root), Some(max)) = (&new.root_run_id, new.open_calls_max) {
         let open = query_optional(c, OPEN_CALLS, &[&reserved.playbook_pk, root], |row| {
             row.get::<_, i64>(0).map_err(db)
@@ -349,12 +398,12 @@ fn insert_run(
         }
     }
     static INSERT: LazyLock<String> = LazyLock::new(|| insert_runs_change(1));
-    let params = run_params(reserved, new, last_run_seq, None);
+    let params = run_params(reserved, new, last_run_seq, ending);
     let params: Vec<&dyn ToSql> = params.iter().map(|param| param as &dyn ToSql).collect();
     if changed(c, &INSERT, &params)? == 0 {
         return Err(run_taken(playbook, &new.run_id));
     }
-    stored_run(c, reserved.playbook_pk, &new.run_id)
+    Ok(())
 }
 
 /// The run `run_id` as stored, which a change has just written.
