@@ -3,6 +3,7 @@
 //! `subject` 1,024") and the types, sources and attributes the playbook keeps for itself.
 
 use auto_engine::events_kept::{is_kept_source, is_kept_type};
+use auto_schema::json_bytes;
 use auto_store::{Event, EventFilter, NewEvent, Run};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Deserialize;
@@ -97,9 +98,7 @@ impl Fields {
 
 /// Turns a published event into one to append, or the problems with it.
 pub fn published(caller: &Caller, mut map: Map<String, Value>) -> Result<NewEvent, Problem> {
-    let size = serde_json::to_vec(&map)
-        .map(|b| b.len())
-        .unwrap_or(usize::MAX);
+    let size = json_bytes(&map).unwrap_or(usize::MAX);
     if size > EVENT_BYTES_MAX {
         return Err(Problem::invalid_request(vec![ProblemIssue::field(
             "",
@@ -261,7 +260,7 @@ pub fn event_out(event: &Event, full: bool) -> EventOut {
         map.insert("datacontenttype".into(), json!(content_type));
     }
     if let Some(data) = &event.data {
-        let bytes = serde_json::to_vec(data).map(|b| b.len()).unwrap_or(0);
+        let bytes = json_bytes(data).unwrap_or(0);
         if full || bytes <= LISTED_DATA_BYTES_MAX {
             map.insert("data".into(), data.clone());
         } else {

@@ -18,7 +18,7 @@ use auto_engine::interaction::{
     Asks, InteractionDocument, RenderClock, RenderedPart, check_interaction, render_request,
 };
 use auto_engine::workflow::RUN_DURATION_MS_MAX;
-use auto_schema::{CompiledSchema, check_shape};
+use auto_schema::{CompiledSchema, check_shape, json_bytes};
 use auto_store::{
     DefinitionKey, DefinitionVersion, NewRequest, PlaybookRef, Request, RequestClose,
     RequestFilter, RequestStatus, Run, RunEnding, RunStatus, StoreError, Work,
@@ -556,7 +556,7 @@ impl Service {
         request: &Request,
         answer: &Value,
     ) -> Result<(Vec<ProblemIssue>, Option<String>), Problem> {
-        let bytes = serde_json::to_vec(answer).map_or(usize::MAX, |b| b.len());
+        let bytes = json_bytes(answer).unwrap_or(usize::MAX);
         if bytes > OUTPUT_BYTES_MAX {
             return Ok((
                 vec![ProblemIssue::field(

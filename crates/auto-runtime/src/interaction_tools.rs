@@ -25,6 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use auto_engine::interaction::{Asks, InteractionDocument, render_arguments};
+use auto_schema::json_bytes;
 use auto_store::{DefinitionKey, EventFilter, PlaybookRef, Run, RunEnding, RunStatus};
 use auto_tools::limits::ARGUMENTS_BYTES_MAX;
 use auto_tools::{CallBecause, CallOutcome, ListedTool, ToolServerConfig, content};
@@ -262,7 +263,7 @@ impl Service {
                 let mut data = json!({
                     "number": number,
                     "is_error": content::is_error(&result),
-                    "result_bytes": serde_json::to_vec(&result).map_or(0, |b| b.len()),
+                    "result_bytes": json_bytes(&result).unwrap_or(0),
                     "duration_ms": duration_ms,
                     "jsonrpc_id": jsonrpc_id,
                 });
@@ -549,7 +550,7 @@ async fn prepare_arguments(
             .with_issues(vec![issue])
     };
     let arguments = rendered.map_err(|e| refused(e.line, &e.text, e.field_pointer))?;
-    let bytes = serde_json::to_vec(&arguments).map_or(usize::MAX, |b| b.len());
+    let bytes = json_bytes(&arguments).unwrap_or(usize::MAX);
     if bytes > ARGUMENTS_BYTES_MAX {
         return Err(refused_size(key, bytes));
     }
@@ -594,7 +595,7 @@ fn result_ending(
             return Ok(cannot_finish(run, words, read_only, "output_invalid", &why));
         }
     };
-    let bytes = serde_json::to_vec(&answer).map_or(usize::MAX, |b| b.len());
+    let bytes = json_bytes(&answer).unwrap_or(usize::MAX);
     if bytes > OUTPUT_BYTES_MAX {
         return Ok(cannot_finish(
             run,

@@ -12,7 +12,7 @@ use tracing::Instrument;
 
 use auto_engine::definitions::DefinitionType;
 use auto_engine::input::{INPUT_BYTES_MAX, prepare_input};
-use auto_schema::CompiledSchema;
+use auto_schema::{CompiledSchema, json_bytes};
 use auto_store::{
     DefinitionKey, DefinitionStatus, DefinitionVersion, NewEvent, NewRun, PlaybookRef, Run,
     RunEnding, RunFilter, RunStatus, StoreError,
@@ -308,7 +308,7 @@ pub(crate) fn ending_fact(run: &Run, run_seq: i64, ending: &RunEnding) -> NewEve
     run_attributes(&mut event, run.depth, run.call_depth, run.trigger.as_ref());
     event.data = match (ending.status, &ending.output, &ending.problem) {
         (RunStatus::Succeeded, Some(output), _) => {
-            let bytes = serde_json::to_vec(output).map(|b| b.len()).unwrap_or(0);
+            let bytes = json_bytes(output).unwrap_or(0);
             Some(if bytes <= FACT_OUTPUT_BYTES_MAX {
                 output.clone()
             } else {
@@ -326,7 +326,7 @@ pub(crate) fn ending_fact(run: &Run, run_seq: i64, ending: &RunEnding) -> NewEve
 /// A run's success as the store keeps it: an output past the 1 MiB a run keeps ends the run
 /// `conflict` of the kind `oversized` instead.
 pub(crate) fn succeeded(run: &Run, output: Value, record: Option<Value>) -> RunEnding {
-    let bytes = serde_json::to_vec(&output).map_or(usize::MAX, |b| b.len());
+    let bytes = json_bytes(&output).unwrap_or(usize::MAX);
     if bytes > OUTPUT_BYTES_MAX {
         let noun = run
             .key
@@ -822,7 +822,7 @@ fn run_not_found(pb: &PlaybookRef, run_id: &str) -> Problem {
 /// "Input of a run, or of a call: 256 KiB as JSON": a workflow takes any JSON value as its
 /// input, no larger than the input of any other run ([`INPUT_BYTES_MAX`]).
 pub(crate) fn check_workflow_input(name: &str, input: &Value) -> Result<(), Problem> {
-    let bytes = serde_json::to_vec(input).map_or(usize::MAX, |b| b.len());
+    let bytes = json_bytes(input).unwrap_or(usize::MAX);
     if bytes <= INPUT_BYTES_MAX {
         return Ok(());
     }

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use auto_schema::json_bytes;
 use auto_store::{NewEvent, PlaybookRef};
 use auto_tools::limits::ARGUMENTS_BYTES_MAX;
 use auto_tools::{CallOutcome, ListedTool, ToolServerConfig, Transport, content};
@@ -170,7 +171,7 @@ impl Service {
         self.require_playbook(pb).await?;
         let (config, listed) = self.find_tool(pb, server, tool).await?;
         let arguments = Value::Object(body.arguments.clone());
-        let arguments_bytes = serde_json::to_vec(&arguments).map_or(0, |b| b.len());
+        let arguments_bytes = json_bytes(&arguments).unwrap_or(0);
         let checks = vec![
             CheckOut {
                 check: "configured".into(),
@@ -271,7 +272,7 @@ impl Service {
                 let mut data = json!({
                     "execution": execution,
                     "is_error": is_error,
-                    "result_bytes": serde_json::to_vec(result).map_or(0, |b| b.len()),
+                    "result_bytes": json_bytes(result).unwrap_or(0),
                     "duration_ms": duration_ms,
                     "jsonrpc_id": jsonrpc_id,
                 });

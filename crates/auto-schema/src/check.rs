@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::cycles::{in_place_loops, ref_target};
 use crate::draft::{Draft, choose_draft};
 use crate::formats::FORMATS;
+use crate::json_bytes;
 use crate::limits::{ENUM_VALUES_MAX, SCHEMA_BYTES_MAX, SCHEMA_DEPTH_MAX, WARNINGS_MAX};
 use crate::messages::fault_of;
 use crate::pointer::{first_too_deep, push, push_index, unescape};
@@ -172,7 +173,7 @@ fn refused_draft_text(found: &str) -> String {
 
 fn check_size(schema: &Value, problems: &mut Vec<SchemaProblem>) {
     // Invariant: serializing a `Value` cannot fail (its keys are strings).
-    let bytes = serde_json::to_vec(schema).map(|v| v.len()).unwrap_or(0);
+    let bytes = json_bytes(schema).unwrap_or(0);
     if bytes > SCHEMA_BYTES_MAX {
         problems.push(problem(
             "",

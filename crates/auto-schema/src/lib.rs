@@ -24,6 +24,7 @@
 //!   [`GOOGLE_SCHEMA_DEPTH_WARN`] are our thresholds for the page's "very large or deeply
 //!   nested" caveat.
 
+mod bytes;
 mod check;
 mod cycles;
 mod draft;
@@ -37,6 +38,7 @@ mod validate;
 mod walk;
 mod warnings;
 
+pub use bytes::json_bytes;
 pub use check::{SchemaProblem, SchemaReport, SchemaRole, check_schema};
 pub use draft::Draft;
 pub use formats::{FORMATS, format_example, is_valid_format};

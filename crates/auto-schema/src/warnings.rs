@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use crate::check::SchemaRole;
 use crate::cycles::recursive_loops;
+use crate::json_bytes;
 use crate::limits::{
     ANTHROPIC_OPTIONAL_PROPERTIES_MAX, ANTHROPIC_UNION_SCHEMAS_MAX, GOOGLE_SCHEMA_BYTES_WARN,
     GOOGLE_SCHEMA_DEPTH_WARN, OPENAI_ENUM_VALUES_MAX, OPENAI_OBJECT_DEPTH_MAX,
@@ -510,7 +511,7 @@ fn openai_sizes(nodes: &[SchemaNode<'_>]) -> Vec<SchemaWarning> {
 fn google_size(schema: &Value) -> Vec<SchemaWarning> {
     let mut out = Vec::new();
     // Invariant: serializing a `Value` cannot fail (its keys are strings).
-    let bytes = serde_json::to_vec(schema).map(|v| v.len()).unwrap_or(0);
+    let bytes = json_bytes(schema).unwrap_or(0);
     if bytes > GOOGLE_SCHEMA_BYTES_WARN {
         out.push(google_warning("", format!(
             "Google notes that very large schemas may be rejected; this one is {bytes} bytes as JSON ({})",

@@ -9,7 +9,7 @@ use auto_models::{
     FailureBecause, ModelAnswer, ModelFailure, RejectionKind, RejectionReason, Settings,
     rejection_for,
 };
-use auto_schema::{CompiledSchema, ValidationIssue, check_shape, render_answer_issues};
+use auto_schema::{CompiledSchema, ValidationIssue, check_shape, json_bytes, render_answer_issues};
 use auto_store::{Run, RunEnding, RunStatus};
 use serde_json::{Value, json};
 
@@ -153,7 +153,7 @@ pub(crate) fn finish(finished: &Finished<'_>, answer: &ModelAnswer) -> RunEnding
         Ok(output) => output,
         Err((detail, issues)) => return output_invalid(run, &detail, issues, spending),
     };
-    let output_bytes = serde_json::to_vec(&output).map_or(usize::MAX, |b| b.len());
+    let output_bytes = json_bytes(&output).unwrap_or(usize::MAX);
     let requested = calls
         .last()
         .map(|c| c.started.model.clone())
@@ -183,10 +183,9 @@ pub(crate) fn finish(finished: &Finished<'_>, answer: &ModelAnswer) -> RunEnding
     if let Some(cost) = spending.cost_usd {
         record["cost_usd"] = json!(cost);
     }
-    let record_bytes = serde_json::to_vec(&record).map_or(usize::MAX, |b| b.len());
+    let record_bytes = json_bytes(&record).unwrap_or(usize::MAX);
     if output_bytes.saturating_add(record_bytes) > OUTPUT_AND_RECORD_BYTES_MAX {
-        let without_prompt =
-            record_bytes - serde_json::to_vec(&record["prompt"]).map_or(0, |b| b.len());
+        let without_prompt = record_bytes - json_bytes(&record["prompt"]).unwrap_or(0);
         // The room left for the prompt, less the keys and quotes around it.
         let room = OUTPUT_AND_RECORD_BYTES_MAX
             .saturating_sub(output_bytes)

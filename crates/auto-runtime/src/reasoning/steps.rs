@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use auto_models::{FailureBecause, Message, ModelAnswer, ModelFailure, ModelRequest, ToolCall};
+use auto_schema::json_bytes;
 use auto_tools::limits::{DESCRIPTION_BYTES_MAX, RUN_CALLS_MAX, SERVER_FAILURES_MAX};
 use auto_tools::{CallBecause, CallOutcome, content};
 use serde_json::{Value, json};
@@ -672,7 +673,7 @@ fn estimated_input(step: StepCount, added: &Value) -> u64 {
     let Some(input) = step.input_tokens.filter(|t| *t > 0) else {
         return 0;
     };
-    let added_bytes = serde_json::to_vec(added).map_or(0, |b| b.len()) as f64;
+    let added_bytes = json_bytes(added).unwrap_or(0) as f64;
     let bytes_per_token = (step.request_bytes as f64 / input as f64).max(1.0);
     input + (added_bytes / bytes_per_token) as u64
 }

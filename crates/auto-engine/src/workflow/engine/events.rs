@@ -7,6 +7,7 @@
 //! tree is driven a listening task takes the earliest kept events its filters match. So an
 //! event sent before a task listens and one sent while it listens go the same way.
 
+use auto_schema::json_bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -79,10 +80,6 @@ pub(super) enum Receipt {
     Refused(WorkflowError),
 }
 
-fn json_bytes(value: &Value) -> usize {
-    serde_json::to_vec(value).map_or(usize::MAX, |b| b.len())
-}
-
 impl EventBook {
     /// Keeps an event sent to the run, unless its id was received before or it is one more
     /// than a run takes over its life.
@@ -91,7 +88,7 @@ impl EventBook {
         if self.received_ids.iter().any(|seen| seen == id) {
             return Receipt::Duplicate;
         }
-        let bytes = json_bytes(&event);
+        let bytes = json_bytes(&event).unwrap_or(usize::MAX);
         self.received_ids.push(id.to_owned());
         self.received_bytes = self.received_bytes.saturating_add(bytes);
         let count = self.received_ids.len();
@@ -348,7 +345,7 @@ impl Engine<'_> {
         let n = self.count("emit", &info.pointer);
         let id = ids::emitted_event_id(&self.info.run_id, &info.pointer, n);
         let event = emitted_event(attributes, id, self.now_ms)?;
-        let bytes = json_bytes(&event);
+        let bytes = json_bytes(&event).unwrap_or(usize::MAX);
         if bytes > EMITTED_EVENT_BYTES_MAX {
             return Err(WorkflowError::validation(format!(
                 "The event holds {bytes} bytes as JSON; an emitted event holds at most 245,760 (240 KiB)."

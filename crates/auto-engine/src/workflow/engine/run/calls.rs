@@ -1,6 +1,8 @@
 //! A call task's start: its input checked against the limits, the child's run id, and the
 //! order to start it under the task's wait.
 
+use auto_schema::json_bytes;
+
 use super::*;
 
 impl Engine<'_> {
@@ -42,7 +44,7 @@ impl Engine<'_> {
                 )));
             }
         };
-        let bytes = serde_json::to_vec(&input).map_or(usize::MAX, |b| b.len());
+        let bytes = json_bytes(&input).unwrap_or(usize::MAX);
         if bytes > CALL_INPUT_BYTES_MAX {
             return Err(WorkflowError::validation(format!(
                 "The call's input holds {bytes} bytes as JSON; a call takes at most 262,144."

@@ -1,6 +1,8 @@
 //! The run: starting it, applying an input to its snapshot, going on until it waits or ends,
 //! and its ending (output.as, the output's size and shape) with what stops under it.
 
+use auto_schema::json_bytes;
+
 use super::*;
 
 pub(in crate::workflow::engine) fn start(
@@ -323,9 +325,7 @@ pub(super) fn go_on(mut engine: Engine<'_>, mut state: RunState, _: Option<()>) 
 pub(in crate::workflow::engine) fn events_bytes(events: &[StepEvent]) -> usize {
     events
         .iter()
-        .map(|e| {
-            e.event_type.len() + serde_json::to_vec(&e.data).map_or(usize::MAX / 2, |b| b.len())
-        })
+        .map(|e| e.event_type.len() + json_bytes(&e.data).unwrap_or(usize::MAX / 2))
         .fold(0usize, usize::saturating_add)
 }
 
@@ -338,7 +338,7 @@ pub(super) fn held_bytes(wf: &Workflow, state: &mut RunState) -> (usize, usize) 
         under_way += 1;
         false
     });
-    let snapshot = serde_json::to_vec(&*state).map_or(usize::MAX, |b| b.len());
+    let snapshot = json_bytes(&*state).unwrap_or(usize::MAX);
     let held = snapshot
         .saturating_add(wf.source_bytes)
         .saturating_add(under_way.saturating_mul(TASK_HELD_BYTES));
@@ -367,7 +367,7 @@ pub(super) fn run_output(engine: &mut Engine<'_>, state: &RunState, output: Valu
             }
         }
     };
-    let bytes = serde_json::to_vec(&output).map_or(usize::MAX, |b| b.len());
+    let bytes = json_bytes(&output).unwrap_or(usize::MAX);
     if bytes > OUTPUT_BYTES_MAX {
         return Ending::Rejected {
             problem: problem(
