@@ -67,15 +67,16 @@ fn writer_gone() -> StoreError {
     StoreError::Database(sqlx::Error::PoolClosed)
 }
 
-/// The next group: `first`, and every other change waiting.
-fn gather(first: Change, waiting: &mut mpsc::UnboundedReceiver<Change>, group: &mut Vec<Change>) {
-    group.push(first);
+/// The next group: `first`, and every other change waiting, up to [`GROUP_CHANGES_MAX`].
+fn gather(first: Change, waiting: &mut mpsc::UnboundedReceiver<Change>) -> Vec<Change> {
+    let mut group = vec![first];
     while group.len() < GROUP_CHANGES_MAX {
         match waiting.try_recv() {
             Ok(change) => group.push(change),
             Err(_) => break,
         }
     }
+    group
 }
 
 /// Answers each change of a group with what it made, or with the commit's fault.
@@ -148,14 +149,12 @@ impl RawGroup {
 
 /// The writer of the changes made on its own connection, run on a thread of its own.
 async fn write_raw(pool: SqlitePool, open: Opener, mut waiting: mpsc::UnboundedReceiver<Change>) {
-    let mut group = Vec::with_capacity(GROUP_CHANGES_MAX);
     let mut own: Option<rusqlite::Connection> = None;
     while let Some(first) = waiting.recv().await {
         // The turn: while the writer holds sqlx's one writer connection, no other write runs.
         // Taken before the group is, so the changes that come meanwhile go in it.
         let turn = pool.acquire().await;
-        gather(first, &mut waiting, &mut group);
-        let group = std::mem::take(&mut group);
+        let group = gather(first, &mut waiting);
         let turn = match turn {
             Ok(connection) => connection,
             Err(error) => {
@@ -360,12 +359,9 @@ mod tests {
                 changes.send(Change { make, answer }).unwrap();
             }
             let mut sizes = Vec::new();
-            let mut group = Vec::new();
             for _ in 0..groups.len() {
                 let first = queue.recv().await.expect("a change waiting");
-                gather(first, &mut queue, &mut group);
-                sizes.push(group.len());
-                group.clear();
+                sizes.push(gather(first, &mut queue).len());
             }
             assert_eq!(sizes, groups);
             assert!(queue.is_empty());
