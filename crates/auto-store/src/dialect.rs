@@ -308,6 +308,14 @@ where
 pub(crate) enum On<'a, D: Database> {
     Connection(&'a mut D::Connection),
     Pool(&'a Pool<D>),
+    /// The store's own connections for its hottest reads (see `sql::quiet`).
+    Quiet(&'a crate::sql::quiet::Quiet<D>),
+}
+
+impl<'a, D: Database> From<&'a crate::sql::quiet::Quiet<D>> for On<'a, D> {
+    fn from(quiet: &'a crate::sql::quiet::Quiet<D>) -> Self {
+        On::Quiet(quiet)
+    }
 }
 
 impl<'a, D: Database> From<&'a mut Transaction<'static, D>> for On<'a, D> {
@@ -391,6 +399,15 @@ impl<D: Dialect> Statement<D> {
             On::Pool(pool) => {
                 let mut connection = pool.acquire().await?;
                 self.query.fetch_all(executor::<D>(&mut connection)).await?
+            }
+            On::Quiet(quiet) => {
+                let mut lent = quiet.lend().await?;
+                let rows = self
+                    .query
+                    .fetch_all(executor::<D>(lent.connection()))
+                    .await?;
+                lent.keep();
+                rows
             }
         };
         Ok(rows.into_iter().map(SqlRow).collect())

@@ -19,6 +19,7 @@ use sqlx::{AssertSqlSafe, Postgres, Row, Transaction};
 use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, migrations};
 use crate::sql::postgres_changes::{WholeRuns, bind_events, whole_run_statement};
+use crate::sql::quiet::Quiet;
 use crate::sql::{Reserved, SqlStore};
 use crate::{NewEvent, Result, StoreError};
 
@@ -125,7 +126,7 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Postgres>> {
 async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
     let pool = PgPoolOptions::new()
         .max_connections(CONNECTIONS_MAX)
-        .connect_with(options)
+        .connect_with(options.clone())
         .await?;
     // sqlx's migrator holds an advisory lock while it runs: servers starting together
     // migrate once.
@@ -134,6 +135,7 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
     tracing::info!("the PostgreSQL store is open");
     Ok(SqlStore {
         whole_runs: Some(WholeRuns::start(pool.clone())),
+        quiet: Quiet::new(pool.clone(), options),
         writer: pool.clone(),
         reader: pool,
         _file_lock: None,

@@ -12,6 +12,7 @@ mod group;
 mod latest;
 mod lifecycle;
 pub(crate) mod postgres_changes;
+pub(crate) mod quiet;
 mod requests;
 mod rows;
 mod runs;
@@ -69,6 +70,9 @@ pub(crate) struct SqlStore<D: Dialect> {
     /// On PostgreSQL, the writer of the runs that begin and end in their first step, those
     /// of a playbook that wait together in one statement (see [`postgres_changes`]).
     pub(crate) whole_runs: Option<postgres_changes::WholeRuns>,
+    /// The hottest reads' connections: on PostgreSQL, the store's own, lent without sqlx's
+    /// round trips that test them (see [`quiet`]); elsewhere `reader`.
+    pub(crate) quiet: quiet::Quiet<D>,
 }
 
 /// The seqs a change takes, and the database's time of the change.
@@ -276,7 +280,7 @@ impl<D: Dialect> SqlStore<D> {
             .bind(key.def_type.as_str())
             .bind(key.name.as_str())
             .bind(version)
-            .fetch_optional_as(&self.reader, definition_from_row)
+            .fetch_optional_as(&self.quiet, definition_from_row)
             .await
     }
 
@@ -327,7 +331,7 @@ impl<D: Dialect> Store for SqlStore<D> {
             return Ok(now);
         }
         let stored: D::Time = built_sql::<D>(format!("SELECT {}", D::NOW))
-            .fetch_one(&self.reader)
+            .fetch_one(&self.quiet)
             .await?
             .at(0)?;
         stored.to_time()
@@ -338,6 +342,7 @@ impl<D: Dialect> Store for SqlStore<D> {
     }
 
     async fn close(&self) {
+        self.quiet.close().await;
         self.reader.close().await;
         self.writer.close().await;
     }
