@@ -131,11 +131,12 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
     // sqlx's migrator holds an advisory lock while it runs: servers starting together
     // migrate once.
     migrations!("postgres").run(&pool).await?;
-    tokio::spawn(warm_pool(pool.clone()));
+    let quiet = Arc::new(Quiet::new(pool.clone(), options));
+    tokio::spawn(warm_pool(pool.clone(), quiet.clone()));
     tracing::info!("the PostgreSQL store is open");
     Ok(SqlStore {
         whole_runs: Some(WholeRuns::start(pool.clone())),
-        quiet: Quiet::new(pool.clone(), options),
+        quiet,
         writer: pool.clone(),
         reader: pool,
         _file_lock: None,
@@ -145,9 +146,9 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
     })
 }
 
-/// Opens the connections the pool keeps and prepares on each the statements every run
-/// request makes (the whole-run statement, the definition read), in the background of a
-/// store that is already serving.
+/// Opens the connections the pool keeps and prepares on each the statement every run request
+/// makes (the whole-run statement), then the store's own connections for its hottest reads
+/// (`quiet`), in the background of a store that is already serving.
 ///
 /// Why: a connection's first use of a statement costs PostgreSQL a parse and a plan, and its
 /// first read of each table and index the loading of their descriptions into the backend's
@@ -157,7 +158,7 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
 /// Best effort: a statement not prepared here is prepared on first use, as before; the pool
 /// closes connections idle for long (sqlx's idle timeout), and those it opens again warm as
 /// they are used.
-async fn warm_pool(pool: PgPool) {
+async fn warm_pool(pool: PgPool, quiet: Arc<Quiet<Postgres>>) {
     use sqlx::{Executor, SqlSafeStr};
     let mut held = Vec::new();
     for _ in 0..CONNECTIONS_MAX {
@@ -175,15 +176,15 @@ async fn warm_pool(pool: PgPool) {
         }
     }
     for connection in &mut held {
-        for statement in [whole_run_statement(), crate::sql::DEFINITION_AT] {
-            if let Err(error) = connection
-                .prepare(AssertSqlSafe(statement).into_sql_str())
-                .await
-            {
-                tracing::debug!(%error, "a statement was not prepared ahead");
-            }
+        if let Err(error) = connection
+            .prepare(AssertSqlSafe(whole_run_statement()).into_sql_str())
+            .await
+        {
+            tracing::debug!(%error, "a statement was not prepared ahead");
         }
     }
+    drop(held);
+    quiet.warm().await;
 }
 
 fn connect_options(url: &str) -> Result<PgConnectOptions> {
@@ -329,8 +330,8 @@ mod tests {
     }
 
     /// A store opened on PostgreSQL opens its pool's connections after it opened, without
-    /// waiting for them, and prepares the whole-run statement and the definition read on
-    /// each: moments later every connection is open and holds them.
+    /// waiting for them, and prepares the whole-run statement on each, then opens the store's
+    /// own connections: moments later every connection is open, the pool's holding it.
     #[tokio::test]
     async fn the_pool_opens_and_prepares_in_the_background() {
         let Some(store) = isolated().await else {
@@ -357,12 +358,19 @@ mod tests {
                     .fetch_all(&mut **connection)
                     .await
                     .unwrap();
-            for statement in [whole_run_statement(), crate::sql::DEFINITION_AT] {
-                assert!(
-                    prepared.iter().any(|text| text == statement),
-                    "not prepared: {statement}"
-                );
-            }
+            assert!(
+                prepared.iter().any(|text| text == whole_run_statement()),
+                "the whole-run statement is not prepared"
+            );
+        }
+        // Then the store's own connections for its hottest reads.
+        while store.quiet.idle_count() < crate::sql::quiet::QUIET_CONNECTIONS_MAX {
+            assert!(
+                Instant::now() < deadline,
+                "{} of the store's own connections",
+                store.quiet.idle_count()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 

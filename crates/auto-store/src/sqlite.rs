@@ -187,7 +187,7 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
     let open_raw: Opener = Box::new(move || open_raw(&raw_path));
     Ok(SqlStore {
         whole_runs: None,
-        quiet: Quiet::pooled(reader.clone()),
+        quiet: Arc::new(Quiet::pooled(reader.clone())),
         raw: Some(RawGroup::start(writer.clone(), open_raw)),
         writer,
         reader,
@@ -208,7 +208,7 @@ async fn open_in_memory(options: SqliteConnectOptions) -> Result<SqlStore<Sqlite
     migrations!("sqlite").run(&pool).await?;
     Ok(SqlStore {
         whole_runs: None,
-        quiet: Quiet::pooled(pool.clone()),
+        quiet: Arc::new(Quiet::pooled(pool.clone())),
         writer: pool.clone(),
         reader: pool,
         _file_lock: None,

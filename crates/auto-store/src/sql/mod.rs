@@ -72,7 +72,7 @@ pub(crate) struct SqlStore<D: Dialect> {
     pub(crate) whole_runs: Option<postgres_changes::WholeRuns>,
     /// The hottest reads' connections: on PostgreSQL, the store's own, lent without sqlx's
     /// round trips that test them (see [`quiet`]); elsewhere `reader`.
-    pub(crate) quiet: quiet::Quiet<D>,
+    pub(crate) quiet: std::sync::Arc<quiet::Quiet<D>>,
 }
 
 /// The seqs a change takes, and the database's time of the change.
@@ -132,7 +132,7 @@ pub(crate) fn reserve_read_sql<D: Dialect>() -> String {
 }
 /// A definition's version `$5` (its latest when `$5` is null) by the playbook `$1`/`$2`, its
 /// type `$3` and its name `$4`: every run request reads it.
-pub(crate) const DEFINITION_AT: &str = concat!(
+const DEFINITION_AT: &str = concat!(
     definition_columns!(),
     " JOIN playbooks p ON p.pk = d.playbook_pk \
      WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4 \
@@ -280,7 +280,7 @@ impl<D: Dialect> SqlStore<D> {
             .bind(key.def_type.as_str())
             .bind(key.name.as_str())
             .bind(version)
-            .fetch_optional_as(&self.quiet, definition_from_row)
+            .fetch_optional_as(&*self.quiet, definition_from_row)
             .await
     }
 
@@ -331,7 +331,7 @@ impl<D: Dialect> Store for SqlStore<D> {
             return Ok(now);
         }
         let stored: D::Time = built_sql::<D>(format!("SELECT {}", D::NOW))
-            .fetch_one(&self.quiet)
+            .fetch_one(&*self.quiet)
             .await?
             .at(0)?;
         stored.to_time()

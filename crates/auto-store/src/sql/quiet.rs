@@ -110,6 +110,31 @@ impl<D: Database> Quiet<D> {
         }
     }
 
+    /// Opens every connection it may keep, ahead of the statements that will need them: a
+    /// connection opened in the middle of a burst (a server process started, its
+    /// authentication) holds up the statement that waits for it by milliseconds. Stops at
+    /// the first that does not open; a statement opens what is missing then.
+    pub(crate) async fn warm(self: std::sync::Arc<Self>) {
+        let Some(options) = &self.options else {
+            return;
+        };
+        while self.open.fetch_add(1, Ordering::AcqRel) < QUIET_CONNECTIONS_MAX {
+            match D::Connection::connect_with(options).await {
+                Ok(connection) if !self.pool.is_closed() => self
+                    .idle
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .push((connection, Instant::now())),
+                Ok(_) => break,
+                Err(error) => {
+                    tracing::debug!(%error, "the store's own connections were not all opened");
+                    break;
+                }
+            }
+        }
+        self.open.fetch_sub(1, Ordering::AcqRel);
+    }
+
     /// Closes the connections waiting to be lent, and opens none after: as the store closes.
     pub(crate) async fn close(&self) {
         let idle = std::mem::take(
@@ -125,7 +150,7 @@ impl<D: Database> Quiet<D> {
     }
 
     #[cfg(test)]
-    fn idle_count(&self) -> usize {
+    pub(crate) fn idle_count(&self) -> usize {
         self.idle.lock().unwrap().len()
     }
 }
@@ -205,6 +230,21 @@ mod tests {
         drop(lent);
         assert_eq!(quiet.idle_count(), 0);
         assert_eq!(quiet.open.load(Ordering::Acquire), 0);
+    }
+
+    #[tokio::test]
+    async fn warmed_it_holds_the_most_and_lends_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let quiet = std::sync::Arc::new(quiet(dir.path()).await);
+        let lent = quiet.lend().await.unwrap();
+        quiet.clone().warm().await;
+        assert_eq!(quiet.open.load(Ordering::Acquire), QUIET_CONNECTIONS_MAX);
+        assert_eq!(quiet.idle_count(), QUIET_CONNECTIONS_MAX - 1);
+        lent.keep();
+        assert_eq!(quiet.idle_count(), QUIET_CONNECTIONS_MAX);
+        let mut lent = quiet.lend().await.unwrap();
+        assert!(matches!(lent, Lent::Own(_)));
+        lent.connection().execute("SELECT 1").await.unwrap();
     }
 
     #[tokio::test]
