@@ -77,11 +77,7 @@ impl<D: Database> Quiet<D> {
             return Ok(Lent::Pooled(self.pool.acquire().await?));
         };
         loop {
-            let kept = self
-                .idle
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .pop();
+            let kept = self.idle().pop();
             let Some((mut connection, since)) = kept else {
                 break;
             };
@@ -120,11 +116,9 @@ impl<D: Database> Quiet<D> {
         };
         while self.open.fetch_add(1, Ordering::AcqRel) < QUIET_CONNECTIONS_MAX {
             match D::Connection::connect_with(options).await {
-                Ok(connection) if !self.pool.is_closed() => self
-                    .idle
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .push((connection, Instant::now())),
+                Ok(connection) if !self.pool.is_closed() => {
+                    self.idle().push((connection, Instant::now()))
+                }
                 Ok(_) => break,
                 Err(error) => {
                     tracing::debug!(%error, "the store's own connections were not all opened");
@@ -137,16 +131,18 @@ impl<D: Database> Quiet<D> {
 
     /// Closes the connections waiting to be lent, and opens none after: as the store closes.
     pub(crate) async fn close(&self) {
-        let idle = std::mem::take(
-            &mut *self
-                .idle
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()),
-        );
+        let idle = std::mem::take(&mut *self.idle());
         for (connection, _) in idle {
             self.open.fetch_sub(1, Ordering::AcqRel);
             let _ = connection.close().await;
         }
+    }
+
+    /// The connections waiting to be lent, and when each was last used.
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<(D::Connection, Instant)>> {
+        self.idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     #[cfg(test)]
@@ -172,11 +168,7 @@ impl<D: Database> Lent<'_, D> {
         if let Lent::Own(mut own) = self
             && let Some(connection) = own.connection.take()
         {
-            own.quiet
-                .idle
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .push((connection, Instant::now()));
+            own.quiet.idle().push((connection, Instant::now()));
         }
     }
 }
