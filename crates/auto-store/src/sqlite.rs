@@ -319,20 +319,41 @@ pub(crate) struct EventInput<'a> {
 
 /// The events as the inserts bind them.
 pub(crate) fn event_inputs(events: &[NewEvent]) -> Result<Vec<EventInput<'_>>, sqlx::Error> {
+    Ok(events
+        .iter()
+        .zip(event_texts(events)?)
+        .map(|(event, texts)| EventInput {
+            id: &event.id,
+            r#type: &event.event_type,
+            source: kept_source(event),
+            subject: event.subject.as_deref(),
+            time: texts.time,
+            datacontenttype: event.datacontenttype.as_deref(),
+            data: texts.data,
+            extensions: texts.extensions,
+            run_id: event.run_id.as_deref(),
+            run_seq: event.run_seq,
+        })
+        .collect())
+}
+
+/// What an event is stored as that is not one of its own fields as they are: its time, its
+/// data and its extensions, as text.
+pub(crate) struct EventTexts {
+    pub(crate) time: Option<String>,
+    pub(crate) data: Option<String>,
+    pub(crate) extensions: String,
+}
+
+/// Each event's [`EventTexts`], in order.
+pub(crate) fn event_texts(events: &[NewEvent]) -> Result<Vec<EventTexts>, sqlx::Error> {
     events
         .iter()
         .map(|event| {
-            Ok(EventInput {
-                id: &event.id,
-                r#type: &event.event_type,
-                source: kept_source(event),
-                subject: event.subject.as_deref(),
+            Ok(EventTexts {
                 time: event.time.map(format_time),
-                datacontenttype: event.datacontenttype.as_deref(),
                 data: event.data.as_ref().map(to_json_text).transpose()?,
                 extensions: to_json_text(&event.extensions)?,
-                run_id: event.run_id.as_deref(),
-                run_seq: event.run_seq,
             })
         })
         .collect()

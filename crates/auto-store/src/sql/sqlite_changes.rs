@@ -43,10 +43,10 @@ use super::work::{
 use super::{RESERVE_KEEP, Reserved, first_seq, recorded_events, reserve_read_sql, seq_count};
 use crate::dialect::{Stamp, StoredTime};
 use crate::shared::{
-    check_ending_status, deep_json, event_insert_error, open_calls_reached, playbook_not_found,
-    run_change_refused, run_columns, run_events,
+    check_ending_status, deep_json, event_insert_error, kept_source, open_calls_reached,
+    playbook_not_found, run_change_refused, run_columns, run_events,
 };
-use crate::sqlite::{INSERT_EVENTS_OR_FAIL_INTO, event_inputs};
+use crate::sqlite::{EventTexts, INSERT_EVENTS_OR_FAIL_INTO, event_texts};
 use crate::{
     Event, LISTENERS_MAX, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Result, Run,
     RunEnding, StepCommitted, StoreError, WorkflowStep,
@@ -61,6 +61,7 @@ pub(super) async fn commit_step(
     step: Arc<WorkflowStep>,
 ) -> Result<StepCommitted> {
     let (step, last_run_seq) = prepare_shared_step(run_id, step)?;
+    let texts = event_texts(&step.events)?;
     let event_count = i64::try_from(step.events.len()).unwrap_or(i64::MAX);
     let playbook = playbook.clone();
     let run_id = run_id.to_owned();
@@ -91,7 +92,7 @@ pub(super) async fn commit_step(
             insert_ended_runs(c, playbook, &reserved, &ended_children(&step, &step.events))?;
             match (&step.ending, step.start.is_some()) {
                 // Recorded as it ended above: it has no work and no listeners yet.
-                (Some(_), true) => insert_events(c, playbook, &reserved, &step.events)?,
+                (Some(_), true) => insert_events(c, playbook, &reserved, &step.events, &texts)?,
                 (Some(ending), false) => {
                     run = Some(end_run_in(
                         c,
@@ -101,14 +102,14 @@ pub(super) async fn commit_step(
                         ending,
                         last_run_seq,
                     )?);
-                    insert_events(c, playbook, &reserved, &step.events)?;
+                    insert_events(c, playbook, &reserved, &step.events, &texts)?;
                     execute(c, DELETE_RUN_WORK, &[&pk, &run_id])?;
                 }
                 (None, fresh) => {
                     if !fresh {
                         touch_run(c, playbook, &reserved, run_id, last_run_seq)?;
                     }
-                    insert_events(c, playbook, &reserved, &step.events)?;
+                    insert_events(c, playbook, &reserved, &step.events, &texts)?;
                 }
             }
             insert_work(c, pk, run_id, &reserved.now, &step.add_work)?;
@@ -180,13 +181,14 @@ async fn with_events<T: Send + 'static>(
     mut before: impl FnMut(&Connection, &PlaybookRef, &Reserve) -> Result<T> + Send + 'static,
 ) -> Result<(T, Vec<Event>)> {
     let playbook = playbook.clone();
+    let texts = event_texts(&events)?;
     let events = Arc::new(events);
     let written = events.clone();
     let (made, reserved) = group
         .change(move |c| {
             let reserved = reserve(c, &playbook, written.len())?;
             let made = before(c, &playbook, &reserved)?;
-            insert_events(c, &playbook, &reserved, &written)?;
+            insert_events(c, &playbook, &reserved, &written, &texts)?;
             Ok((made, reserved))
         })
         .await?;
@@ -212,54 +214,62 @@ fn reserve(c: &Connection, playbook: &PlaybookRef, count: usize) -> Result<Reser
 }
 
 /// `super::insert_events`, as `Sqlite::insert_events` inserts them; the events as recorded
-/// are made by the caller (`recorded_events`), once the change is committed.
+/// are made by the caller (`recorded_events`), once the change is committed. `texts` are the
+/// events' [`EventTexts`], made by the caller before the change: serializing them is work the
+/// writer, which makes one change at a time, need not do.
 fn insert_events(
     c: &Connection,
     playbook: &PlaybookRef,
     reserved: &Reserve,
     events: &[NewEvent],
+    texts: &[EventTexts],
 ) -> Result<()> {
-    match write_events(c, reserved, events) {
+    match write_events(c, reserved, events, texts) {
         Err(StoreError::Database(error)) => Err(event_insert_error(error, playbook)),
         other => other,
     }
 }
 
-fn write_events(c: &Connection, reserved: &Reserve, events: &[NewEvent]) -> Result<()> {
+fn write_events(
+    c: &Connection,
+    reserved: &Reserve,
+    events: &[NewEvent],
+    texts: &[EventTexts],
+) -> Result<()> {
     // The events in as few statements as the batch sizes make (a step's twenty events in
     // three), each prepared once for the connection: what SQLite does for each statement it
     // runs (finding it in the cache, binding, opening and closing its cursors and statement
     // journal) is most of what a small event costs, where the rows alone are not.
-    let inputs = event_inputs(events)?;
+    assert_eq!(events.len(), texts.len(), "each event's texts");
     let (pk, now) = (&reserved.playbook_pk, &reserved.now.stored);
     let mut seqs = reserved.first_seq..;
-    let mut rest = inputs.as_slice();
-    while !rest.is_empty() {
-        let (sql, rows) = event_batch(rest.len());
-        let (batch, after) = rest.split_at(rows);
+    let mut at = 0;
+    while at < events.len() {
+        let (sql, rows) = event_batch(events.len() - at);
+        let batch = events[at..at + rows].iter().zip(&texts[at..at + rows]);
         let mut statement = c.prepare_cached(sql).map_err(db)?;
         let mut place = 0;
         let mut bind = |value: &dyn ToSql| {
             place += 1;
             statement.raw_bind_parameter(place, value).map_err(db)
         };
-        for (input, seq) in batch.iter().zip(seqs.by_ref()) {
+        for ((event, texts), seq) in batch.zip(seqs.by_ref()) {
             bind(pk)?;
             bind(&seq)?;
-            bind(&input.id)?;
-            bind(&input.r#type)?;
-            bind(&input.source)?;
-            bind(&input.subject)?;
-            bind(&input.time)?;
-            bind(&input.datacontenttype)?;
-            bind(&input.data)?;
-            bind(&input.extensions)?;
-            bind(&input.run_id)?;
-            bind(&input.run_seq)?;
+            bind(&event.id)?;
+            bind(&event.event_type)?;
+            bind(&kept_source(event))?;
+            bind(&event.subject)?;
+            bind(&texts.time)?;
+            bind(&event.datacontenttype)?;
+            bind(&texts.data)?;
+            bind(&texts.extensions)?;
+            bind(&event.run_id)?;
+            bind(&event.run_seq)?;
             bind(now)?;
         }
         statement.raw_execute().map_err(db)?;
-        rest = after;
+        at += rows;
     }
     Ok(())
 }
