@@ -147,7 +147,7 @@ impl<D: Database> Quiet<D> {
 
     #[cfg(test)]
     pub(crate) fn idle_count(&self) -> usize {
-        self.idle.lock().unwrap().len()
+        self.idle().len()
     }
 }
 

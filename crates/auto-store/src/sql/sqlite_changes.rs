@@ -591,14 +591,17 @@ fn prepared<'c>(
 /// The number of the parameter (`$n` or `?n`, from 1) each place of `statement` (`sql`
 /// prepared) takes, in order; a place without a number takes its own.
 ///
-/// Kept for each SQL text by its address: every statement here is a `'static` text, so one
-/// address is one text for as long as the process lives.
+/// Kept for each SQL text by its address and length: every statement here is a `'static`
+/// text, so they name one text for as long as the process lives (the length too, since a
+/// `'static` text may begin where a longer one does).
 fn places(sql: &'static str, statement: &rusqlite::Statement<'_>) -> Rc<[usize]> {
+    /// A SQL text's address and length.
+    type Text = (usize, usize);
     thread_local! {
-        static PLACES: RefCell<HashMap<usize, Rc<[usize]>>> = RefCell::new(HashMap::new());
+        static PLACES: RefCell<HashMap<Text, Rc<[usize]>>> = RefCell::new(HashMap::new());
     }
     PLACES.with(|known| {
-        let key = sql.as_ptr() as usize;
+        let key = (sql.as_ptr() as usize, sql.len());
         if let Some(places) = known.borrow().get(&key) {
             return places.clone();
         }
