@@ -490,7 +490,7 @@ pub(crate) fn check_close_status(close: &crate::RequestClose, request_id: &str) 
 
 /// The names of the store's migrations, in order: the same on both databases, each written in
 /// the database's own SQL in `migrations/<database>/`.
-const MIGRATION_NAMES: [&str; 15] = [
+const MIGRATION_NAMES: [&str; 16] = [
     "the store",
     "runs",
     "workflows",
@@ -506,6 +506,7 @@ const MIGRATION_NAMES: [&str; 15] = [
     "views",
     "type index condition",
     "lean events",
+    "status checks",
 ];
 
 /// The store's migrations from one database's folder (`sqlite` or `postgres`), compiled in.
@@ -543,6 +544,11 @@ macro_rules! migration_sources {
                 "/0014_type_index_condition.sql"
             )),
             include_str!(concat!("../migrations/", $folder, "/0015_lean_events.sql")),
+            include_str!(concat!(
+                "../migrations/",
+                $folder,
+                "/0016_status_checks.sql"
+            )),
         ]
     };
 }

@@ -641,6 +641,115 @@ mod tests {
         );
     }
 
+    /// Runs and requests an earlier version kept read the same once this version has made
+    /// their tables again with their status checked by comparisons (migration 0016), and a
+    /// status outside the spec's words is still refused.
+    #[tokio::test]
+    async fn runs_and_requests_read_the_same_once_their_status_is_checked_by_comparisons() {
+        use crate::{PlaybookRef, RequestFilter, RequestStatus, RunFilter, RunStatus, Store};
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("auto.db").display());
+        let earlier = earlier_file(&url, 15).await;
+        sqlx::raw_sql(
+            "INSERT INTO orgs (id, created_at) VALUES ('acme', '2026-01-01T00:00:00.000Z');
+             INSERT INTO playbooks (pk, org, id, created_at, last_seq)
+                 VALUES (1, 'acme', 'support', '2026-01-01T00:00:00.000Z', 0);
+             INSERT INTO runs (playbook_pk, run_id, def_type, name, definition_version, status,
+                               input, output, record, problem, started_by, parent_run_id,
+                               task_reference, depth, call_depth, trigger_info, attempt,
+                               last_run_seq, last_event_at, started_at, ended_at,
+                               parent_call_id, root_run_id, ending_work_key,
+                               ending_work_payload, ending_work_ordered)
+             VALUES
+                 (1, 'r1', 'workflow', 'w', 2, 'started', '{\"x\":0}', NULL, NULL, NULL,
+                  'local', NULL, NULL, 1, NULL, NULL, 1, 3, '2026-01-01T00:00:02.000Z',
+                  '2026-01-01T00:00:01.000Z', NULL, NULL, NULL, NULL, NULL, 0),
+                 (1, 'r1.c', 'computation', 'add', 1, 'succeeded', '{\"x\":0}',
+                  '{\"x\":1}', '{\"duration_ms\":0}', NULL, 'local', 'r1', '/do/0/a',
+                  NULL, 1, NULL, 1, 2, '2026-01-01T00:00:02.000Z',
+                  '2026-01-01T00:00:02.000Z', '2026-01-01T00:00:02.000Z', 'call:/do/0/a#1',
+                  'r1', 'ended:call:/do/0/a#1', 'e30=', 1),
+                 (1, 'r2', 'interaction', 'ask', 1, 'started', '{}', NULL, NULL, NULL,
+                  'local', NULL, NULL, NULL, NULL, NULL, 1, 1, '2026-01-01T00:00:03.000Z',
+                  '2026-01-01T00:00:03.000Z', NULL, NULL, NULL, NULL, NULL, 0);
+             INSERT INTO requests (playbook_pk, request_id, run_id, def_type, name,
+                                   definition_version, to_whom, message, input, output_schema,
+                                   status, created_at, expires_at, answered_by, answer,
+                                   closed_at)
+             VALUES (1, 'q1', 'r2', 'interaction', 'ask', 1, 'ops', 'Approve?', '{}', NULL,
+                     'open', '2026-01-01T00:00:03.000Z', '2026-01-02T00:00:03.000Z', NULL,
+                     NULL, NULL);",
+        )
+        .execute(&earlier)
+        .await
+        .unwrap();
+        let before: Vec<(String, String)> = sqlx::query_as(
+            "SELECT run_id, json_array(def_type, name, definition_version, status, input, \
+             output, record, problem, started_by, parent_run_id, task_reference, depth, \
+             call_depth, trigger_info, attempt, last_run_seq, last_event_at, started_at, \
+             ended_at, parent_call_id, root_run_id, ending_work_key, ending_work_payload, \
+             ending_work_ordered) FROM runs ORDER BY run_id",
+        )
+        .fetch_all(&earlier)
+        .await
+        .unwrap();
+        earlier.close().await;
+
+        let store = open(&url).await.unwrap();
+        let after: Vec<(String, String)> = sqlx::query_as(
+            "SELECT run_id, json_array(def_type, name, definition_version, status, input, \
+             output, record, problem, started_by, parent_run_id, task_reference, depth, \
+             call_depth, trigger_info, attempt, last_run_seq, last_event_at, started_at, \
+             ended_at, parent_call_id, root_run_id, ending_work_key, ending_work_payload, \
+             ending_work_ordered) FROM runs ORDER BY run_id",
+        )
+        .fetch_all(&store.reader)
+        .await
+        .unwrap();
+        assert_eq!(after, before);
+        let playbook = PlaybookRef::new("acme", "support");
+        let child = store.get_run(&playbook, "r1.c").await.unwrap().unwrap();
+        assert_eq!(child.status, RunStatus::Succeeded);
+        assert_eq!(child.output, Some(serde_json::json!({"x": 1})));
+        let started = RunFilter {
+            status: Some(RunStatus::Started),
+            ..RunFilter::default()
+        };
+        let ids: Vec<String> = store
+            .list_runs(&playbook, &started)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|run| run.run_id)
+            .collect();
+        assert_eq!(ids, ["r2", "r1"]);
+        let open_requests = RequestFilter {
+            status: Some(RequestStatus::Open),
+            ..RequestFilter::default()
+        };
+        let requests = store
+            .list_requests(&playbook, &open_requests)
+            .await
+            .unwrap();
+        assert_eq!(requests.len(), 1);
+        assert_eq!(requests[0].request_id, "q1");
+        assert_eq!(requests[0].run_id, "r2");
+
+        for refused in [
+            "UPDATE runs SET status = 'paused' WHERE run_id = 'r1'",
+            "UPDATE requests SET status = 'snoozed' WHERE request_id = 'q1'",
+        ] {
+            let error = sqlx::query(refused)
+                .execute(&store.writer)
+                .await
+                .unwrap_err();
+            assert!(
+                error.to_string().contains("CHECK constraint failed"),
+                "{refused}: {error}"
+            );
+        }
+    }
+
     /// A work item an earlier version kept as JSON text reads, once the store is opened by this
     /// version, as the bytes of that text: the payload the runtime wrote.
     #[tokio::test]

@@ -215,17 +215,29 @@ pub(super) const INSERT_WORK: &str = "INSERT INTO work (playbook_pk, run_id, key
     payload, ordered) VALUES ($1, $2, $3, $4, $5, $6) \
     ON CONFLICT (playbook_pk, run_id, key) DO NOTHING";
 
-/// The first snapshot of the run `$2` of the playbook `$1`: `$3` at `$4`. It returns the
-/// version unless the run has one.
-pub(super) const INSERT_SNAPSHOT: &str = "INSERT INTO workflow_states (playbook_pk, run_id, \
-    version, state, updated_at) VALUES ($1, $2, 1, $3, $4) \
-    ON CONFLICT (playbook_pk, run_id) DO NOTHING RETURNING version";
+/// The first snapshot of the run `$2` of the playbook `$1`: `$3` at `$4`, unless the run has
+/// one. [`INSERT_SNAPSHOT`] returns its version; on SQLite's writer, where `RETURNING` costs a
+/// temporary table a statement, the row it inserted tells it (version 1).
+macro_rules! insert_snapshot {
+    () => {
+        "INSERT INTO workflow_states (playbook_pk, run_id, version, state, updated_at) \
+         VALUES ($1, $2, 1, $3, $4) ON CONFLICT (playbook_pk, run_id) DO NOTHING"
+    };
+}
+pub(super) const INSERT_SNAPSHOT: &str = concat!(insert_snapshot!(), " RETURNING version");
+pub(super) const INSERT_SNAPSHOT_CHANGE: &str = insert_snapshot!();
 
-/// The next snapshot of the run `$2` of the playbook `$1` after version `$3`: `$4` at `$5`.
-/// It returns the version unless the snapshot is at another.
-pub(super) const UPDATE_SNAPSHOT: &str = "UPDATE workflow_states SET version = version + 1, \
-    state = $4, updated_at = $5 \
-    WHERE playbook_pk = $1 AND run_id = $2 AND version = $3 RETURNING version";
+/// The next snapshot of the run `$2` of the playbook `$1` after version `$3`: `$4` at `$5`,
+/// unless the snapshot is at another. [`UPDATE_SNAPSHOT`] returns its version; on SQLite's
+/// writer the row it changed tells it (`$3` + 1).
+macro_rules! update_snapshot {
+    () => {
+        "UPDATE workflow_states SET version = version + 1, state = $4, updated_at = $5 \
+         WHERE playbook_pk = $1 AND run_id = $2 AND version = $3"
+    };
+}
+pub(super) const UPDATE_SNAPSHOT: &str = concat!(update_snapshot!(), " RETURNING version");
+pub(super) const UPDATE_SNAPSHOT_CHANGE: &str = update_snapshot!();
 
 /// The refusal of a snapshot written by another step first.
 pub(super) fn snapshot_taken(run_id: &str, expected_version: Option<i64>) -> StoreError {
