@@ -253,8 +253,10 @@ fn write_events(
             place += 1;
             statement.raw_bind_parameter(place, value).map_err(db)
         };
+        // Once for the batch: every row's playbook and time of recording.
+        bind(pk)?;
+        bind(now)?;
         for ((event, texts), seq) in batch.zip(seqs.by_ref()) {
-            bind(pk)?;
             bind(&seq)?;
             bind(&event.id)?;
             bind(&event.event_type)?;
@@ -266,7 +268,6 @@ fn write_events(
             bind(&texts.extensions)?;
             bind(&event.run_id)?;
             bind(&event.run_seq)?;
-            bind(now)?;
         }
         statement.raw_execute().map_err(db)?;
         at += rows;
@@ -278,7 +279,8 @@ fn write_events(
 const EVENT_BATCHES: [usize; 6] = [32, 16, 8, 4, 2, 1];
 
 /// The statement that inserts the next batch of `waiting` events, and how many it takes:
-/// [`crate::sqlite::INSERT_EVENT`]'s row as many times, its parameters numbered on in the same order.
+/// [`crate::sqlite::INSERT_EVENT`]'s row as many times, every row's playbook and time of
+/// recording its first two parameters ([`BATCH_COLUMNS`]) and its own numbered on after them.
 ///
 /// `OR FAIL`: an event refused (its id or its run's number taken) stops the statement and
 /// leaves the rows before it in the transaction, where `ABORT` would take them back. Nothing
@@ -294,23 +296,10 @@ fn event_batch(waiting: usize) -> (&'static str, usize) {
             .map(|&rows| {
                 let values: Vec<String> = (0..rows)
                     .map(|row| {
-                        let p = |n: usize| format!("?{}", row * EVENT_COLUMNS + n);
-                        format!(
-                            "({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})",
-                            p(1),
-                            p(2),
-                            p(3),
-                            p(4),
-                            p(5),
-                            p(6),
-                            p(7),
-                            p(8),
-                            p(9),
-                            p(10),
-                            p(11),
-                            p(12),
-                            p(13)
-                        )
+                        let own: Vec<String> = (1..=EVENT_COLUMNS)
+                            .map(|n| format!("?{}", BATCH_COLUMNS + row * EVENT_COLUMNS + n))
+                            .collect();
+                        format!("(?1, {}, ?2)", own.join(", "))
                     })
                     .collect();
                 format!("{INSERT_EVENTS_OR_FAIL_INTO} VALUES {}", values.join(", "))
@@ -325,8 +314,13 @@ fn event_batch(waiting: usize) -> (&'static str, usize) {
     (STATEMENTS[index].as_str(), rows)
 }
 
-/// The parameters of one event's row.
-const EVENT_COLUMNS: usize = 13;
+/// The parameters of a batch that every row of it takes: `?1` the playbook, `?2` the time of
+/// recording, bound once for the statement rather than for each row.
+const BATCH_COLUMNS: usize = 2;
+
+/// The parameters of one event's own, after [`BATCH_COLUMNS`]: seq, id, type, source, subject,
+/// time, datacontenttype, data, extensions, run_id and run_seq.
+const EVENT_COLUMNS: usize = 11;
 
 /// `runs::touch_run`.
 fn touch_run(
