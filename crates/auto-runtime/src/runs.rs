@@ -166,29 +166,7 @@ pub(crate) fn new_run(
 /// `run_started` its only event. What a caller that records the run with more (a workflow's
 /// first step, a call performed within its caller's step) works from before it is recorded.
 pub(crate) fn started_run(new: &NewRun, at: chrono::DateTime<chrono::Utc>) -> Run {
-    Run {
-        run_id: new.run_id.clone(),
-        key: new.key.clone(),
-        definition_version: new.definition_version,
-        status: RunStatus::Started,
-        input: new.input.clone(),
-        output: None,
-        record: None,
-        problem: None,
-        started_by: new.started_by.clone(),
-        parent_run_id: new.parent_run_id.clone(),
-        task_reference: new.task_reference.clone(),
-        depth: new.depth,
-        call_depth: new.call_depth,
-        trigger: new.trigger.clone(),
-        parent_call_id: new.parent_call_id.clone(),
-        root_run_id: new.root_run_id.clone(),
-        attempt: 1,
-        last_run_seq: 1,
-        last_event_at: at,
-        started_at: new.started_at.unwrap_or(at),
-        ended_at: None,
-    }
+    Run::as_inserted(new, at, 1, None)
 }
 
 /// The attributes a fact about a run carries, each where the run has it (workflow page,

@@ -430,6 +430,43 @@ pub struct Run {
     pub ended_at: Option<DateTime<Utc>>,
 }
 
+impl Run {
+    /// The run `new` as a store inserts it at `at` (the database's time of the change), its
+    /// last event numbered `last_run_seq`, started or, with `ending`, ended in the same change:
+    /// attempt 1, started at `at` unless its starter settled a time. What a read of the row
+    /// gives, so neither the store's writer nor a caller working ahead of the write reads it.
+    pub fn as_inserted(
+        new: &NewRun,
+        at: DateTime<Utc>,
+        last_run_seq: i64,
+        ending: Option<&RunEnding>,
+    ) -> Run {
+        Run {
+            run_id: new.run_id.clone(),
+            key: new.key.clone(),
+            definition_version: new.definition_version,
+            status: ending.map_or(RunStatus::Started, |ending| ending.status),
+            input: new.input.clone(),
+            output: ending.and_then(|ending| ending.output.clone()),
+            record: ending.and_then(|ending| ending.record.clone()),
+            problem: ending.and_then(|ending| ending.problem.clone()),
+            started_by: new.started_by.clone(),
+            parent_run_id: new.parent_run_id.clone(),
+            task_reference: new.task_reference.clone(),
+            depth: new.depth,
+            call_depth: new.call_depth,
+            trigger: new.trigger.clone(),
+            parent_call_id: new.parent_call_id.clone(),
+            root_run_id: new.root_run_id.clone(),
+            attempt: 1,
+            last_run_seq,
+            last_event_at: at,
+            started_at: new.started_at.unwrap_or(at),
+            ended_at: ending.map(|_| at),
+        }
+    }
+}
+
 /// Which runs `list_runs` returns.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunFilter {

@@ -49,7 +49,7 @@ use crate::shared::{
 use crate::sqlite::{EventTexts, INSERT_EVENTS_OR_FAIL_INTO, event_texts};
 use crate::{
     Event, LISTENERS_MAX, NewEvent, NewListener, NewRun, NewWork, PlaybookRef, Result, Run,
-    RunEnding, RunStatus, StepCommitted, StoreError, WorkflowStep,
+    RunEnding, StepCommitted, StoreError, WorkflowStep,
 };
 
 type Reserve = Reserved<Sqlite>;
@@ -394,30 +394,7 @@ fn inserted_run(
     last_run_seq: i64,
     ending: Option<&RunEnding>,
 ) -> Run {
-    let now = reserved.now.at;
-    Run {
-        run_id: new.run_id.clone(),
-        key: new.key.clone(),
-        definition_version: new.definition_version,
-        status: ending.map_or(RunStatus::Started, |ending| ending.status),
-        input: new.input.clone(),
-        output: ending.and_then(|ending| ending.output.clone()),
-        record: ending.and_then(|ending| ending.record.clone()),
-        problem: ending.and_then(|ending| ending.problem.clone()),
-        started_by: new.started_by.clone(),
-        parent_run_id: new.parent_run_id.clone(),
-        task_reference: new.task_reference.clone(),
-        depth: new.depth,
-        call_depth: new.call_depth,
-        trigger: new.trigger.clone(),
-        parent_call_id: new.parent_call_id.clone(),
-        root_run_id: new.root_run_id.clone(),
-        attempt: 1,
-        last_run_seq,
-        last_event_at: now,
-        started_at: new.started_at.unwrap_or(now),
-        ended_at: ending.map(|_| now),
-    }
+    Run::as_inserted(new, reserved.now.at, last_run_seq, ending)
 }
 
 /// Inserts the run `new`, started or as it ended, once its tree's count of open calls has
