@@ -153,7 +153,7 @@ pub fn published(caller: &Caller, mut map: Map<String, Value>) -> Result<NewEven
         return Err(Problem::invalid_request(fields.issues));
     }
     let mut event = NewEvent::new(
-        id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
+        id.unwrap_or_else(crate::runs::new_event_id),
         event_type.unwrap_or_default(),
         source.unwrap_or_else(|| caller_source(&caller.id)),
     );

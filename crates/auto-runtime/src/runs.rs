@@ -257,8 +257,9 @@ pub(crate) fn fact(
     event
 }
 
-/// A new event's id, a UUIDv7, written out directly: a run records a fact at each of its
-/// steps, and the formatting machinery of `to_string` was most of what an id cost.
+/// A new event's id, a UUIDv7, written out directly: every event the runtime records takes
+/// one (a run a fact at each of its steps), and the formatting machinery of `to_string` was
+/// most of what an id cost.
 pub(crate) fn new_event_id() -> String {
     let mut buffer = uuid::Uuid::encode_buffer();
     uuid::Uuid::now_v7()

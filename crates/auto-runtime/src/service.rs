@@ -383,7 +383,7 @@ impl Service {
         {
             return Err(exists_problem(def_type, &existing));
         }
-        let event_id = uuid::Uuid::now_v7().to_string();
+        let event_id = crate::runs::new_event_id();
         let new = new_version(
             key,
             &body.source,
@@ -452,7 +452,7 @@ impl Service {
         if unchanged {
             return self.definition_out(pb, current, true).await;
         }
-        let event_id = uuid::Uuid::now_v7().to_string();
+        let event_id = crate::runs::new_event_id();
         let version = current.version + 1;
         let new = new_version(
             current.key.clone(),
@@ -543,7 +543,7 @@ impl Service {
         if current.status == DefinitionStatus::Retired {
             return Err(retired_problem(def_type, name, "retired again"));
         }
-        let event_id = uuid::Uuid::now_v7().to_string();
+        let event_id = crate::runs::new_event_id();
         let event = definition_event(
             &event_id,
             "definition_retired",

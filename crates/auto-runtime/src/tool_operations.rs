@@ -314,7 +314,7 @@ impl Service {
         event_type: &str,
         data: Value,
     ) -> Result<String, Problem> {
-        let id = uuid::Uuid::now_v7().to_string();
+        let id = crate::runs::new_event_id();
         let mut event = NewEvent::new(
             id.clone(),
             event_type,

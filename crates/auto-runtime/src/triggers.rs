@@ -209,7 +209,7 @@ fn filters_of(list: &Value) -> Vec<Map<String, Value>> {
 /// with the workflow's definition as its source.
 fn workflow_record(workflow: &str, event_type: &str, data: Value) -> NewEvent {
     let mut event = NewEvent::new(
-        uuid::Uuid::now_v7().to_string(),
+        crate::runs::new_event_id(),
         event_type,
         format!("/definitions/workflow/{workflow}"),
     );

@@ -649,6 +649,12 @@ mod tests {
         use crate::{PlaybookRef, RequestFilter, RequestStatus, RunFilter, RunStatus, Store};
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("auto.db").display());
+        // Each run's every column, to hold the rows alike before and after.
+        const EVERY_COLUMN: &str = "SELECT run_id, json_array(def_type, name, definition_version, status, input, \
+             output, record, problem, started_by, parent_run_id, task_reference, depth, \
+             call_depth, trigger_info, attempt, last_run_seq, last_event_at, started_at, \
+             ended_at, parent_call_id, root_run_id, ending_work_key, ending_work_payload, \
+             ending_work_ordered) FROM runs ORDER BY run_id";
         let earlier = earlier_file(&url, 15).await;
         sqlx::raw_sql(
             "INSERT INTO orgs (id, created_at) VALUES ('acme', '2026-01-01T00:00:00.000Z');
@@ -683,29 +689,17 @@ mod tests {
         .execute(&earlier)
         .await
         .unwrap();
-        let before: Vec<(String, String)> = sqlx::query_as(
-            "SELECT run_id, json_array(def_type, name, definition_version, status, input, \
-             output, record, problem, started_by, parent_run_id, task_reference, depth, \
-             call_depth, trigger_info, attempt, last_run_seq, last_event_at, started_at, \
-             ended_at, parent_call_id, root_run_id, ending_work_key, ending_work_payload, \
-             ending_work_ordered) FROM runs ORDER BY run_id",
-        )
-        .fetch_all(&earlier)
-        .await
-        .unwrap();
+        let before: Vec<(String, String)> = sqlx::query_as(EVERY_COLUMN)
+            .fetch_all(&earlier)
+            .await
+            .unwrap();
         earlier.close().await;
 
         let store = open(&url).await.unwrap();
-        let after: Vec<(String, String)> = sqlx::query_as(
-            "SELECT run_id, json_array(def_type, name, definition_version, status, input, \
-             output, record, problem, started_by, parent_run_id, task_reference, depth, \
-             call_depth, trigger_info, attempt, last_run_seq, last_event_at, started_at, \
-             ended_at, parent_call_id, root_run_id, ending_work_key, ending_work_payload, \
-             ending_work_ordered) FROM runs ORDER BY run_id",
-        )
-        .fetch_all(&store.reader)
-        .await
-        .unwrap();
+        let after: Vec<(String, String)> = sqlx::query_as(EVERY_COLUMN)
+            .fetch_all(&store.reader)
+            .await
+            .unwrap();
         assert_eq!(after, before);
         let playbook = PlaybookRef::new("acme", "support");
         let child = store.get_run(&playbook, "r1.c").await.unwrap().unwrap();

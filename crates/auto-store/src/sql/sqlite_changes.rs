@@ -14,8 +14,9 @@
 //! few multi-row inserts ([`EVENT_BATCHES`]), not one statement each; and no statement here
 //! has `RETURNING`, which SQLite answers through a temporary table made for each statement:
 //! an insert or update tells what it did by the rows it changed; a run given back is made
-//! from what was inserted (`inserted_run`), or read by its key after an update. The store suite runs every case on both: on a SQLite file
-//! these are the changes it tests, on PostgreSQL the shared ones.
+//! from what was inserted (`Run::as_inserted`), or read by its key after an update. The store
+//! suite runs every case on both: on a SQLite file these are the changes it tests, on
+//! PostgreSQL the shared ones.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -364,7 +365,8 @@ fn insert_run(
     last_run_seq: i64,
 ) -> Result<Run> {
     insert_one_run(c, playbook, reserved, new, last_run_seq, None)?;
-    Ok(inserted_run(new, reserved, last_run_seq, None))
+    // What a read of the row would give, made without reading it.
+    Ok(Run::as_inserted(new, reserved.now.at, last_run_seq, None))
 }
 
 /// A run that begins and ends in one step: `runs::insert_run` and `end_run_in` in one insert,
@@ -382,19 +384,12 @@ fn insert_whole_run(
         let params: [&dyn ToSql; 3] = [&reserved.playbook_pk, &new.run_id, &reserved.now.stored];
         execute(c, NOTIFY_PARENT, &params)?;
     }
-    Ok(inserted_run(new, reserved, last_run_seq, Some(ending)))
-}
-
-/// The run `new` as [`insert_one_run`] writes it, which is what reading its row back gives:
-/// the writer, which makes one change at a time, need not read it (a quarter of what
-/// inserting a run costs it).
-fn inserted_run(
-    new: &NewRun,
-    reserved: &Reserve,
-    last_run_seq: i64,
-    ending: Option<&RunEnding>,
-) -> Run {
-    Run::as_inserted(new, reserved.now.at, last_run_seq, ending)
+    Ok(Run::as_inserted(
+        new,
+        reserved.now.at,
+        last_run_seq,
+        Some(ending),
+    ))
 }
 
 /// Inserts the run `new`, started or as it ended, once its tree's count of open calls has
