@@ -345,18 +345,27 @@ pub(crate) struct EventTexts {
     pub(crate) extensions: String,
 }
 
-/// Each event's [`EventTexts`], in order.
+/// Each event's [`EventTexts`], in order. The events of one run nearly all carry the same
+/// extensions (its caller, its definition's version), and a step's events alternate between
+/// a run's and its children's: extensions the same as one of the two events before are not
+/// written again.
 pub(crate) fn event_texts(events: &[NewEvent]) -> Result<Vec<EventTexts>, sqlx::Error> {
-    events
-        .iter()
-        .map(|event| {
-            Ok(EventTexts {
-                time: event.time.map(format_time),
-                data: event.data.as_ref().map(to_json_text).transpose()?,
-                extensions: to_json_text(&event.extensions)?,
-            })
-        })
-        .collect()
+    let mut texts: Vec<EventTexts> = Vec::with_capacity(events.len());
+    for (n, event) in events.iter().enumerate() {
+        let written = (n.saturating_sub(2)..n)
+            .rev()
+            .find(|&before| events[before].extensions == event.extensions);
+        let extensions = match written {
+            Some(before) => texts[before].extensions.clone(),
+            None => to_json_text(&event.extensions)?,
+        };
+        texts.push(EventTexts {
+            time: event.time.map(format_time),
+            data: event.data.as_ref().map(to_json_text).transpose()?,
+            extensions,
+        });
+    }
+    Ok(texts)
 }
 
 /// Whether one of the events goes in by a statement of its own ([`INSERT_EVENT`]): a large
@@ -434,6 +443,45 @@ async fn insert_event_batch(
 mod tests {
     use super::*;
     use crate::shared::{migration_sources, migrator};
+
+    /// Every event's extensions are written as its own, where they are taken from an event
+    /// before it and where they are not.
+    #[test]
+    fn each_event_gets_the_text_of_its_own_extensions() {
+        let with = |pairs: &[(&str, serde_json::Value)]| {
+            let mut event = NewEvent::new("e", "t", "/s");
+            for (name, value) in pairs {
+                event.extensions.insert((*name).to_owned(), value.clone());
+            }
+            event
+        };
+        let run = [
+            ("caller", serde_json::json!("local")),
+            ("definitionversion", 1.into()),
+        ];
+        let child = [
+            ("caller", serde_json::json!("local")),
+            ("calldepth", 1.into()),
+        ];
+        let events = [
+            with(&run),
+            with(&run),
+            with(&child),
+            with(&child),
+            with(&run),
+            with(&[]),
+            with(&child),
+            with(&run),
+        ];
+        let texts = event_texts(&events).unwrap();
+        for (event, text) in events.iter().zip(&texts) {
+            assert_eq!(
+                text.extensions,
+                serde_json::to_string(&event.extensions).unwrap()
+            );
+        }
+        assert_eq!(texts[5].extensions, "{}");
+    }
 
     /// sqlx's connections (the writer and the readers) and the group writer's own are set
     /// alike: foreign keys on, `synchronous = FULL`, temporary journals in memory.

@@ -249,14 +249,12 @@ impl Service {
             return None;
         }
         let key = DefinitionKey::new(def_type, name);
-        let definition = match definitions.get(name) {
-            Some(known) => known.clone()?,
-            None => {
-                let read = self.store.get_definition(pb, &key).await.ok()?;
-                definitions.insert(name.clone(), read.clone());
-                read?
-            }
-        };
+        // Read once a stretch, and lent to each call of it rather than copied (its source).
+        if !definitions.contains_key(name) {
+            let read = self.store.get_definition(pb, &key).await.ok()?;
+            definitions.insert(name.clone(), read);
+        }
+        let definition = definitions.get(name)?.as_ref()?;
         if definition.status == auto_store::DefinitionStatus::Retired {
             return None;
         }

@@ -181,7 +181,7 @@ impl Engine<'_> {
     fn listen_filters(&self, info: &TaskInfo) -> (Mode, Vec<Map<String, Value>>) {
         let to = self
             .wf
-            .raw(&format!("{}/listen/to", info.pointer))
+            .field(info, "listen/to")
             .cloned()
             .unwrap_or(Value::Null);
         let with = |filter: &Value| {
@@ -268,9 +268,7 @@ impl Engine<'_> {
             return TaskEnd::Waiting;
         };
         let whole = matches!(
-            self.wf
-                .raw(&format!("{}/listen/read", info.pointer))
-                .and_then(Value::as_str),
+            self.wf.field(info, "listen/read").and_then(Value::as_str),
             Some("envelope" | "raw")
         );
         let output = taken
@@ -334,7 +332,7 @@ impl Engine<'_> {
     pub(super) fn emit(&mut self, info: &TaskInfo, vars: &Vars<'_>) -> Result<(), WorkflowError> {
         let written = self
             .wf
-            .raw(&format!("{}/emit/event/with", info.pointer))
+            .field(info, "emit/event/with")
             .cloned()
             .unwrap_or(Value::Null);
         let Value::Object(attributes) = self.template(&written, vars)? else {

@@ -95,6 +95,9 @@ impl Workflow {
             .clone();
         let mut index = Index::default();
         index.add_list(&document.tasks, "");
+        for info in index.tasks.values_mut() {
+            info.path = node_path(&raw, &info.pointer);
+        }
         Ok(Workflow {
             document,
             raw,
@@ -109,6 +112,19 @@ impl Workflow {
 
     fn raw(&self, pointer: &str) -> Option<&Value> {
         resolve(&self.raw, pointer)
+    }
+
+    /// The field `field` (a pointer below the task, such as `with` or `output/as`, whose
+    /// names hold no `~` or `/`) of the task `info`: found from the task's own node, which
+    /// the index found once, rather than by its whole pointer, made and parsed again.
+    fn field(&self, info: &TaskInfo, field: &str) -> Option<&Value> {
+        let node = match &info.path {
+            Some(path) => follow(&self.raw, path)?,
+            None => resolve(&self.raw, &info.pointer)?,
+        };
+        field
+            .split('/')
+            .try_fold(node, |node, name| node.as_object()?.get(name))
     }
 
     fn task(&self, pointer: &str) -> &TaskInfo {
@@ -152,6 +168,36 @@ fn resolve<'a>(root: &'a Value, pointer: &str) -> Option<&'a Value> {
     })
 }
 
+/// Where the node at `pointer` is in `root`: at each level its position, in an array or in a
+/// map's order; `None` when the pointer does not resolve.
+fn node_path(root: &Value, pointer: &str) -> Option<Vec<usize>> {
+    let mut path = Vec::new();
+    let mut node = root;
+    let mut at = String::new();
+    for token in pointer.strip_prefix('/')?.split('/') {
+        at.push('/');
+        at.push_str(token);
+        let next = resolve(root, &at)?;
+        let position = match node {
+            Value::Object(map) => map.values().position(|value| std::ptr::eq(value, next))?,
+            Value::Array(items) => items.iter().position(|value| std::ptr::eq(value, next))?,
+            _ => return None,
+        };
+        path.push(position);
+        node = next;
+    }
+    Some(path)
+}
+
+/// The node a [`node_path`] leads to.
+fn follow<'a>(root: &'a Value, path: &[usize]) -> Option<&'a Value> {
+    path.iter().try_fold(root, |node, &position| match node {
+        Value::Object(map) => map.values().nth(position),
+        Value::Array(items) => items.get(position),
+        _ => None,
+    })
+}
+
 /// Every task list and task of the document by pointer.
 #[derive(Clone, Debug, Default)]
 struct Index {
@@ -164,6 +210,8 @@ struct Index {
 struct TaskInfo {
     name: String,
     pointer: String,
+    /// Where the task's node is in the raw document ([`node_path`]).
+    path: Option<Vec<usize>>,
     then: Option<String>,
     kind: Kind,
 }
@@ -249,6 +297,7 @@ impl Index {
                 TaskInfo {
                     name: task.name.clone(),
                     pointer: task.pointer.clone(),
+                    path: None,
                     then: task.then.clone(),
                     kind,
                 },

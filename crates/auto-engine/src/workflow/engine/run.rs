@@ -353,7 +353,7 @@ impl<'a> Engine<'a> {
                     started_at_ms: self.now_ms,
                     output: None,
                 };
-                if let Some(condition) = wf.raw(&format!("{}/if", info.pointer)) {
+                if let Some(condition) = wf.field(info, "if") {
                     let vars = Vars {
                         data: Some(&raw),
                         task: Some(vars_task),
@@ -496,7 +496,7 @@ impl<'a> Engine<'a> {
     ) -> Result<Value, WorkflowError> {
         let wf = self.wf;
         let mut output = output;
-        if let Some(shape) = wf.raw(&format!("{}/output/as", info.pointer)) {
+        if let Some(shape) = wf.field(info, "output/as") {
             let vars = Vars {
                 data: Some(&output),
                 input: Some(input),
@@ -511,7 +511,7 @@ impl<'a> Engine<'a> {
             };
             output = self.shaping(shape, &vars)?;
         }
-        if let Some(shape) = wf.raw(&format!("{}/export/as", info.pointer)) {
+        if let Some(shape) = wf.field(info, "export/as") {
             let vars = Vars {
                 data: Some(&output),
                 input: Some(input),
@@ -540,7 +540,6 @@ impl<'a> Engine<'a> {
         locals: &[(String, Value)],
     ) -> Result<Started, WorkflowError> {
         let wf = self.wf;
-        let at = |field: &str| format!("{}/{field}", info.pointer);
         let now = self.now_ms;
         let raw_vars = |raw| Vars {
             data: Some(raw),
@@ -553,12 +552,12 @@ impl<'a> Engine<'a> {
             locals,
             ..Vars::default()
         };
-        let shaped = wf.raw(&at("input/from")).is_some();
-        let input = match wf.raw(&at("input/from")) {
+        let shaped = wf.field(info, "input/from").is_some();
+        let input = match wf.field(info, "input/from") {
             Some(from) => self.shaping(from, &raw_vars(&raw))?,
             None => raw.clone(),
         };
-        let timeout_due_ms = match wf.raw(&at("timeout")) {
+        let timeout_due_ms = match wf.field(info, "timeout") {
             None => None,
             Some(timeout) => {
                 let after = match timeout {
@@ -586,7 +585,7 @@ impl<'a> Engine<'a> {
         };
         let body = match &info.kind {
             Kind::Set => {
-                let template = wf.raw(&at("set")).cloned().unwrap_or(Value::Null);
+                let template = wf.field(info, "set").cloned().unwrap_or(Value::Null);
                 let output = self.shaping(&template, &vars)?;
                 return Ok(Started::Now(TaskEnd::Done(output, None), input));
             }
@@ -625,7 +624,7 @@ impl<'a> Engine<'a> {
                 frame: Frame::new(list, input.clone(), locals.to_vec()),
             },
             Kind::For { .. } => {
-                let value = wf.raw(&at("for/in")).cloned().unwrap_or(Value::Null);
+                let value = wf.field(info, "for/in").cloned().unwrap_or(Value::Null);
                 let items = match self.expression_value(&value, &vars)? {
                     Value::Array(items) => items,
                     other => {
@@ -666,7 +665,7 @@ impl<'a> Engine<'a> {
                 }
             }
             Kind::Wait => {
-                let value = wf.raw(&at("wait")).cloned().unwrap_or(Value::Null);
+                let value = wf.field(info, "wait").cloned().unwrap_or(Value::Null);
                 let ms = self.duration(&value, &vars)?;
                 if ms == 0 {
                     return Ok(Started::Now(TaskEnd::Done(input.clone(), None), input));
@@ -740,7 +739,7 @@ impl<'a> Engine<'a> {
                         inner.retain(|(n, _)| n != each && n != at);
                         inner.push((each.clone(), items[*next].clone()));
                         inner.push((at.clone(), json!(*next)));
-                        if let Some(condition) = wf.raw(&format!("{}/while", info.pointer)) {
+                        if let Some(condition) = wf.field(info, "while") {
                             let vars = Vars {
                                 data: Some(data),
                                 input: Some(&input),

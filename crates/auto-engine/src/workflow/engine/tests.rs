@@ -1643,3 +1643,55 @@ fn a_pointer_resolves_as_serde_json_resolves_it() {
         assert_eq!(resolve(&doc, pointer), doc.pointer(pointer), "{pointer:?}");
     }
 }
+
+/// Each task's fields are found from its node by the path the index keeps, and that node is
+/// the one its pointer names: in lists, branches, a try and its recovery, nested, and under a
+/// name a pointer escapes.
+#[test]
+fn a_task_path_finds_the_node_its_pointer_names() {
+    let wf = workflow(
+        "do:
+  - first:
+      set: { a: 1 }
+      output: { as: '${ $data }' }
+  - 'a~b':
+      fork:
+        branches:
+          - left:
+              do:
+                - deep:
+                    set: { b: 2 }
+          - right:
+              try:
+                - inner:
+                    set: { c: 3 }
+              catch:
+                do:
+                  - again:
+                      set: { d: 4 }
+  - last:
+      set: { e: 5 }
+",
+    );
+    assert!(wf.index.tasks.len() >= 8, "{:?}", wf.index.tasks.keys());
+    for info in wf.index.tasks.values() {
+        let path = info.path.as_deref().expect("every task's path is found");
+        let by_path = follow(&wf.raw, path).unwrap();
+        assert!(
+            std::ptr::eq(by_path, wf.raw(&info.pointer).unwrap()),
+            "{}",
+            info.pointer
+        );
+        assert_eq!(
+            wf.field(info, "set"),
+            wf.raw(&format!("{}/set", info.pointer)),
+            "{}",
+            info.pointer
+        );
+    }
+    let first = wf.task("/do/0/first");
+    assert_eq!(wf.field(first, "output/as"), Some(&json!("${ $data }")));
+    assert_eq!(wf.field(first, "output/from"), None);
+    assert_eq!(wf.field(first, "set/a"), Some(&json!(1)));
+    assert!(wf.index.tasks.contains_key("/do/1/a~0b"));
+}

@@ -12,7 +12,7 @@ impl Engine<'_> {
     ) -> Result<WorkflowError, WorkflowError> {
         let wf = self.wf;
         let written = wf
-            .raw(&format!("{}/raise/error", info.pointer))
+            .field(info, "raise/error")
             .cloned()
             .unwrap_or(Value::Null);
         let template = match &written {
@@ -161,7 +161,7 @@ impl Engine<'_> {
                                 return TaskEnd::Done(input, None);
                             };
                             let name = wf
-                                .raw(&format!("{}/catch/as", info.pointer))
+                                .field(info, "catch/as")
                                 .and_then(Value::as_str)
                                 .map_or_else(|| "$error".to_owned(), |n| format!("${n}"));
                             let mut inner = locals.to_vec();
@@ -197,7 +197,7 @@ impl Engine<'_> {
 
     pub(super) fn retry_policy(&self, info: &TaskInfo) -> Option<Value> {
         let wf = self.wf;
-        match wf.raw(&format!("{}/catch/retry", info.pointer))? {
+        match wf.field(info, "catch/retry")? {
             Value::String(name) => wf
                 .raw(&format!("/use/retries/{}", pointer_escape(name)))
                 .cloned(),
@@ -218,10 +218,7 @@ impl Engine<'_> {
         first_ms: i64,
     ) -> Result<Caught, WorkflowError> {
         let wf = self.wf;
-        let catch = wf
-            .raw(&format!("{}/catch", info.pointer))
-            .cloned()
-            .unwrap_or(Value::Null);
+        let catch = wf.field(info, "catch").cloned().unwrap_or(Value::Null);
         if let Some(Value::Object(with)) = catch.pointer("/errors/with")
             && !error.matches(with)
         {

@@ -14,10 +14,7 @@ impl Engine<'_> {
         vars: &Vars<'_>,
     ) -> Result<Body, WorkflowError> {
         let wf = self.wf;
-        let with = wf
-            .raw(&format!("{}/with", info.pointer))
-            .cloned()
-            .unwrap_or(Value::Null);
+        let with = wf.field(info, "with").cloned().unwrap_or(Value::Null);
         let def_type = self.template(with.get("type").unwrap_or(&Value::Null), vars)?;
         let name = self.template(with.get("name").unwrap_or(&Value::Null), vars)?;
         let input = match with.get("input") {
