@@ -35,6 +35,7 @@ mod freeze;
 mod guard;
 mod inputs;
 mod library;
+mod member;
 mod plain;
 mod position;
 mod sandbox;

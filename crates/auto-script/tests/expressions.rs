@@ -224,3 +224,77 @@ fn every_expression_gives_the_same_with_or_without_the_quick_read_of_plain_data(
         failures.join("\n")
     );
 }
+
+/// The quick read of a member is the sandbox's own business too: every case gives the same
+/// when every expression runs, and when a read of a member is answered from its variable.
+#[test]
+fn every_expression_gives_the_same_with_or_without_the_quick_read_of_members() {
+    let text = std::fs::read_to_string(corpus_path()).expect("the corpus is readable");
+    let (cases, _) = parse(&text);
+    let mut ran = Sandbox::new().expect("a sandbox");
+    ran.read_members_first(false);
+    let mut quick = Sandbox::new().expect("a sandbox");
+    let mut failures = Vec::new();
+    for case in &cases {
+        let expected = run_in(case, |e, v, n, b| ran.evaluate(e, v, n, b));
+        let actual = run_in(case, |e, v, n, b| quick.evaluate(e, v, n, b));
+        if actual != expected {
+            failures.push(format!(
+                "{}\n  ran:   {expected}\n  quick: {actual}",
+                case.expression
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} cases differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Reads of members the quick read answers and those it leaves, each the same as the sandbox
+/// gives when it runs the expression.
+#[test]
+fn reads_of_members_give_what_the_sandbox_gives() {
+    let data = serde_json::json!({
+        "x": 1, "s": "text", "a": [1, 2.5, "b"], "o": { "b": { "c": true, "d": null } },
+        "f": 2.0, "neg": -0.0, "big": 9_007_199_254_740_993_u64, "small": -7,
+        "digits": { "b": 2, "1": 1 }, "class": "reserved", "u": "é\u{1F600}",
+    });
+    let item = serde_json::json!({ "name": "n" });
+    let vars = [("$data", &data), ("$item", &item)];
+    let mut ran = Sandbox::new().expect("a sandbox");
+    ran.read_members_first(false);
+    let mut quick = Sandbox::new().expect("a sandbox");
+    for expression in [
+        "$data.x",
+        " $data.o.b ",
+        "$data.o.b.c",
+        "$data.o.b.d",
+        "$data.a",
+        "$data.f",
+        "$data.neg",
+        "$data.big",
+        "$data.small",
+        "$data.digits",
+        "$data.class",
+        "$data.u",
+        "$data",
+        "$item.name",
+        "$data.missing",
+        "$data.s.length",
+        "$data.a.length",
+        "$data.o.b.d.e",
+        "$data.constructor",
+        "$data.__proto__",
+        "$data.x\n",
+        "$nothing.x",
+    ] {
+        let mut budget = InputBudget::new();
+        let expected = ran.evaluate(expression, &vars, NOW_MS_DEFAULT, &mut budget);
+        let mut budget = InputBudget::new();
+        let actual = quick.evaluate(expression, &vars, NOW_MS_DEFAULT, &mut budget);
+        assert_eq!(actual, expected, "{expression:?}");
+    }
+}

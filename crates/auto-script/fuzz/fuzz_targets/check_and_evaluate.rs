@@ -39,6 +39,7 @@ fuzz_target!(|data: &[u8]| {
             let mut sandbox = Sandbox::new().expect("a sandbox");
             sandbox.keep_inputs(false);
             sandbox.read_plain_first(false);
+            sandbox.read_members_first(false);
             sandbox
         });
         sandbox.evaluate(source, &vars, NOW_MS, &mut InputBudget::new())
