@@ -193,6 +193,13 @@ do:
 const SERVERS: usize = 3;
 /// A work item's lease: a frozen server is held past it.
 const LEASE: Duration = Duration::from_secs(30);
+/// How long a frozen server stays frozen: past its leases.
+const FROZEN: Duration = Duration::from_secs(LEASE.as_secs() + 3);
+/// The servers' bound on a model call, past a freeze: a call in flight when its server is
+/// frozen is still in flight when it thaws, and a bound the freeze outlasted would end it
+/// `timed_out` by the clock at once, whatever the provider had answered meanwhile (the
+/// bound is wall-clock time, and a frozen process cannot tell it passed while frozen).
+const MODEL_CALL_BOUND: Duration = Duration::from_secs(FROZEN.as_secs() * 2);
 /// Runs each unit of load makes.
 const RUNS_PER_UNIT: usize = 14;
 
@@ -359,8 +366,9 @@ impl Cluster {
             std::fs::write(
                 dir.path().join("auto.toml"),
                 format!(
-                    "database = \"{database}{separator}application_name=chaos-{k}\"\n[providers.anthropic]\nbase_url = \"{}\"\napi_key = {{ env = \"CHAOS_PROVIDER_KEY\" }}\n[limits]\nmodel_call_bound_ms = 3000\n[[tool_servers]]\nname = \"notes\"\nurl = \"{}\"\norgs = [\"acme\"]\n",
+                    "database = \"{database}{separator}application_name=chaos-{k}\"\n[providers.anthropic]\nbase_url = \"{}\"\napi_key = {{ env = \"CHAOS_PROVIDER_KEY\" }}\n[limits]\nmodel_call_bound_ms = {}\n[[tool_servers]]\nname = \"notes\"\nurl = \"{}\"\norgs = [\"acme\"]\n",
                     provider.base_url(),
+                    MODEL_CALL_BOUND.as_millis(),
                     tools.url()
                 ),
             )
@@ -599,7 +607,7 @@ async fn inject(
         let k = healthy[dice.below(healthy.len() as u64) as usize];
         if faults.freezes < freezes_max && now >= freeze_due(faults.freezes) {
             cluster.signal(k, "-STOP");
-            thawing.push((k, now + LEASE + Duration::from_secs(3)));
+            thawing.push((k, now + FROZEN));
             faults.freezes += 1;
             continue;
         }
