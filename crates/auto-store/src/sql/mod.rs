@@ -718,8 +718,7 @@ impl<D: Dialect> Store for SqlStore<D> {
         if let Some(raw) = &self.raw {
             return sqlite_changes::commit_step(raw, playbook, run_id, step).await;
         }
-        // Taken apart into its statements' binds: a copy when the caller keeps it.
-        work::commit_step(self, playbook, run_id, Arc::unwrap_or_clone(step)).await
+        work::commit_step(self, playbook, run_id, step).await
     }
 
     async fn get_workflow_state(

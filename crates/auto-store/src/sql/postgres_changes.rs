@@ -113,7 +113,7 @@ struct Pending {
 impl Pending {
     /// The id of the run the change is of (its calls' runs come after it).
     fn run_id(&self) -> &str {
-        &self.whole.runs[0].0.run_id
+        self.whole.run().map_or("", |run| run.run_id.as_str())
     }
 
     /// Its run among those `recorded`: none there when the playbook was not.
@@ -248,19 +248,18 @@ async fn record(
 ) -> Result<HashMap<String, Run>> {
     let runs: Vec<(&NewRun, i64, &RunEnding)> = group
         .iter()
-        .flat_map(|pending| pending.whole.runs.iter())
-        .map(|(run, last_run_seq, ending)| (run, *last_run_seq, ending))
+        .flat_map(|pending| pending.whole.runs())
         .collect();
     let events: Vec<&NewEvent> = group
         .iter()
-        .flat_map(|pending| &pending.whole.events)
+        .flat_map(|pending| pending.whole.events())
         .collect();
     let count = seq_count(events.len())?;
     // A run's ending reaches its parent through the work it was started with.
     let news: Vec<(&str, &NewWork)> = group
         .iter()
         .filter_map(|pending| {
-            let run = &pending.whole.runs[0].0;
+            let run = pending.whole.run()?;
             Some((run.parent_run_id.as_deref()?, run.ending_work.as_ref()?))
         })
         .collect();
@@ -419,7 +418,8 @@ fn whole_run_error(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DefinitionKey, RunStatus};
+    use crate::{DefinitionKey, RunStatus, WorkflowStep};
+    use std::sync::Arc;
 
     fn pending(index: usize) -> Pending {
         let run = NewRun::new(
@@ -435,11 +435,21 @@ mod tests {
             record: None,
             problem: None,
         };
+        let step = WorkflowStep {
+            expected_version: None,
+            state: Value::Null,
+            events: Vec::new(),
+            add_work: Vec::new(),
+            done_work: None,
+            cancel_work: Vec::new(),
+            listen: Vec::new(),
+            unlisten: Vec::new(),
+            ending: Some(ending),
+            children: Vec::new(),
+            start: Some(run),
+        };
         Pending {
-            whole: WholeRun {
-                runs: vec![(run, 0, ending)],
-                events: Vec::new(),
-            },
+            whole: WholeRun::new(Arc::new(step), 0),
             answer: oneshot::channel().0,
         }
     }

@@ -22,18 +22,24 @@ pub(super) async fn commit_step<D: Dialect>(
     store: &SqlStore<D>,
     playbook: &PlaybookRef,
     run_id: &str,
-    mut step: WorkflowStep,
+    step: Arc<WorkflowStep>,
 ) -> Result<StepCommitted> {
-    let (mut events, last_run_seq) = prepare_step(run_id, &mut step)?;
     if let Some(whole_runs) = &store.whole_runs
-        && let Some(whole) = WholeRun::take(&mut step, &mut events, last_run_seq)
+        && WholeRun::is_whole(&step)
     {
-        let run = whole_runs.commit(playbook, whole).await?;
+        // Bound where it stands: the caller keeps it to commit again after a fault.
+        let (step, last_run_seq) = prepare_shared_step(run_id, step)?;
+        let run = whole_runs
+            .commit(playbook, WholeRun::new(step, last_run_seq))
+            .await?;
         return Ok(StepCommitted {
             version: 0,
             run: Some(run),
         });
     }
+    // Taken apart into its statements' binds: a copy when the caller keeps it.
+    let mut step = Arc::unwrap_or_clone(step);
+    let (events, last_run_seq) = prepare_step(run_id, &mut step)?;
     let event_count = i64::try_from(events.len()).unwrap_or(i64::MAX);
     let mut tx = store.begin().await?;
     let reserved = reserve_seqs(&mut tx, playbook, events.len()).await?;
@@ -89,49 +95,65 @@ pub(super) async fn commit_step<D: Dialect>(
 /// work added or removed, no count of its tree's open calls): what a workflow that runs
 /// through without waiting commits, its calls' runs with it. It keeps no snapshot and no
 /// listener, so it is its runs and its events, and a database may record it in one statement.
+/// The step is held as its caller shares it, each event with its run's id, and read where it
+/// stands: a copy of its events and runs would cost more than binding them.
 pub(crate) struct WholeRun {
-    /// The run first, then the runs of its calls, each with its last `run_seq` and its ending.
-    pub(crate) runs: Vec<(NewRun, i64, RunEnding)>,
-    /// Every event of the step, each with its run's id.
-    pub(crate) events: Vec<NewEvent>,
+    step: Arc<WorkflowStep>,
+    /// The last `run_seq` of each of its runs: the run's first, then its calls' runs'.
+    last_run_seqs: Vec<i64>,
 }
 
 impl WholeRun {
-    /// The step's runs and its `events`, taken out of them, when the step is a whole run;
-    /// otherwise `None`, and both are left as they were.
-    fn take(
-        step: &mut WorkflowStep,
-        events: &mut Vec<NewEvent>,
-        last_run_seq: i64,
-    ) -> Option<Self> {
+    /// Whether `step` is a whole run.
+    pub(super) fn is_whole(step: &WorkflowStep) -> bool {
         let counted = step
             .start
             .as_ref()
             .is_some_and(|run| run.root_run_id.is_some() && run.open_calls_max.is_some());
-        if step.start.is_none()
-            || step.ending.is_none()
-            || counted
-            || !step.add_work.is_empty()
-            || step.done_work.is_some()
-            || !step.cancel_work.is_empty()
-        {
-            return None;
-        }
-        let children_last: Vec<i64> = ended_children(step, events)
-            .into_iter()
-            .map(|(_, last, _)| last)
-            .collect();
-        let mut runs = vec![(step.start.take()?, last_run_seq, step.ending.take()?)];
-        runs.extend(
-            std::mem::take(&mut step.children)
+        step.start.is_some()
+            && step.ending.is_some()
+            && !counted
+            && step.add_work.is_empty()
+            && step.done_work.is_none()
+            && step.cancel_work.is_empty()
+    }
+
+    /// A whole run of `step`, whose events each name their run, `last_run_seq` its run's.
+    pub(super) fn new(step: Arc<WorkflowStep>, last_run_seq: i64) -> Self {
+        let mut last_run_seqs = vec![last_run_seq];
+        last_run_seqs.extend(
+            ended_children(&step, &step.events)
                 .into_iter()
-                .zip(children_last)
-                .map(|(child, last)| (child.run, last, child.ending)),
+                .map(|(_, last, _)| last),
         );
-        Some(WholeRun {
-            runs,
-            events: std::mem::take(events),
-        })
+        WholeRun {
+            step,
+            last_run_seqs,
+        }
+    }
+
+    /// The run first, then the runs of its calls, each with its last `run_seq` and its ending.
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (&NewRun, i64, &RunEnding)> {
+        let step = &*self.step;
+        let head = step.start.as_ref().zip(step.ending.as_ref());
+        let children = step
+            .children
+            .iter()
+            .map(|child| (&child.run, &child.ending));
+        head.into_iter()
+            .chain(children)
+            .zip(&self.last_run_seqs)
+            .map(|((run, ending), last)| (run, *last, ending))
+    }
+
+    /// The run the step is of.
+    pub(crate) fn run(&self) -> Option<&NewRun> {
+        self.step.start.as_ref()
+    }
+
+    /// Every event of the step, each with its run's id.
+    pub(crate) fn events(&self) -> &[NewEvent] {
+        &self.step.events
     }
 }
 
