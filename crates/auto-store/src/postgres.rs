@@ -141,8 +141,9 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
         reader: pool,
         _file_lock: None,
         raw: None,
-        // Other servers change definitions on the same database.
+        // Other servers change definitions on the same database: what is kept is checked.
         latest: None,
+        stamped: Some(Default::default()),
     })
 }
 
@@ -296,6 +297,118 @@ mod tests {
             return None;
         };
         Some(open_isolated(&url).await.unwrap())
+    }
+
+    /// Two stores on one schema: two servers of one database.
+    async fn isolated_pair() -> Option<(SqlStore<Postgres>, SqlStore<Postgres>)> {
+        let first = isolated().await?;
+        let schema: String = sqlx::query_scalar("SELECT current_schema()")
+            .fetch_one(&first.reader)
+            .await
+            .unwrap();
+        let url = std::env::var("AUTO_TEST_POSTGRES").ok()?;
+        let options = connect_options(&url).unwrap();
+        let second = open_with(options.options([("search_path", schema.as_str())]))
+            .await
+            .unwrap();
+        Some((first, second))
+    }
+
+    async fn latest(
+        store: &SqlStore<Postgres>,
+        playbook: &crate::PlaybookRef,
+        key: &crate::DefinitionKey,
+    ) -> crate::DefinitionVersion {
+        use crate::Store;
+        store.get_definition(playbook, key).await.unwrap().unwrap()
+    }
+
+    /// A server gives out the version of a definition it read before only while it is still
+    /// the latest: another server's save, retirement, and deletion and making again of the
+    /// same name are each read at once, and a read of what did not change is the same.
+    #[tokio::test]
+    async fn a_definition_kept_is_read_again_once_another_server_changed_it() {
+        use crate::{
+            DefinitionKey, DefinitionStatus, NewDefinitionVersion, NewEvent, PlaybookRef, Store,
+        };
+        let Some((reader, writer)) = isolated_pair().await else {
+            return;
+        };
+        let playbook = PlaybookRef::new("acme", "support");
+        writer.create_org("acme", None).await.unwrap();
+        writer
+            .create_playbook("acme", "support", None)
+            .await
+            .unwrap();
+        let key = DefinitionKey::new("computation", "add-one");
+        let saved = |source: &str| NewDefinitionVersion {
+            key: key.clone(),
+            source: source.into(),
+            overview: None,
+            diagram: "none".into(),
+            description: None,
+            derived: serde_json::json!({ "source": source }),
+            triggers: Vec::new(),
+        };
+        let event = |id: &str| NewEvent::new(id, "definition_saved", "/test");
+        assert_eq!(reader.get_definition(&playbook, &key).await.unwrap(), None);
+        writer
+            .create_definition(&playbook, saved("one"), event("e1"))
+            .await
+            .unwrap();
+        let first = latest(&reader, &playbook, &key).await;
+        assert_eq!((first.version, first.source.as_str()), (1, "one"));
+        assert_eq!(
+            latest(&reader, &playbook, &key).await,
+            first,
+            "kept, and the same"
+        );
+        writer
+            .update_definition(&playbook, 1, saved("two"), event("e2"))
+            .await
+            .unwrap();
+        let second = latest(&reader, &playbook, &key).await;
+        assert_eq!((second.version, second.source.as_str()), (2, "two"));
+        assert_eq!(second, latest(&writer, &playbook, &key).await);
+        writer
+            .retire_definition(&playbook, &key, event("e3"))
+            .await
+            .unwrap();
+        assert_eq!(
+            latest(&reader, &playbook, &key).await.status,
+            DefinitionStatus::Retired
+        );
+        writer.delete_playbook(&playbook, true).await.unwrap();
+        assert!(
+            reader.get_definition(&playbook, &key).await.is_err()
+                || reader
+                    .get_definition(&playbook, &key)
+                    .await
+                    .unwrap()
+                    .is_none()
+        );
+        writer
+            .create_playbook("acme", "support", None)
+            .await
+            .unwrap();
+        writer
+            .create_definition(&playbook, saved("again"), event("e4"))
+            .await
+            .unwrap();
+        writer
+            .update_definition(&playbook, 1, saved("again, twice"), event("e5"))
+            .await
+            .unwrap();
+        let made_again = latest(&reader, &playbook, &key).await;
+        assert_eq!(
+            (
+                made_again.version,
+                made_again.status,
+                made_again.source.as_str()
+            ),
+            (2, DefinitionStatus::Active, "again, twice")
+        );
+        assert_eq!(made_again, latest(&writer, &playbook, &key).await);
     }
 
     /// A run's own source and an unstated time are kept as NULL and read back whole; any

@@ -193,6 +193,7 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
         reader,
         _file_lock: Some(file_lock),
         latest: Some(Default::default()),
+        stamped: None,
     })
 }
 
@@ -214,6 +215,7 @@ async fn open_in_memory(options: SqliteConnectOptions) -> Result<SqlStore<Sqlite
         _file_lock: None,
         raw: None,
         latest: Some(Default::default()),
+        stamped: None,
     })
 }
 

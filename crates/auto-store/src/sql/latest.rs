@@ -7,13 +7,19 @@
 //! Every change of a definition goes through this store, which empties the cache after the
 //! change commits and moves its generation on. A read fills the cache only when no change
 //! committed since it began (the generation is the same), so a read that began before a change
-//! and ends after it never keeps what the change replaced. On PostgreSQL, where other servers
-//! change definitions, there is no cache.
+//! and ends after it never keeps what the change replaced.
+//!
+//! On PostgreSQL other servers change definitions, so what is kept ([`StampedDefinitions`]) is
+//! given out only once the database says it is still the latest: a read asks first for the
+//! definition's stamp (its row's key, its latest version, its status), a row of three numbers,
+//! and reads the whole version (its source, overview and derived JSON, parsed) only when the
+//! stamp is not the one kept. A stamp never comes back once it has changed: a row's key is
+//! never given again, versions only grow, and a retired definition is never active again.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::{DefinitionKey, DefinitionVersion, PlaybookRef};
+use crate::{DefinitionKey, DefinitionStatus, DefinitionVersion, PlaybookRef};
 
 /// How many definitions the cache holds; past it, it is emptied and fills again.
 pub(crate) const LATEST_DEFINITIONS_MAX: usize = 4_096;
@@ -69,6 +75,71 @@ impl LatestDefinitions {
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         kept.generation += 1;
         kept.latest.clear();
+    }
+}
+
+/// What says which version is a definition's latest on PostgreSQL (see the module's comment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DefinitionStamp {
+    /// The definition's row: a definition deleted and made again has another.
+    pub(crate) pk: i64,
+    pub(crate) latest_version: i64,
+    pub(crate) retired: bool,
+}
+
+impl DefinitionStamp {
+    /// Whether `version` is what the definition held when it had this stamp.
+    fn names(self, version: &DefinitionVersion) -> bool {
+        version.version == self.latest_version
+            && (version.status == DefinitionStatus::Retired) == self.retired
+    }
+}
+
+/// The latest version of each definition read, with its stamp, where other servers change
+/// definitions: given out while the database's stamp is the same.
+#[derive(Default)]
+pub(crate) struct StampedDefinitions {
+    kept: Mutex<HashMap<Key, (DefinitionStamp, DefinitionVersion)>>,
+}
+
+impl StampedDefinitions {
+    /// The version kept of the definition, when its stamp is `stamp`.
+    pub(crate) fn get(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        stamp: DefinitionStamp,
+    ) -> Option<DefinitionVersion> {
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        match kept.get(&(playbook.clone(), key.clone())) {
+            Some((kept_stamp, version)) if *kept_stamp == stamp => Some(version.clone()),
+            _ => None,
+        }
+    }
+
+    /// Keeps `found`, read after the database gave `stamp`, when it is the version `stamp`
+    /// names (a change between the two reads is not kept, and read again next time).
+    pub(crate) fn fill(
+        &self,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+        stamp: DefinitionStamp,
+        found: &DefinitionVersion,
+    ) {
+        if !stamp.names(found) {
+            return;
+        }
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() >= LATEST_DEFINITIONS_MAX {
+            kept.clear();
+        }
+        kept.insert((playbook.clone(), key.clone()), (stamp, found.clone()));
+    }
+
+    /// Forgets the definition: the database has none of that name.
+    pub(crate) fn forget(&self, playbook: &PlaybookRef, key: &DefinitionKey) {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.remove(&(playbook.clone(), key.clone()));
     }
 }
 

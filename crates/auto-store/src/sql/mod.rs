@@ -67,6 +67,9 @@ pub(crate) struct SqlStore<D: Dialect> {
     /// Where this store is its database's only writer (SQLite), the latest version of each
     /// definition read (see [`latest`]).
     pub(crate) latest: Option<latest::LatestDefinitions>,
+    /// Where other servers change definitions (PostgreSQL): the latest versions read, each
+    /// given out again while its stamp in the database is the same.
+    pub(crate) stamped: Option<latest::StampedDefinitions>,
     /// On PostgreSQL, the writer of the runs that begin and end in their first step, those
     /// of a playbook that wait together in one statement (see [`postgres_changes`]).
     pub(crate) whole_runs: Option<postgres_changes::WholeRuns>,
@@ -138,6 +141,11 @@ const DEFINITION_AT: &str = concat!(
      WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4 \
      AND v.version = COALESCE($5, d.latest_version)"
 );
+
+/// A definition's stamp (`latest::DefinitionStamp`): `$1`/`$2` the playbook, `$3`/`$4` the key.
+const DEFINITION_STAMP: &str = "SELECT d.pk, d.latest_version, d.status FROM definitions d \
+     JOIN playbooks p ON p.pk = d.playbook_pk \
+     WHERE p.org = $1 AND p.id = $2 AND d.def_type = $3 AND d.name = $4";
 
 pub(crate) const RESERVE_KEEP: &str = "UPDATE playbooks SET last_seq = $2 WHERE pk = $1";
 
@@ -282,6 +290,41 @@ impl<D: Dialect> SqlStore<D> {
             .bind(version)
             .fetch_optional_as(&*self.quiet, definition_from_row)
             .await
+    }
+
+    /// The latest version of a definition, from what `stamped` keeps when the database's
+    /// stamp of it is the one kept, else read whole and kept.
+    async fn stamped_definition(
+        &self,
+        stamped: &latest::StampedDefinitions,
+        playbook: &PlaybookRef,
+        key: &DefinitionKey,
+    ) -> Result<Option<DefinitionVersion>> {
+        let stamp = sql::<D>(DEFINITION_STAMP)
+            .bind_playbook(playbook)
+            .bind(key.def_type.as_str())
+            .bind(key.name.as_str())
+            .fetch_optional_as(&*self.quiet, |row| {
+                let status: String = row.get("status")?;
+                Ok(latest::DefinitionStamp {
+                    pk: row.get("pk")?,
+                    latest_version: row.get("latest_version")?,
+                    retired: status == "retired",
+                })
+            })
+            .await?;
+        let Some(stamp) = stamp else {
+            stamped.forget(playbook, key);
+            return Ok(None);
+        };
+        if let Some(kept) = stamped.get(playbook, key, stamp) {
+            return Ok(Some(kept));
+        }
+        let found = self.definition_at(playbook, key, None).await?;
+        if let Some(found) = &found {
+            stamped.fill(playbook, key, stamp, found);
+        }
+        Ok(found)
     }
 
     async fn create_playbook_in(
@@ -566,7 +609,10 @@ impl<D: Dialect> Store for SqlStore<D> {
         key: &DefinitionKey,
     ) -> Result<Option<DefinitionVersion>> {
         let Some(latest) = &self.latest else {
-            return self.definition_at(playbook, key, None).await;
+            return match &self.stamped {
+                Some(stamped) => self.stamped_definition(stamped, playbook, key).await,
+                None => self.definition_at(playbook, key, None).await,
+            };
         };
         let generation = match latest.get(playbook, key) {
             Ok(kept) => return Ok(kept),
