@@ -173,6 +173,37 @@ fn every_expression_gives_the_same_with_inputs_kept_or_built_each_time() {
         most_kept = most_kept.max(kept.kept_values());
     }
     assert!(most_kept > 0, "the kept sandbox kept inputs");
+    assert_none_differ(&failures);
+}
+
+/// Each corpus case run by `reference`, then by the sandbox of each of `rounds` (its name and
+/// its place in `sandboxes`; one sandbox may take two rounds, the second with what the first
+/// kept): what each round gave that `reference` did not, none when they all agree.
+fn differences(
+    reference: &mut Sandbox,
+    sandboxes: &mut [Sandbox],
+    rounds: &[(&str, usize)],
+) -> Vec<String> {
+    let text = std::fs::read_to_string(corpus_path()).expect("the corpus is readable");
+    let (cases, _) = parse(&text);
+    let mut failures = Vec::new();
+    for case in &cases {
+        let expected = run_in(case, |e, v, n, b| reference.evaluate(e, v, n, b));
+        for &(round, which) in rounds {
+            let sandbox = &mut sandboxes[which];
+            let actual = run_in(case, |e, v, n, b| sandbox.evaluate(e, v, n, b));
+            if actual != expected {
+                failures.push(format!(
+                    "{} ({round})\n  expected: {expected}\n  actual:   {actual}",
+                    case.expression
+                ));
+            }
+        }
+    }
+    failures
+}
+
+fn assert_none_differ(failures: &[String]) {
     assert!(
         failures.is_empty(),
         "{} cases differ:\n{}",
@@ -186,71 +217,33 @@ fn every_expression_gives_the_same_with_inputs_kept_or_built_each_time() {
 /// inputs kept and built.
 #[test]
 fn every_expression_gives_the_same_with_or_without_the_quick_read_of_plain_data() {
-    let text = std::fs::read_to_string(corpus_path()).expect("the corpus is readable");
-    let (cases, _) = parse(&text);
     let mut walked = Sandbox::new().expect("a sandbox");
     walked.read_plain_first(false);
     walked.keep_inputs(false);
-    let mut quick = Sandbox::new().expect("a sandbox");
     let mut quick_built = Sandbox::new().expect("a sandbox");
     quick_built.keep_inputs(false);
-    let mut failures = Vec::new();
-    for case in &cases {
-        let expected = run_in(case, |e, v, n, b| walked.evaluate(e, v, n, b));
-        let rounds = [
+    let quick = Sandbox::new().expect("a sandbox");
+    let failures = differences(
+        &mut walked,
+        &mut [quick_built, quick],
+        &[
             ("quick, inputs built", 0),
             ("quick, inputs kept", 1),
             ("quick, inputs kept again", 1),
-        ];
-        for (round, which) in rounds {
-            let sandbox = if which == 0 {
-                &mut quick_built
-            } else {
-                &mut quick
-            };
-            let actual = run_in(case, |e, v, n, b| sandbox.evaluate(e, v, n, b));
-            if actual != expected {
-                failures.push(format!(
-                    "{} ({round})\n  walked: {expected}\n  quick:  {actual}",
-                    case.expression
-                ));
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} cases differ:\n{}",
-        failures.len(),
-        failures.join("\n")
+        ],
     );
+    assert_none_differ(&failures);
 }
 
 /// The quick read of a member is the sandbox's own business too: every case gives the same
 /// when every expression runs, and when a read of a member is answered from its variable.
 #[test]
 fn every_expression_gives_the_same_with_or_without_the_quick_read_of_members() {
-    let text = std::fs::read_to_string(corpus_path()).expect("the corpus is readable");
-    let (cases, _) = parse(&text);
     let mut ran = Sandbox::new().expect("a sandbox");
     ran.read_members_first(false);
-    let mut quick = Sandbox::new().expect("a sandbox");
-    let mut failures = Vec::new();
-    for case in &cases {
-        let expected = run_in(case, |e, v, n, b| ran.evaluate(e, v, n, b));
-        let actual = run_in(case, |e, v, n, b| quick.evaluate(e, v, n, b));
-        if actual != expected {
-            failures.push(format!(
-                "{}\n  ran:   {expected}\n  quick: {actual}",
-                case.expression
-            ));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} cases differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    let quick = Sandbox::new().expect("a sandbox");
+    let failures = differences(&mut ran, &mut [quick], &[("members read", 0)]);
+    assert_none_differ(&failures);
 }
 
 /// Reads of members the quick read answers and those it leaves, each the same as the sandbox

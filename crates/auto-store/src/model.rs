@@ -489,7 +489,7 @@ pub struct RunFilter {
 /// (compare-and-set on its version), the step's events, the work it adds, the work it consumed
 /// or cancelled, and, when the run ends with this step, its ending (whose fact is among
 /// `events`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkflowStep {
     /// The snapshot's version when it was loaded; `None` for the run's first step.
     pub expected_version: Option<i64>,

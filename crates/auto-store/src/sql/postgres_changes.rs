@@ -436,17 +436,9 @@ mod tests {
             problem: None,
         };
         let step = WorkflowStep {
-            expected_version: None,
-            state: Value::Null,
-            events: Vec::new(),
-            add_work: Vec::new(),
-            done_work: None,
-            cancel_work: Vec::new(),
-            listen: Vec::new(),
-            unlisten: Vec::new(),
             ending: Some(ending),
-            children: Vec::new(),
             start: Some(run),
+            ..WorkflowStep::default()
         };
         Pending {
             whole: WholeRun::new(Arc::new(step), 0),
