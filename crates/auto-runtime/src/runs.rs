@@ -246,8 +246,8 @@ pub(crate) fn fact(
     caller: &str,
     version: i64,
 ) -> NewEvent {
-    let mut event = NewEvent::new(new_event_id(), event_type, joined(&["/runs/", run_id]));
-    event.subject = Some(joined(&[&key.def_type, "/", &key.name]));
+    let mut event = NewEvent::new(new_event_id(), event_type, ["/runs/", run_id].concat());
+    event.subject = Some([key.def_type.as_str(), "/", &key.name].concat());
     event.run_id = Some(run_id.into());
     event.run_seq = Some(run_seq);
     event.extensions.insert("caller".into(), json!(caller));
@@ -266,16 +266,6 @@ pub(crate) fn new_event_id() -> String {
         .hyphenated()
         .encode_lower(&mut buffer)
         .to_owned()
-}
-
-/// `parts` one after the other, in one allocation (what `format!` of plain texts makes, without
-/// its machinery).
-fn joined(parts: &[&str]) -> String {
-    let mut text = String::with_capacity(parts.iter().map(|part| part.len()).sum());
-    for part in parts {
-        text.push_str(part);
-    }
-    text
 }
 
 /// A fact of `run` numbered `run_seq`, with its data.

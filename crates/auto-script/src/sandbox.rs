@@ -225,17 +225,17 @@ impl Sandbox {
         if budget.time_used >= time_max {
             return Err(trip_error(Trip::Time, CodeKind::Expression));
         }
+        if self.read_members
+            && let Some(value) = crate::member::read(expression, vars)
+        {
+            return Ok(value);
+        }
         let allowance = Allowance {
             checkpoints_max: EXPRESSION_CHECKPOINTS_MAX,
             checkpoints_input_max: INPUT_CHECKPOINTS_MAX.saturating_sub(budget.checkpoints_used),
             time: time_max - budget.time_used,
             kind: CodeKind::Expression,
         };
-        if self.read_members
-            && let Some(value) = crate::member::read(expression, vars)
-        {
-            return Ok(value);
-        }
         let started = Instant::now();
         // Invariant: the meter counts this evaluation only, even when it fails to compile.
         *self.meter.borrow_mut() = Meter::idle();

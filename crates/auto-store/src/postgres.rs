@@ -20,7 +20,7 @@ use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, migrations};
 use crate::sql::postgres_changes::{WholeRuns, bind_events, whole_run_statement};
 use crate::sql::quiet::Quiet;
-use crate::sql::{Reserved, SqlStore};
+use crate::sql::{KeptDefinitions, Reserved, SqlStore};
 use crate::{NewEvent, Result, StoreError};
 
 /// How many connections one server keeps to the database.
@@ -142,8 +142,7 @@ async fn open_with(options: PgConnectOptions) -> Result<SqlStore<Postgres>> {
         _file_lock: None,
         raw: None,
         // Other servers change definitions on the same database: what is kept is checked.
-        latest: None,
-        stamped: Some(Default::default()),
+        kept: KeptDefinitions::Stamped(Default::default()),
     })
 }
 

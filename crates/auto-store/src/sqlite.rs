@@ -21,7 +21,7 @@ use sqlx::{Row, Sqlite, Transaction};
 use crate::dialect::{Dialect, Engine, StoredTime};
 use crate::shared::{deep_json, kept_source, migrations};
 use crate::sql::quiet::Quiet;
-use crate::sql::{Opener, RawGroup, Reserved, SqlStore};
+use crate::sql::{KeptDefinitions, Opener, RawGroup, Reserved, SqlStore};
 use crate::{NewEvent, Result, StoreError};
 
 /// How many connections read beside the one that writes.
@@ -192,8 +192,7 @@ pub(crate) async fn open(url: &str) -> Result<SqlStore<Sqlite>> {
         writer,
         reader,
         _file_lock: Some(file_lock),
-        latest: Some(Default::default()),
-        stamped: None,
+        kept: KeptDefinitions::Alone(Default::default()),
     })
 }
 
@@ -214,8 +213,7 @@ async fn open_in_memory(options: SqliteConnectOptions) -> Result<SqlStore<Sqlite
         reader: pool,
         _file_lock: None,
         raw: None,
-        latest: Some(Default::default()),
-        stamped: None,
+        kept: KeptDefinitions::Alone(Default::default()),
     })
 }
 

@@ -78,20 +78,29 @@ impl LatestDefinitions {
     }
 }
 
+/// How a store keeps the latest versions it read.
+pub(crate) enum KeptDefinitions {
+    /// Given out until this store changes a definition: it is its database's only writer
+    /// (SQLite's file, which it holds a lock on, and SQLite's in-memory database).
+    Alone(LatestDefinitions),
+    /// Given out while the database's stamp is the same: other servers change definitions
+    /// (PostgreSQL).
+    Stamped(StampedDefinitions),
+}
+
 /// What says which version is a definition's latest on PostgreSQL (see the module's comment).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct DefinitionStamp {
     /// The definition's row: a definition deleted and made again has another.
     pub(crate) pk: i64,
     pub(crate) latest_version: i64,
-    pub(crate) retired: bool,
+    pub(crate) status: DefinitionStatus,
 }
 
 impl DefinitionStamp {
     /// Whether `version` is what the definition held when it had this stamp.
     fn names(self, version: &DefinitionVersion) -> bool {
-        version.version == self.latest_version
-            && (version.status == DefinitionStatus::Retired) == self.retired
+        version.version == self.latest_version && version.status == self.status
     }
 }
 

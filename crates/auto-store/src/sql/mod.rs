@@ -32,8 +32,8 @@ use sqlx::{Pool, Transaction};
 
 use crate::dialect::{Dialect, Engine, SqlRow, Stamp, StoredTime, built_sql, sql};
 use crate::shared::{
-    PageParam, PageQuery, event_insert_error, page_limit, playbook_not_found, recorded_event,
-    requests_page, run_columns, runs_page,
+    PageParam, PageQuery, event_insert_error, page_limit, parse_status, playbook_not_found,
+    recorded_event, requests_page, run_columns, runs_page,
 };
 use crate::{
     DefinitionKey, DefinitionVersion, Deleted, Event, EventFilter, LOG_ORDER_EVENT_TYPES, Listener,
@@ -44,6 +44,7 @@ use crate::{
 };
 
 pub(crate) use group::{Opener, RawGroup};
+pub(crate) use latest::KeptDefinitions;
 use rows::{definition_columns, definition_from_row, event_from_row, org_from_row};
 use rows::{event_columns, indexed_event_types, sqlite_indexed_event_types};
 use rows::{playbook_from_row, run_from_row, view_columns, view_from_row};
@@ -64,12 +65,9 @@ pub(crate) struct SqlStore<D: Dialect> {
     /// its events, its ending), made on a connection of its own without a thread hop per
     /// statement (see [`sqlite_changes`]).
     pub(crate) raw: Option<RawGroup>,
-    /// Where this store is its database's only writer (SQLite), the latest version of each
-    /// definition read (see [`latest`]).
-    pub(crate) latest: Option<latest::LatestDefinitions>,
-    /// Where other servers change definitions (PostgreSQL): the latest versions read, each
-    /// given out again while its stamp in the database is the same.
-    pub(crate) stamped: Option<latest::StampedDefinitions>,
+    /// The latest version of each definition read, kept as the database allows (see
+    /// [`latest`]).
+    pub(crate) kept: latest::KeptDefinitions,
     /// On PostgreSQL, the writer of the runs that begin and end in their first step, those
     /// of a playbook that wait together in one statement (see [`postgres_changes`]).
     pub(crate) whole_runs: Option<postgres_changes::WholeRuns>,
@@ -271,7 +269,7 @@ impl<D: Dialect> SqlStore<D> {
     /// After every change of a definition, committed or not: what was kept of the latest
     /// versions is forgotten.
     fn definitions_changed(&self) {
-        if let Some(latest) = &self.latest {
+        if let latest::KeptDefinitions::Alone(latest) = &self.kept {
             latest.changed();
         }
     }
@@ -309,7 +307,7 @@ impl<D: Dialect> SqlStore<D> {
                 Ok(latest::DefinitionStamp {
                     pk: row.get("pk")?,
                     latest_version: row.get("latest_version")?,
-                    retired: status == "retired",
+                    status: parse_status(&status)?,
                 })
             })
             .await?;
@@ -608,11 +606,11 @@ impl<D: Dialect> Store for SqlStore<D> {
         playbook: &PlaybookRef,
         key: &DefinitionKey,
     ) -> Result<Option<DefinitionVersion>> {
-        let Some(latest) = &self.latest else {
-            return match &self.stamped {
-                Some(stamped) => self.stamped_definition(stamped, playbook, key).await,
-                None => self.definition_at(playbook, key, None).await,
-            };
+        let latest = match &self.kept {
+            latest::KeptDefinitions::Alone(latest) => latest,
+            latest::KeptDefinitions::Stamped(stamped) => {
+                return self.stamped_definition(stamped, playbook, key).await;
+            }
         };
         let generation = match latest.get(playbook, key) {
             Ok(kept) => return Ok(kept),

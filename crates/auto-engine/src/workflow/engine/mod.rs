@@ -173,11 +173,9 @@ fn resolve<'a>(root: &'a Value, pointer: &str) -> Option<&'a Value> {
 fn node_path(root: &Value, pointer: &str) -> Option<Vec<usize>> {
     let mut path = Vec::new();
     let mut node = root;
-    let mut at = String::new();
     for token in pointer.strip_prefix('/')?.split('/') {
-        at.push('/');
-        at.push_str(token);
-        let next = resolve(root, &at)?;
+        // The token as `resolve` reads it (unescaped, an index by RFC 6901's rule), one level.
+        let next = resolve(node, &["/", token].concat())?;
         let position = match node {
             Value::Object(map) => map.values().position(|value| std::ptr::eq(value, next))?,
             Value::Array(items) => items.iter().position(|value| std::ptr::eq(value, next))?,
