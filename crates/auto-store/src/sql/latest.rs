@@ -207,4 +207,54 @@ mod tests {
         fill(LATEST_DEFINITIONS_MAX);
         assert_eq!(cache.kept.lock().unwrap().latest.len(), 1);
     }
+
+    fn stamp(latest_version: i64) -> DefinitionStamp {
+        DefinitionStamp {
+            pk: 7,
+            latest_version,
+            status: DefinitionStatus::Active,
+        }
+    }
+
+    /// A version is given out for the stamp it was kept under and no other, and a version read
+    /// after a change the stamp does not name is not kept.
+    #[test]
+    fn a_stamped_version_is_given_out_for_its_stamp_alone() {
+        let cache = StampedDefinitions::default();
+        let pb = PlaybookRef::new("acme", "main");
+        let key = DefinitionKey::new("computation", "a");
+        let one = version(1).unwrap();
+        // Read after a change made version 2 under the stamp of version 1: not kept.
+        cache.fill(&pb, &key, stamp(1), &version(2).unwrap());
+        assert_eq!(cache.get(&pb, &key, stamp(1)), None);
+        cache.fill(&pb, &key, stamp(1), &one);
+        assert_eq!(cache.get(&pb, &key, stamp(1)), Some(one.clone()));
+        assert_eq!(cache.get(&pb, &key, stamp(2)), None);
+        let made_again = DefinitionStamp { pk: 8, ..stamp(1) };
+        assert_eq!(cache.get(&pb, &key, made_again), None);
+        let retired = DefinitionStamp {
+            status: DefinitionStatus::Retired,
+            ..stamp(1)
+        };
+        assert_eq!(cache.get(&pb, &key, retired), None);
+        cache.forget(&pb, &key);
+        assert_eq!(cache.get(&pb, &key, stamp(1)), None);
+    }
+
+    #[test]
+    fn the_stamped_cache_is_emptied_past_its_size() {
+        let cache = StampedDefinitions::default();
+        let pb = PlaybookRef::new("acme", "main");
+        let one = version(1).unwrap();
+        let fill = |n: usize| {
+            let key = DefinitionKey::new("computation", format!("d{n}"));
+            cache.fill(&pb, &key, stamp(1), &one);
+        };
+        // At the limit: every definition is kept.
+        (0..LATEST_DEFINITIONS_MAX).for_each(fill);
+        assert_eq!(cache.kept.lock().unwrap().len(), LATEST_DEFINITIONS_MAX);
+        // One past: the cache starts again with the newest.
+        fill(LATEST_DEFINITIONS_MAX);
+        assert_eq!(cache.kept.lock().unwrap().len(), 1);
+    }
 }
