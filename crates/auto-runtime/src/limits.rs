@@ -5,6 +5,12 @@
 pub const SWEEP_MS_DEFAULT: u64 = 1_000;
 /// The shortest sweep interval the configuration takes.
 pub const SWEEP_MS_MIN: u64 = 10;
+/// How long a server holds the work it claimed before another may take it, by default: the
+/// longest a run waits for a server that stopped without a word.
+pub const WORK_LEASE_MS_DEFAULT: u64 = 30_000;
+/// The shortest lease the configuration takes: a step's commit, with its retries over a
+/// passing store fault (about 3 seconds), fits in it with room to spare only past this.
+pub const WORK_LEASE_MS_MIN: u64 = 1_000;
 
 /// The deployment's limits on workflow runs (workflow page, "Limits"), from `[limits]` and
 /// the environment variables of the page, which override them.
@@ -18,6 +24,8 @@ pub struct RunLimits {
     pub sweep_ms: u64,
     /// `[scheduler] clock_offset_ms`: the shift of the clock schedules read (tests only).
     pub clock_offset_ms: i64,
+    /// `[scheduler] lease_ms`: how long a server holds the work it claimed.
+    pub work_lease_ms: u64,
 }
 
 /// "Calls waiting under one run: 1,000 under the top workflow".
@@ -36,6 +44,7 @@ impl Default for RunLimits {
             workflow_max_open_calls: WORKFLOW_MAX_OPEN_CALLS_DEFAULT,
             sweep_ms: SWEEP_MS_DEFAULT,
             clock_offset_ms: 0,
+            work_lease_ms: WORK_LEASE_MS_DEFAULT,
         }
     }
 }

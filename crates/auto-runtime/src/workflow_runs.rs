@@ -569,9 +569,10 @@ impl Service {
         Ok(())
     }
 
-    /// Carries out one claimed item. A commit another server won, or a run that ended, drops
-    /// the item; a fault leaves it to be claimed again once its lease ends.
-    async fn handle_work(&self, item: Work) {
+    /// Carries out one claimed item: whether it was done. A commit another server won, or a
+    /// run that ended, drops the item; after a fault, an ordered input is tried again before
+    /// its run's next (`apply_in_turn`), and an order is claimed again once its lease ends.
+    async fn handle_work(&self, item: &Work) -> bool {
         let span = tracing::info_span!(
             "step",
             org = %item.playbook.org,
@@ -583,12 +584,12 @@ impl Service {
             Ok((read, trace)) => {
                 // The step goes on in the trace of the span that left the work.
                 crate::work::continue_trace(&span, &trace);
-                self.carry_out(&item, read).instrument(span).await;
+                self.carry_out(item, read).instrument(span).await
             }
             Err(error) => {
                 let _entered = span.enter();
                 // Kept, to be read by a server that can (a later version), and told once: it
-                // is claimed again once its lease ends.
+                // is claimed again later.
                 if self.scheduler.count_unreadable(item.id) {
                     tracing::error!(
                         run_id = %item.run_id,
@@ -597,12 +598,13 @@ impl Service {
                         "a work item this server cannot read is kept for one that can"
                     );
                 }
+                false
             }
         }
     }
 
     /// Carries out a claimed item that was read.
-    async fn carry_out(&self, item: &Work, read: WorkItem) {
+    async fn carry_out(&self, item: &Work, read: WorkItem) -> bool {
         let outcome = match read {
             WorkItem::Input(input) => self.apply_input(item, input).await,
             WorkItem::Order(Order::StartCall(call)) => self.start_call(item, call).await,
@@ -622,7 +624,9 @@ impl Service {
                 detail = %problem.detail,
                 "a workflow's work could not be done; it is claimed again later"
             );
+            return false;
         }
+        true
     }
 
     /// Applies an input to its run's snapshot and commits the step.

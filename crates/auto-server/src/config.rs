@@ -13,7 +13,8 @@ use serde::Deserialize;
 
 pub use auto_runtime::limits::{
     ENV_WORKFLOW_MAX_DURATION, ENV_WORKFLOW_MAX_OPEN_CALLS, RunLimits, SWEEP_MS_DEFAULT,
-    SWEEP_MS_MIN, WORKFLOW_MAX_OPEN_CALLS_DEFAULT, WORKFLOW_MAX_OPEN_CALLS_MAX,
+    SWEEP_MS_MIN, WORK_LEASE_MS_DEFAULT, WORK_LEASE_MS_MIN, WORKFLOW_MAX_OPEN_CALLS_DEFAULT,
+    WORKFLOW_MAX_OPEN_CALLS_MAX,
 };
 
 pub use auto_runtime::lifecycle::{
@@ -73,6 +74,9 @@ pub struct SchedulerConfig {
     pub clock_offset_ms: Option<i64>,
     /// Milliseconds between passes of the retention sweep; hourly by default, at least 10.
     pub retention_ms: Option<u64>,
+    /// Milliseconds a server holds the work it claimed before another may take it: 30,000
+    /// by default, at least 1,000.
+    pub lease_ms: Option<u64>,
 }
 
 /// One `[[keys]]` entry: a caller, its org and role, and the SHA-256 of its key.
@@ -229,6 +233,14 @@ impl Config {
                 )));
             }
             limits.sweep_ms = ms;
+        }
+        if let Some(ms) = self.scheduler.lease_ms {
+            if ms < WORK_LEASE_MS_MIN {
+                return Err(ConfigError::Invalid(format!(
+                    "scheduler.lease_ms: expected at least {WORK_LEASE_MS_MIN} milliseconds; got {ms}"
+                )));
+            }
+            limits.work_lease_ms = ms;
         }
         limits.clock_offset_ms = self.scheduler.clock_offset_ms.unwrap_or(0);
         Ok(limits)
@@ -528,6 +540,29 @@ mod tests {
         assert_eq!(
             limits("[limits]\nworkflow_max_open_calls = 0", &[]).unwrap_err(),
             "limits.workflow_max_open_calls: expected a whole number from 1 to 9,999; got \"0\""
+        );
+    }
+
+    /// `[scheduler] sweep_ms` and `lease_ms` at their shortest are taken; one less is refused.
+    #[test]
+    fn the_schedulers_intervals_are_taken_from_their_shortest() {
+        let set = limits(
+            &format!("[scheduler]\nsweep_ms = {SWEEP_MS_MIN}\nlease_ms = {WORK_LEASE_MS_MIN}"),
+            &[],
+        )
+        .unwrap();
+        assert_eq!((set.sweep_ms, set.work_lease_ms), (10, 1_000));
+        assert_eq!(
+            limits("", &[]).unwrap().work_lease_ms,
+            WORK_LEASE_MS_DEFAULT
+        );
+        assert_eq!(
+            limits("[scheduler]\nsweep_ms = 9", &[]).unwrap_err(),
+            "scheduler.sweep_ms: expected at least 10 milliseconds; got 9"
+        );
+        assert_eq!(
+            limits("[scheduler]\nlease_ms = 999", &[]).unwrap_err(),
+            "scheduler.lease_ms: expected at least 1000 milliseconds; got 999"
         );
     }
 

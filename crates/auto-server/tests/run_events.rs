@@ -6,7 +6,12 @@ mod common;
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use auto_server::config::{RunLimits, WORK_LEASE_MS_MIN};
+use auto_server::reasoning_runs::Models;
 use common::TestServer;
+use common::failing_store::FailingStore;
 use serde_json::{Value, json};
 
 const LISTEN: &str = include_str!("data/keep-an-approval.yaml");
@@ -320,6 +325,31 @@ async fn events_sent_one_after_another_are_taken_in_the_order_received() {
     send_in_turn(&[&server], &pb, "o-1").await;
     let expected: Vec<Value> = (0..BURST).map(|n| json!(n)).collect();
     assert_eq!(taken_order(&server, &pb, "o-1").await, expected);
+}
+
+/// An input the server could not apply holds its run back: the inputs received after it,
+/// though the server holds them claimed, wait for it, and the run goes on from it once the
+/// hold ends (twice here, the second hold longer than the first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_that_could_not_be_applied_is_not_passed_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let failing = FailingStore::new(common::test_store(dir.path()).await);
+    let store: Arc<dyn auto_store::Store> = failing.clone();
+    let limits = RunLimits {
+        work_lease_ms: WORK_LEASE_MS_MIN,
+        ..RunLimits::default()
+    };
+    let server = TestServer::start_limited(store, Vec::new(), Models::none(), limits, dir).await;
+    let pb = server.playbook().await;
+    server
+        .save_definition(&pb, "workflow", "ticks", LISTEN_LOOP)
+        .await;
+    start_loop(&server, &pb, "o-5").await;
+    failing.fail_state_reads_of("o-5", 2);
+    send_in_turn(&[&server], &pb, "o-5").await;
+    let expected: Vec<Value> = (0..BURST).map(|n| json!(n)).collect();
+    assert_eq!(taken_order(&server, &pb, "o-5").await, expected);
+    assert_eq!(failing.state_faults_left("o-5"), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

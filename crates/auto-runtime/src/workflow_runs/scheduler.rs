@@ -4,10 +4,15 @@
 
 use super::*;
 
-/// How long a server holds the work it claimed; past it, another server may take it. A call
-/// whose child runs longer may be claimed again meanwhile: the child's derived run id makes the
-/// second claim find the same run rather than start another, and its ending is added once.
-pub const WORK_LEASE: Duration = Duration::from_secs(30);
+/// How long a server holds the work it claimed by default (`[scheduler] lease_ms` sets it);
+/// past it, another server may take it. A call whose child runs longer may be claimed again
+/// meanwhile: the child's derived run id makes the second claim find the same run rather than
+/// start another, and its ending is added once.
+pub const WORK_LEASE: Duration = Duration::from_millis(crate::limits::WORK_LEASE_MS_DEFAULT);
+/// How long a run's task waits before it tries again an input it could not apply (a fault
+/// that outlasted the step's own retries, an item this server cannot read): doubled at each
+/// failure of the same input in a row, up to the lease.
+pub const INPUT_RETRY_PAUSE: Duration = Duration::from_secs(1);
 /// How many items one claim takes.
 pub const WORK_BATCH: u32 = 32;
 /// The longest the scheduler sleeps without looking for due work.
@@ -62,7 +67,7 @@ pub struct Scheduler {
     queues: Arc<Mutex<RunQueues>>,
     stopping: Arc<std::sync::atomic::AtomicBool>,
     /// How many work items this server could not read: each is kept, told in the log and
-    /// counted the first time, and claimed again once its lease ends.
+    /// counted the first time, and tried again later (by another server once its lease ends).
     pub unreadable: prometheus_client::metrics::counter::Counter,
     /// The items already counted in `unreadable`.
     unreadable_seen: Arc<Mutex<std::collections::HashSet<i64>>>,
@@ -155,11 +160,12 @@ impl Scheduler {
 
 /// Runs the scheduler of this server until the process ends.
 pub fn spawn_scheduler(service: Service) -> tokio::task::JoinHandle<()> {
+    let lease = Duration::from_millis(service.limits.work_lease_ms);
     tokio::spawn(async move {
         while !service.scheduler.is_stopping() {
             let claimed = match service
                 .store
-                .claim_work(&service.scheduler.claimer, WORK_LEASE, WORK_BATCH)
+                .claim_work(&service.scheduler.claimer, lease, WORK_BATCH)
                 .await
             {
                 Ok(claimed) => claimed,
@@ -193,23 +199,45 @@ pub fn spawn_scheduler(service: Service) -> tokio::task::JoinHandle<()> {
                 // before it; a command carried out beside the run (a call to start, a child
                 // to cancel, a request to deliver or expire) may take long and goes at once.
                 if !item.ordered {
-                    tokio::spawn(async move { service.handle_work(item).await });
+                    tokio::spawn(async move { service.handle_work(&item).await });
                     continue;
                 }
                 if let Some(first) = service.scheduler.queue(item) {
-                    tokio::spawn(async move {
-                        let (playbook, run_id) = (first.playbook.clone(), first.run_id.clone());
-                        let mut next = Some(first);
-                        while let Some(item) = next {
-                            // On a task of its own, so that a panic leaves the item to its
-                            // lease and the run's next inputs still go.
-                            let each = service.clone();
-                            let _ = tokio::spawn(async move { each.handle_work(item).await }).await;
-                            next = service.scheduler.next_of(&playbook, &run_id);
-                        }
-                    });
+                    tokio::spawn(apply_in_turn(service, first, lease));
                 }
             }
         }
     })
+}
+
+/// Applies a run's inputs one at a time, `first` first, then each queued after it, until the
+/// run has none queued. An input that could not be applied (or whose step panicked) is tried
+/// again after a pause, before any input after it: going on with the next would apply it
+/// before the one received earlier, and while this server holds that one claimed, the store
+/// goes on handing it the run's later inputs (see `Store::claim_work`). The pause doubles at
+/// each failure in a row, up to the lease; once the lease has passed, another server may
+/// have taken the input and applied it, and the engine takes an input applied twice once (an
+/// event by its id, a timer or a call by theirs).
+async fn apply_in_turn(service: Service, first: Work, lease: Duration) {
+    let (playbook, run_id) = (first.playbook.clone(), first.run_id.clone());
+    let mut next = Some(first);
+    let mut failures: u32 = 0;
+    while let Some(item) = next {
+        // On a task of its own, so that a panic is a failure of its input alone.
+        let (each, item) = (service.clone(), Arc::new(item));
+        let held = Arc::clone(&item);
+        let done = tokio::spawn(async move { each.handle_work(&held).await });
+        if done.await.unwrap_or(false) {
+            failures = 0;
+            next = service.scheduler.next_of(&playbook, &run_id);
+            continue;
+        }
+        let pause = INPUT_RETRY_PAUSE
+            .saturating_mul(1 << failures.min(16))
+            .min(lease);
+        failures = failures.saturating_add(1);
+        tokio::time::sleep(pause).await;
+        // The step's task has ended (or unwound), so the input is this task's alone again.
+        next = Some(Arc::try_unwrap(item).unwrap_or_else(|shared| (*shared).clone()));
+    }
 }

@@ -17,6 +17,8 @@ pub struct FailingStore {
     inner: Arc<dyn Store>,
     refused: Mutex<HashSet<String>>,
     views_held_elsewhere: std::sync::atomic::AtomicBool,
+    /// How many more reads of a run's snapshot fail, by run id.
+    state_faults: Mutex<std::collections::HashMap<String, usize>>,
 }
 
 impl FailingStore {
@@ -25,6 +27,7 @@ impl FailingStore {
             inner,
             refused: Mutex::new(HashSet::new()),
             views_held_elsewhere: Default::default(),
+            state_faults: Default::default(),
         })
     }
 
@@ -40,6 +43,21 @@ impl FailingStore {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(name.to_owned());
+    }
+
+    /// The next `times` reads of the run's snapshot fail as a row that cannot be decoded
+    /// does: a fault no retry outlasts.
+    pub fn fail_state_reads_of(&self, run_id: &str, times: usize) {
+        self.state_faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(run_id.to_owned(), times);
+    }
+
+    /// How many of the reads made to fail are still to come.
+    pub fn state_faults_left(&self, run_id: &str) -> usize {
+        let faults = self.state_faults.lock().unwrap_or_else(|p| p.into_inner());
+        faults.get(run_id).copied().unwrap_or(0)
     }
 
     fn refuses(&self, name: &str) -> bool {
@@ -263,6 +281,13 @@ impl Store for FailingStore {
         playbook: &PlaybookRef,
         run_id: &str,
     ) -> Result<Option<(i64, serde_json::Value)>> {
+        {
+            let mut faults = self.state_faults.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(left) = faults.get_mut(run_id).filter(|left| **left > 0) {
+                *left -= 1;
+                return Err(StoreError::Corrupt(format!("the snapshot of {run_id}")));
+            }
+        }
         self.inner.get_workflow_state(playbook, run_id).await
     }
     async fn add_work(
