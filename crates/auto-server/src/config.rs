@@ -543,6 +543,27 @@ mod tests {
         );
     }
 
+    /// The samples of the README and of the configuration guide, each its first `toml` block:
+    /// what they show is read, and within its bounds.
+    #[test]
+    fn the_documented_samples_are_configurations() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for page in ["README.md", "docs/configuration.md"] {
+            let text = std::fs::read_to_string(root.join(page)).expect("the page");
+            let sample = text
+                .split("```toml\n")
+                .nth(1)
+                .and_then(|rest| rest.split("```").next())
+                .expect("a toml block");
+            let config = Config::parse(sample).unwrap_or_else(|e| panic!("{page}: {e}"));
+            let limits = config.run_limits(|_| None).expect("its limits");
+            assert_eq!(limits.work_lease_ms, WORK_LEASE_MS_DEFAULT, "{page}");
+            assert_eq!(limits.sweep_ms, SWEEP_MS_DEFAULT, "{page}");
+            config.http_limits().expect("its [http]");
+            config.retention().expect("its retention");
+        }
+    }
+
     /// `[scheduler] sweep_ms` and `lease_ms` at their shortest are taken; one less is refused.
     #[test]
     fn the_schedulers_intervals_are_taken_from_their_shortest() {
