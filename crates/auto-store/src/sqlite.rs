@@ -105,14 +105,15 @@ impl Dialect for Sqlite {
     }
 
     async fn check_writable(store: &SqlStore<Sqlite>) -> Result<()> {
-        // A table made, given a page of data and dropped, in one committed transaction: the
-        // commit writes to the log as any change does, and the page must be found. What it
-        // leaves is a free page or two, which the next probe takes again.
+        // A page of data written over the probe's one row, in a committed transaction: the
+        // commit writes to the log as any change does, and the page must be found. The table
+        // is made by the first probe and kept: a table made and dropped each time would
+        // change the schema, and every connection to the file would read it again and
+        // prepare its statements anew at its next one, the group writer's included.
         let mut tx = store.begin().await?;
         for statement in [
-            "CREATE TABLE write_probe (x BLOB)",
-            "INSERT INTO write_probe (x) VALUES (zeroblob(4096))",
-            "DROP TABLE write_probe",
+            "CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY, x BLOB NOT NULL)",
+            "INSERT OR REPLACE INTO write_probe (id, x) VALUES (1, zeroblob(4096))",
         ] {
             sqlx::query(statement).execute(&mut *tx).await?;
         }
@@ -511,6 +512,36 @@ mod tests {
             let set: i64 = raw.query_row(&statement, [], |row| row.get(0)).unwrap();
             assert_eq!(set, raw_expected, "{name} on the group writer's connection");
         }
+    }
+
+    /// The health check's write leaves the schema as it found it once the probe's table is
+    /// there, so it costs the connections' prepared statements nothing; it still writes.
+    #[tokio::test]
+    async fn the_write_probe_changes_no_schema_after_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("probe.db");
+        let store = open(&format!("sqlite://{}", path.display())).await.unwrap();
+        let schema = || async {
+            sqlx::query_scalar::<_, i64>("PRAGMA schema_version")
+                .fetch_one(&store.writer)
+                .await
+                .unwrap()
+        };
+        crate::Store::check_writable(&store).await.unwrap();
+        let version = schema().await;
+        sqlx::query("DELETE FROM write_probe")
+            .execute(&store.writer)
+            .await
+            .unwrap();
+        for _ in 0..3 {
+            crate::Store::check_writable(&store).await.unwrap();
+        }
+        assert_eq!(schema().await, version, "the probe changed the schema");
+        let written: i64 = sqlx::query_scalar("SELECT length(x) FROM write_probe WHERE id = 1")
+            .fetch_one(&store.reader)
+            .await
+            .unwrap();
+        assert_eq!(written, 4096);
     }
 
     /// The clock read without asking SQLite reads as SQLite's own `'now'`: the same
