@@ -50,6 +50,9 @@ export function RunsPage({ org, pb, query }: { org: string; pb: string; query: U
   const [moreBusy, setMoreBusy] = useState(false);
   const runsRef = useRef<Run[] | null>(null);
   runsRef.current = runs;
+  // How many pages "more" has added: a listing asked before the last of them ended is
+  // shorter than the list shown, and is asked again rather than shown.
+  const moreDone = useRef(0);
   // The query of the listing shown (a preset's time is fixed when it is listed), for "more".
   const shownQuery = useRef<RunQuery>(runQuery(f, Date.now()));
   const names = useAsync((signal) => get<{ definitions: Array<{ type: string; name: string }> }>(`${pbPath(org, pb)}/definitions${qs({ type: f.type })}`, signal), [org, pb, f.type]);
@@ -70,7 +73,8 @@ export function RunsPage({ org, pb, query }: { org: string; pb: string; query: U
       const q = runQuery(f, Date.now());
       shownQuery.current = q;
       const limit = Math.min(1000, Math.max(PAGE, runsRef.current?.length || 0));
-      return get<RunPage>(`${path}${qs({ ...q, limit })}`, signal);
+      const asked = moreDone.current;
+      return get<RunPage>(`${path}${qs({ ...q, limit })}`, signal).then((page) => ({ ...page, asked }));
     };
     const flush = async () => {
       timer = null;
@@ -92,9 +96,13 @@ export function RunsPage({ org, pb, query }: { org: string; pb: string; query: U
       }
       setRuns((list) => (list ? mergeRuns(list, add, removed) : list));
     };
-    const kept = keepListing<RunPage>(org, pb, {
+    const kept = keepListing<RunPage & { asked: number }>(org, pb, {
       list: listing,
       onList: (page) => {
+        if (page.asked !== moreDone.current) {
+          kept.relist();
+          return;
+        }
         setRuns(page.runs);
         setNext(page.next);
         setError(null);
@@ -124,6 +132,7 @@ export function RunsPage({ org, pb, query }: { org: string; pb: string; query: U
     setMoreBusy(true);
     try {
       const page = await get<RunPage>(`${pbPath(org, pb)}/runs${qs({ ...shownQuery.current, limit: PAGE, after: next })}`);
+      moreDone.current += 1;
       setRuns((list) => mergeRuns(list || [], page.runs));
       setNext(page.next);
     } catch (e) {

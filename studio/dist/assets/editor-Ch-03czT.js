@@ -1,4 +1,4 @@
-import{d as h,A as I,h as O,u as e,S as z}from"./vendor-preact-COmIdZ9S.js";import{s as se,E as T,a as ie,b as re,C as oe,y as ae,m as le,l as ce}from"./vendor-codemirror-BHurMpAu.js";import{u as de,m as ue,c as he,g as pe,d as G,a as N,p as H,A as j,b as x,R as me,E as D,L as fe,S as C,T as ve,J as K,e as we,n as ge}from"./index-B6dS9jdR.js";import"./runtime-fW95gcew.js";import"./vendor-marked-Br7JEcKK.js";import"./vendor-dompurify-BwvVeVQi.js";import"./vendor-diff-SELG1YgQ.js";const M={workflow:`document:
+import{d as h,A as I,h as O,u as e,S as z}from"./vendor-preact-COmIdZ9S.js";import{s as se,E as T,a as ie,b as re,C as oe,y as ae,m as le,l as ce}from"./vendor-codemirror-BHurMpAu.js";import{u as de,m as ue,c as he,g as pe,d as G,a as N,p as H,A as j,b as x,R as me,E as D,L as fe,S as C,T as ve,J as K,e as we,n as ge}from"./index-Dm26t5Xv.js";import"./runtime-fW95gcew.js";import"./vendor-marked-Br7JEcKK.js";import"./vendor-dompurify-BwvVeVQi.js";import"./vendor-diff-SELG1YgQ.js";const M={workflow:`document:
   dsl: '1.0.3'
   namespace: my-playbook
   name: my-workflow
