@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 const FUNCTION: &str =
     "---\nmodel: anthropic/claude-sonnet-4-5\ntools: [everything/echo]\n---\nSay {{ input.q }}.\n";
 
-async fn echo_through(tool_server: &str) {
+/// A run whose model calls `everything/echo` on the server `tool_server` configures; `log`
+/// tells what the tool server said, shown when the run fails.
+async fn echo_through(tool_server: &str, log: impl Fn() -> String) {
     let provider = ProviderDouble::start(ProviderKind::Anthropic).await;
     provider.script([
         Reply::ToolCalls(vec![ScriptedToolCall {
@@ -37,7 +39,13 @@ async fn echo_through(tool_server: &str) {
             json!({"input": {"q": "hello"}, "run_id": "e1"}),
         )
         .await;
-    assert_eq!(reply.status, 200, "{:#}", reply.body);
+    assert_eq!(
+        reply.status,
+        200,
+        "{:#}\nthe tool server's log:\n{}",
+        reply.body,
+        log()
+    );
     assert_eq!(reply.body["output"], "It said hello.");
     let requests = provider.requests();
     assert_eq!(requests[0].body["tools"][0]["name"], "everything__echo");
@@ -70,10 +78,13 @@ async fn a_run_calls_server_everything_over_stdio() {
     let Some(executable) = Everything::executable() else {
         return;
     };
-    echo_through(&format!(
-        "command = [{:?}, \"stdio\"]",
-        executable.display().to_string()
-    ))
+    echo_through(
+        &format!(
+            "command = [{:?}, \"stdio\"]",
+            executable.display().to_string()
+        ),
+        String::new,
+    )
     .await;
 }
 
@@ -82,5 +93,8 @@ async fn a_run_calls_server_everything_over_streamable_http() {
     let Some(everything) = Everything::start_http() else {
         return;
     };
-    echo_through(&format!("url = \"{}\"", everything.url())).await;
+    echo_through(&format!("url = \"{}\"", everything.url()), || {
+        everything.log()
+    })
+    .await;
 }

@@ -23,6 +23,8 @@ const HTTP_START_TRIES: usize = 5;
 pub struct Everything {
     child: Child,
     port: u16,
+    /// Its log since it listened, for a test that failed to show.
+    log: std::sync::Mutex<std::sync::mpsc::Receiver<String>>,
 }
 
 impl Drop for Everything {
@@ -92,7 +94,8 @@ impl Everything {
             loop {
                 match log.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                     Ok(line) if line.contains(&listening) => {
-                        return Some(Everything { child, port });
+                        let log = std::sync::Mutex::new(log);
+                        return Some(Everything { child, port, log });
                     }
                     Ok(_) => continue,
                     // It exited (the port was taken meanwhile): another port.
@@ -107,6 +110,12 @@ impl Everything {
             let _ = child.wait();
         }
         panic!("server-everything lost each of the {HTTP_START_TRIES} free ports it was given")
+    }
+
+    /// What it logged since it listened and was not read yet, a line each.
+    pub fn log(&self) -> String {
+        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        log.try_iter().collect::<Vec<_>>().join("\n")
     }
 
     /// Its Streamable HTTP endpoint.
