@@ -831,7 +831,17 @@ pub(crate) fn prepared_input(
         .map(CompiledSchema::compile)
         .transpose()
         .map_err(|e| Problem::internal(&e))?;
-    prepare_input(Some(input), defaults, schema.as_ref()).map_err(|issues| {
+    prepared_input_with(input, schema.as_ref(), defaults, refused_title)
+}
+
+/// [`prepared_input`] against a schema compiled already.
+pub(crate) fn prepared_input_with(
+    input: &Value,
+    schema: Option<&CompiledSchema>,
+    defaults: Option<&serde_json::Map<String, Value>>,
+    refused_title: &str,
+) -> Result<Value, Problem> {
+    prepare_input(Some(input), defaults, schema).map_err(|issues| {
         let issues: Vec<ProblemIssue> = issues
             .into_iter()
             .map(|i| ProblemIssue::field(i.pointer, i.message))

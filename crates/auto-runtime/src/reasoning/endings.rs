@@ -9,7 +9,7 @@ use auto_models::{
     FailureBecause, ModelAnswer, ModelFailure, RejectionKind, RejectionReason, Settings,
     rejection_for,
 };
-use auto_schema::{CompiledSchema, ValidationIssue, check_shape, json_bytes, render_answer_issues};
+use auto_schema::{ValidationIssue, check_shape, json_bytes, render_answer_issues};
 use auto_store::{Run, RunEnding, RunStatus};
 use serde_json::{Value, json};
 
@@ -245,17 +245,16 @@ pub(crate) fn answer_output(
     }
     let value = parse_json_answer(&answer.text)
         .map_err(|words| (words.clone(), vec![ProblemIssue::field("/output", words)]))?;
-    let issues: Vec<ValidationIssue> = match (&document.output_shape, &document.output_schema) {
+    let issues: Vec<ValidationIssue> = match (&document.output_shape, &document.built.output_schema)
+    {
         (Some(shape), _) => check_shape(shape, &value),
-        (None, Some(schema)) => match CompiledSchema::compile(schema) {
-            Ok(compiled) => compiled.validate(&value),
-            Err(error) => {
-                return Err((
-                    format!("The output schema cannot be used: {error}"),
-                    Vec::new(),
-                ));
-            }
-        },
+        (None, Some(Ok(compiled))) => compiled.validate(&value),
+        (None, Some(Err(error))) => {
+            return Err((
+                format!("The output schema cannot be used: {error}"),
+                Vec::new(),
+            ));
+        }
         (None, None) => Vec::new(),
     };
     if issues.is_empty() {
