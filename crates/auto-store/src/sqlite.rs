@@ -242,10 +242,12 @@ const RAW_CONNECTION_PRAGMAS: [(&str, &str); 3] = [
 ];
 
 /// The group writer's own connection to the file, set as [`RAW_CONNECTION_PRAGMAS`] says (the
-/// file is in WAL mode already, as sqlx's writer set it).
+/// file is in WAL mode already, as sqlx's writer set it), through the VFS that gathers a
+/// commit's writes to the log.
 pub(crate) fn open_raw(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
     use rusqlite::OpenFlags;
-    let connection = rusqlite::Connection::open_with_flags(
+    // Through the VFS that writes a commit's log frames in one write (`wal_writes`).
+    let connection = crate::sql::wal_writes::open(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;

@@ -18,6 +18,7 @@ mod rows;
 mod runs;
 pub(crate) mod sqlite_changes;
 mod triggers;
+pub(crate) mod wal_writes;
 mod work;
 
 use std::fs::File;
