@@ -28,6 +28,14 @@
 //! `block_in_place`, each group handed its worker's place to another thread and back, a tenth
 //! of the server's CPU a run (three-call workflow at 16 in flight).
 //!
+//! Except a change alone: one that finds no change waiting for the writer, its connection free
+//! and the turn free is the group the writer would make of it, so its caller makes and commits
+//! it on its own thread, in the poll that sent it (so a caller that stops waiting cuts nothing
+//! short there either). That spares the hand-over to the writer's thread and the answer's way
+//! back, two wake-ups of a sleeping thread on the change's path: a reasoning run one at a time
+//! (two commits) went from 0.97-0.99 ms to 0.87-0.93 at the median, in turns, with no loss at
+//! 16 or 200 in flight, where changes wait for the writer and go to it as before.
+//!
 //! Written here rather than taken from a crate: what it groups are our own transactions, with
 //! our own savepoint and error rules. On PostgreSQL, grouping transactions in savepoints was
 //! measured and not kept; its runs that begin and end in their first step are grouped as one
@@ -35,6 +43,7 @@
 
 use std::any::Any;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sqlx::sqlite::SqlitePool;
 use tokio::sync::{mpsc, oneshot};
@@ -110,6 +119,29 @@ pub(crate) type Opener = Box<dyn Fn() -> rusqlite::Result<rusqlite::Connection> 
 /// The handle to SQLite's group writer of changes made on its own connection.
 pub(crate) struct RawGroup {
     changes: mpsc::UnboundedSender<Change>,
+    writer: Arc<Writer>,
+}
+
+/// What the writer thread and a caller alone share: the writer's connection, held by whoever
+/// commits on it, how to open it anew, sqlx's pool whose one connection is the turn, and how
+/// many changes wait for the writer thread.
+struct Writer {
+    own: std::sync::Mutex<Option<rusqlite::Connection>>,
+    open: Opener,
+    pool: SqlitePool,
+    waiting: AtomicUsize,
+}
+
+impl Writer {
+    /// The connection, through a fault of a caller that panicked while holding it (the
+    /// connection is then opened anew: what it was in the middle of is rolled back).
+    fn own(&self) -> std::sync::MutexGuard<'_, Option<rusqlite::Connection>> {
+        self.own.lock().unwrap_or_else(|poisoned| {
+            let mut own = poisoned.into_inner();
+            *own = None;
+            own
+        })
+    }
 }
 
 impl RawGroup {
@@ -118,16 +150,28 @@ impl RawGroup {
     pub(crate) fn start(pool: SqlitePool, open: Opener) -> Self {
         let (changes, waiting) = mpsc::unbounded_channel();
         let runtime = tokio::runtime::Handle::current();
+        let writer = Arc::new(Writer {
+            own: std::sync::Mutex::new(None),
+            open,
+            pool,
+            waiting: AtomicUsize::new(0),
+        });
+        let thread = writer.clone();
         std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || runtime.block_on(write_raw(pool, open, waiting)))
+            .spawn(move || runtime.block_on(write_raw(thread, waiting)))
             .expect("a thread for the SQLite group writer");
-        RawGroup { changes }
+        RawGroup { changes, writer }
     }
 
     /// Makes `change` in the next group and answers once the group is committed. `change` may
     /// be made twice (once more when another change of its group fails), each time from the
     /// state before it; it is dropped before its answer is sent.
+    ///
+    /// A change that finds nothing waiting, the connection free and the turn free is made
+    /// and committed by its caller, on its own thread, as a group of one: that is the group
+    /// the writer would have made, without handing the change to its thread and the answer
+    /// back (two wake-ups of a sleeping thread, a fifth of a lone commit's time).
     pub(crate) async fn change<T, F>(&self, mut change: F) -> Result<T>
     where
         T: Send + 'static,
@@ -137,24 +181,66 @@ impl RawGroup {
             change(connection).map(|value| Box::new(value) as Box<dyn Any + Send>)
         });
         let (answer, answered) = oneshot::channel();
-        self.changes
-            .send(Change { make, answer })
-            .map_err(|_| writer_gone())?;
+        let change = Change { make, answer };
+        let change = match self.alone(change) {
+            Some(change) => change,
+            None => {
+                let made = answered.await.map_err(|_| writer_gone())??;
+                return Ok(made_as(made));
+            }
+        };
+        self.writer.waiting.fetch_add(1, Ordering::AcqRel);
+        if self.changes.send(change).is_err() {
+            self.writer.waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(writer_gone());
+        }
         let made = answered.await.map_err(|_| writer_gone())??;
-        Ok(*made
-            .downcast::<T>()
-            .expect("a change's answer is of the type its caller made"))
+        Ok(made_as(made))
+    }
+
+    /// Commits `change` here when nothing waits for the writer and both the connection and
+    /// the turn are free; gives it back otherwise.
+    fn alone(&self, change: Change) -> Option<Change> {
+        let writer = &*self.writer;
+        if writer.waiting.load(Ordering::Acquire) != 0 {
+            return Some(change);
+        }
+        let mut own = match writer.own.try_lock() {
+            Ok(own) => own,
+            Err(std::sync::TryLockError::WouldBlock) => return Some(change),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => {
+                let mut own = poisoned.into_inner();
+                *own = None;
+                own
+            }
+        };
+        let Some(turn) = writer.pool.try_acquire() else {
+            return Some(change);
+        };
+        *own = commit_on(own.take(), &writer.open, vec![change]);
+        drop(own);
+        drop(turn);
+        None
     }
 }
 
+/// A change's answer as the type its caller made it of.
+fn made_as<T: 'static>(made: Box<dyn Any + Send>) -> T {
+    *made
+        .downcast::<T>()
+        .expect("a change's answer is of the type its caller made")
+}
+
 /// The writer of the changes made on its own connection, run on a thread of its own.
-async fn write_raw(pool: SqlitePool, open: Opener, mut waiting: mpsc::UnboundedReceiver<Change>) {
-    let mut own: Option<rusqlite::Connection> = None;
+async fn write_raw(writer: Arc<Writer>, mut waiting: mpsc::UnboundedReceiver<Change>) {
     while let Some(first) = waiting.recv().await {
         // The turn: while the writer holds sqlx's one writer connection, no other write runs.
         // Taken before the group is, so the changes that come meanwhile go in it.
-        let turn = pool.acquire().await;
+        let turn = writer.pool.acquire().await;
+        // A caller alone may be committing on the connection: the group waits for it.
+        let mut own = writer.own();
         let group = gather(first, &mut waiting);
+        writer.waiting.fetch_sub(group.len(), Ordering::AcqRel);
         let turn = match turn {
             Ok(connection) => connection,
             Err(error) => {
@@ -163,7 +249,8 @@ async fn write_raw(pool: SqlitePool, open: Opener, mut waiting: mpsc::UnboundedR
             }
         };
         // The group runs on the writer's thread, without a hop per statement.
-        own = commit_on(own.take(), &open, group);
+        *own = commit_on(own.take(), &writer.open, group);
+        drop(own);
         drop(turn);
     }
 }
@@ -366,6 +453,50 @@ mod tests {
             assert_eq!(sizes, groups);
             assert!(queue.is_empty());
         }
+    }
+
+    /// A change alone, with the connection and the turn free, is committed on its caller's
+    /// thread; one sent while the turn is held goes to the writer's thread, and so does one
+    /// sent while another waits for it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_change_alone_is_committed_by_its_caller() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, group) = table_group(&dir.path().join("t.db")).await;
+        let thread = |x: i64| {
+            group.change(move |connection| {
+                connection
+                    .execute("INSERT INTO t (x) VALUES (?1)", [x])
+                    .map_err(|error| StoreError::Database(raw_fault(error)))?;
+                Ok(std::thread::current().name().map(str::to_owned))
+            })
+        };
+        // sqlx gives its connection back to the pool a moment after each use.
+        let idle = || async {
+            while pool.num_idle() == 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+        };
+        let writer = Some("sqlite-writer".to_owned());
+        idle().await;
+        let alone = thread(1).await.unwrap();
+        assert_ne!(alone, writer, "made by its caller");
+        let held = pool.acquire().await.unwrap();
+        let give_back = async move {
+            tokio::task::yield_now().await;
+            drop(held);
+        };
+        let (first, second, ()) = tokio::join!(thread(2), thread(3), give_back);
+        assert_eq!(
+            [first.unwrap(), second.unwrap()],
+            [writer.clone(), writer.clone()]
+        );
+        idle().await;
+        assert_ne!(thread(4).await.unwrap(), writer);
+        let stored: Vec<i64> = sqlx::query_scalar("SELECT x FROM t ORDER BY x")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+        assert_eq!(stored, [1, 2, 3, 4]);
     }
 
     /// On a runtime of several threads (the writer on a thread of its own), changes sent at
