@@ -108,16 +108,6 @@ pub struct ReasoningBuilt {
     pub output_schema: Option<Result<Arc<CompiledSchema>, String>>,
 }
 
-impl Default for ReasoningBuilt {
-    fn default() -> Self {
-        Self {
-            template: Arc::new(auto_template::parse("").expect("the empty template parses")),
-            input_schema: None,
-            output_schema: None,
-        }
-    }
-}
-
 /// Built from the document's own fields, which the document's equality compares.
 impl PartialEq for ReasoningBuilt {
     fn eq(&self, _: &Self) -> bool {
