@@ -292,29 +292,16 @@ pub fn check_reasoning(source: &str) -> Result<ReasoningDocument, Vec<Issue>> {
         .schema
         .or_else(|| output.shape.as_deref().and_then(shape_schema));
     let built = ReasoningBuilt {
+        // A template the check passed parses; its problems, were it not to.
         template: Arc::new(auto_template::parse(read.body).map_err(|problems| {
             problems
                 .into_iter()
-                .map(|problem| {
-                    let line = read
-                        .body_first_line
-                        .saturating_add(problem.line)
-                        .saturating_sub(1);
-                    as_sentence(Issue::at_line(line, "", problem.text))
-                })
+                .map(|problem| as_sentence(template_issue(read.body_first_line, problem)))
                 .collect::<Vec<_>>()
         })?),
-        input_schema: input.schema.as_ref().map(|schema| {
-            CompiledSchema::compile(schema)
-                .map(Arc::new)
-                .map_err(|error| error.to_string())
-        }),
+        input_schema: input.schema.as_ref().map(built_schema),
         output_schema: match (&output.shape, &published_output_schema) {
-            (None, Some(schema)) => Some(
-                CompiledSchema::compile(schema)
-                    .map(Arc::new)
-                    .map_err(|error| error.to_string()),
-            ),
+            (None, Some(schema)) => Some(built_schema(schema)),
             _ => None,
         },
     };
@@ -727,7 +714,19 @@ fn check_template(
 ) {
     let config = auto_template::CheckConfig { input_fields };
     for problem in auto_template::check(body, &config) {
-        let line = first_line.saturating_add(problem.line).saturating_sub(1);
-        fields.issues.push(Issue::at_line(line, "", problem.text));
+        fields.issues.push(template_issue(first_line, problem));
     }
+}
+
+/// A template's problem at its line in the source, the template starting at `first_line`.
+fn template_issue(first_line: u32, problem: auto_template::TemplateProblem) -> Issue {
+    let line = first_line.saturating_add(problem.line).saturating_sub(1);
+    Issue::at_line(line, "", problem.text)
+}
+
+/// A schema's validator as a run keeps it, or why it cannot be built.
+fn built_schema(schema: &Value) -> Result<Arc<CompiledSchema>, String> {
+    CompiledSchema::compile(schema)
+        .map(Arc::new)
+        .map_err(|error| error.to_string())
 }

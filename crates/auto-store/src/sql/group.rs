@@ -132,16 +132,21 @@ struct Writer {
     waiting: AtomicUsize,
 }
 
+type Own<'w> = std::sync::MutexGuard<'w, Option<rusqlite::Connection>>;
+
 impl Writer {
-    /// The connection, through a fault of a caller that panicked while holding it (the
-    /// connection is then opened anew: what it was in the middle of is rolled back).
-    fn own(&self) -> std::sync::MutexGuard<'_, Option<rusqlite::Connection>> {
-        self.own.lock().unwrap_or_else(|poisoned| {
-            let mut own = poisoned.into_inner();
-            *own = None;
-            own
-        })
+    /// The connection, waiting for a caller alone that commits on it.
+    fn own(&self) -> Own<'_> {
+        self.own.lock().unwrap_or_else(opened_anew)
     }
+}
+
+/// The connection of a caller that panicked while holding it, dropped so that it is opened
+/// anew: what it was in the middle of is rolled back.
+fn opened_anew(poisoned: std::sync::PoisonError<Own<'_>>) -> Own<'_> {
+    let mut own = poisoned.into_inner();
+    *own = None;
+    own
 }
 
 impl RawGroup {
@@ -181,21 +186,17 @@ impl RawGroup {
             change(connection).map(|value| Box::new(value) as Box<dyn Any + Send>)
         });
         let (answer, answered) = oneshot::channel();
-        let change = Change { make, answer };
-        let change = match self.alone(change) {
-            Some(change) => change,
-            None => {
-                let made = answered.await.map_err(|_| writer_gone())??;
-                return Ok(made_as(made));
+        if let Some(change) = self.alone(Change { make, answer }) {
+            self.writer.waiting.fetch_add(1, Ordering::AcqRel);
+            if self.changes.send(change).is_err() {
+                self.writer.waiting.fetch_sub(1, Ordering::AcqRel);
+                return Err(writer_gone());
             }
-        };
-        self.writer.waiting.fetch_add(1, Ordering::AcqRel);
-        if self.changes.send(change).is_err() {
-            self.writer.waiting.fetch_sub(1, Ordering::AcqRel);
-            return Err(writer_gone());
         }
         let made = answered.await.map_err(|_| writer_gone())??;
-        Ok(made_as(made))
+        Ok(*made
+            .downcast::<T>()
+            .expect("a change's answer is of the type its caller made"))
     }
 
     /// Commits `change` here when nothing waits for the writer and both the connection and
@@ -208,11 +209,7 @@ impl RawGroup {
         let mut own = match writer.own.try_lock() {
             Ok(own) => own,
             Err(std::sync::TryLockError::WouldBlock) => return Some(change),
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => {
-                let mut own = poisoned.into_inner();
-                *own = None;
-                own
-            }
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => opened_anew(poisoned),
         };
         let Some(turn) = writer.pool.try_acquire() else {
             return Some(change);
@@ -222,13 +219,6 @@ impl RawGroup {
         drop(turn);
         None
     }
-}
-
-/// A change's answer as the type its caller made it of.
-fn made_as<T: 'static>(made: Box<dyn Any + Send>) -> T {
-    *made
-        .downcast::<T>()
-        .expect("a change's answer is of the type its caller made")
 }
 
 /// The writer of the changes made on its own connection, run on a thread of its own.

@@ -32,8 +32,7 @@ use std::sync::OnceLock;
 use rusqlite::ffi;
 
 /// The VFS's name, as a connection names it when it opens.
-pub(crate) const VFS_NAME: &str = "auto-gathered";
-const VFS_NAME_C: &CStr = c"auto-gathered";
+const VFS_NAME: &CStr = c"auto-gathered";
 
 /// The most one write of the default VFS takes: it cuts a longer one short (`seekAndWriteFd`
 /// keeps the length's low 17 bits) and answers it as a full disk. A log file gathers at most
@@ -76,7 +75,7 @@ fn register() -> rusqlite::Result<()> {
                 return ffi::SQLITE_ERROR;
             }
             let mut vfs: ffi::sqlite3_vfs = *below;
-            vfs.zName = VFS_NAME_C.as_ptr();
+            vfs.zName = VFS_NAME.as_ptr();
             vfs.pNext = std::ptr::null_mut();
             vfs.szOsFile = c_int::try_from(real_offset())
                 .ok()
